@@ -153,7 +153,7 @@ fn closest_name(given: &str) -> Option<&'static str> {
 }
 
 /// Levenshtein distance over chars; names are short, so the O(n·m) row is fine.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

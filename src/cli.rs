@@ -1,0 +1,630 @@
+//! The `ka-hooks` command line: clap commands and the human / `--json` output of each.
+//!
+//! Exit codes: 0 ok, 1 usage or configuration error, 2 blocked (`run` follows the exit-2 contract).
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+use serde_json::{Map, Value};
+
+use crate::config::{self, Config, ConfigError, Hook, Layer, LayerState, LoadError, LoadOptions};
+use crate::dispatch::Request;
+use crate::event::Event;
+use crate::outcome::{Outcome, Status};
+use crate::paths::{self, Paths};
+use crate::trust::{TrustStatus, TrustStore};
+
+/// Print to stdout, ignoring a closed pipe (`ka-hooks list | head` must not panic).
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        let _ = std::io::stdout().write_fmt(format_args!($($arg)*));
+    }};
+}
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_fmt(format_args!($($arg)*));
+        let _ = stdout.write_all(b"\n");
+    }};
+}
+
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_ERROR: u8 = 1;
+pub const EXIT_BLOCKED: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ka-hooks",
+    version,
+    about = "Run, check and trust the hooks of the ka coding agent",
+    after_help = "Config layers: $KA_CONFIG_DIR/ka.toml (user), <root>/.ka/ka.toml (project), \
+                  <root>/.ka/ka.local.toml (local). Project layers run only once trusted."
+)]
+struct Cli {
+    /// Project directory (default: the working directory); its nearest ancestor with `.ka/` is the root.
+    #[arg(long, global = true, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Trust the project's hook files for this run only.
+    #[arg(long, global = true)]
+    trust: bool,
+    /// Append a JSON line per hook and per outcome to FILE (overrides hook_settings.log).
+    #[arg(long, global = true, value_name = "FILE")]
+    log: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Dispatch an event to the hooks and print the outcome (exit 2 when blocked).
+    Run {
+        /// Event name: pre_tool_use, post_tool_use, stop, ... (Claude spellings accepted).
+        event: String,
+        /// Tool name, for tool events (filled into the payload's `tool`).
+        #[arg(long)]
+        tool: Option<String>,
+        /// Payload object: inline JSON, `@FILE`, or `-` for stdin.
+        #[arg(long, value_name = "JSON|@FILE|-")]
+        input: Option<String>,
+        /// Replay the payload against this one hook only.
+        #[arg(long, value_name = "NAME")]
+        hook: Option<String>,
+        /// Print the outcome as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the hooks in effect, in run order, with where each came from.
+    List {
+        /// Only hooks of this event.
+        #[arg(long)]
+        event: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Validate every layer (trusted or not) and report all errors.
+    Check {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Review the project's hook files and trust their current content.
+    Trust {
+        /// Show the trust status of the project's files; change nothing.
+        #[arg(long, conflicts_with = "revoke")]
+        show: bool,
+        /// Forget the trust of the project's files.
+        #[arg(long)]
+        revoke: bool,
+    },
+    /// Write a commented starter `.ka/ka.toml` (never overwrites).
+    Init,
+}
+
+/// Run the CLI; returns the process exit code.
+pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    EXIT_OK
+                }
+                _ => EXIT_ERROR,
+            };
+        }
+    };
+    let out = Output::new();
+    match execute(cli, &out) {
+        Ok(code) => code,
+        Err(message) => {
+            out.error(&message);
+            EXIT_ERROR
+        }
+    }
+}
+
+/// Terminal styling: colour only on a terminal, never with `NO_COLOR`.
+struct Output {
+    color: bool,
+}
+
+impl Output {
+    fn new() -> Output {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Output {
+            color: !no_color && std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn error(&self, message: &str) {
+        eprintln!("{} {message}", self.paint("1;31", "error:"));
+    }
+
+    fn warn(&self, message: &str) {
+        eprintln!("{} {message}", self.paint("1;33", "warning:"));
+    }
+}
+
+fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
+    let start_dir = match &cli.project {
+        Some(dir) if !dir.is_dir() => {
+            return Err(format!(
+                "--project {}: not a directory; give the project's directory",
+                dir.display()
+            ))
+        }
+        Some(dir) => paths::absolute(dir),
+        None => std::env::current_dir()
+            .map_err(|e| format!("failed to read the working directory: {e}"))?,
+    };
+    let opts = LoadOptions {
+        paths: Paths::from_env(),
+        start_dir,
+        trust_once: cli.trust,
+    };
+    match cli.command {
+        Command::Run {
+            event,
+            tool,
+            input,
+            hook,
+            json,
+        } => run(&opts, cli.log, &event, tool, input, hook, json, out),
+        Command::List { event, json } => list(&opts, event.as_deref(), json, out),
+        Command::Check { json } => check(&opts, json, out),
+        Command::Trust { show, revoke } => trust(&opts, show, revoke, out),
+        Command::Init => init(&opts),
+    }
+}
+
+fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
+    match Config::load(opts) {
+        Ok(config) => {
+            for u in &config.untrusted {
+                out.warn(&u.to_string());
+            }
+            Ok(config)
+        }
+        Err(LoadError::Config(errors)) => Err(format!(
+            "{errors}\n{} configuration error(s); run `ka-hooks check` after fixing",
+            errors.0.len()
+        )),
+        Err(LoadError::Trust(e)) => Err(e.to_string()),
+    }
+}
+
+fn parse_event(name: &str) -> Result<Event, String> {
+    name.parse::<Event>().map_err(|e| e.to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// run
+// ---------------------------------------------------------------------------------------------
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    opts: &LoadOptions,
+    log: Option<PathBuf>,
+    event: &str,
+    tool: Option<String>,
+    input: Option<String>,
+    hook: Option<String>,
+    json: bool,
+    out: &Output,
+) -> Result<u8, String> {
+    let event = parse_event(event)?;
+    if tool.is_some() && !event.is_tool_event() {
+        return Err(format!(
+            "--tool only applies to pre_tool_use and post_tool_use, not {event}"
+        ));
+    }
+    let mut payload = read_payload(input.as_deref())?;
+    if let Some(tool) = tool {
+        payload.entry("tool").or_insert(Value::String(tool));
+    }
+    if event.is_tool_event() && !payload.contains_key("tool") {
+        return Err(format!(
+            "{event} needs a tool: pass --tool NAME or a payload with \"tool\""
+        ));
+    }
+    let config = load(opts, out)?;
+    let _ = log; // The audit log arrives with the audit issue; accepted now so scripts can pass it.
+    let outcome = config
+        .dispatch(Request {
+            event,
+            payload,
+            only_hook: hook,
+        })
+        .map_err(|e| e.to_string())?;
+    if json {
+        let text = serde_json::to_string_pretty(&outcome)
+            .map_err(|e| format!("failed to serialise the outcome: {e}"))?;
+        outln!("{text}");
+    } else {
+        print_outcome(&outcome, out);
+    }
+    Ok(if outcome.blocked {
+        EXIT_BLOCKED
+    } else {
+        EXIT_OK
+    })
+}
+
+fn read_payload(input: Option<&str>) -> Result<Map<String, Value>, String> {
+    let (text, origin) = match input {
+        None => return Ok(Map::new()),
+        Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("failed to read the payload from stdin: {e}"))?;
+            (text, "stdin".to_owned())
+        }
+        Some(arg) if arg.starts_with('@') => {
+            let path = &arg[1..];
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--input {arg}: failed to read {path}: {e}"))?;
+            (text, path.to_owned())
+        }
+        Some(arg) => (arg.to_owned(), "--input".to_owned()),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(format!(
+            "{origin}: the payload must be a JSON object, such as '{{\"tool\":\"write\",\"arguments\":{{\"path\":\"src/a.rs\"}}}}'"
+        )),
+        Err(e) => Err(format!("{origin}: invalid JSON payload: {e}")),
+    }
+}
+
+fn print_outcome(outcome: &Outcome, out: &Output) {
+    let mut w = String::new();
+    use std::fmt::Write as _;
+    let tool = outcome
+        .tool
+        .as_deref()
+        .map(|t| format!(" ({t})"))
+        .unwrap_or_default();
+    let verdict = if outcome.blocked {
+        out.paint("1;31", "blocked")
+    } else if outcome.mark_error {
+        out.paint("1;33", "result marked as error")
+    } else {
+        out.paint("1;32", "proceed")
+    };
+    let _ = writeln!(w, "{}{tool}: {verdict}", outcome.event);
+    if let Some(reason) = &outcome.reason {
+        let _ = writeln!(w, "  reason: {}", reason.replace('\n', "\n          "));
+    }
+    if let Some(d) = outcome.decision {
+        let _ = writeln!(w, "  decision: {d}");
+    }
+    if let Some(input) = &outcome.updated_input {
+        let _ = writeln!(w, "  updated input: {}", Value::Object(input.clone()));
+    }
+    if let Some(mode) = &outcome.mode {
+        let _ = writeln!(w, "  mode: {mode}");
+    }
+    for note in &outcome.notes {
+        let _ = writeln!(w, "  note: {note}");
+    }
+    if let Some(feedback) = &outcome.feedback {
+        let _ = writeln!(w, "  feedback: {}", feedback.replace('\n', "\n            "));
+    }
+    if outcome.hooks.is_empty() {
+        let _ = writeln!(w, "  no hook matched");
+    }
+    for h in &outcome.hooks {
+        let detail = match (&h.status, &h.error, h.exit_code) {
+            (Status::Error, Some(e), _) => format!(" ({e})"),
+            (Status::Skipped, _, _) => " (an earlier hook blocked)".to_owned(),
+            (_, Some(e), Some(code)) => format!(" (exit {code}; {e})"),
+            (_, _, Some(code)) => format!(" (exit {code})"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            w,
+            "  hook {} [{}]: {}{detail}, {:.1} ms",
+            h.name,
+            h.source.layer,
+            h.status.as_str(),
+            h.duration_ms
+        );
+    }
+    for d in &outcome.diagnostics {
+        let _ = writeln!(w, "  diagnostic: {d}");
+    }
+    out!("{w}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// list
+// ---------------------------------------------------------------------------------------------
+
+fn hook_json(h: &Hook) -> Value {
+    serde_json::json!({
+        "name": h.name,
+        "event": h.event.as_str(),
+        "filter": if h.event.is_tool_event() { Value::String(h.filter.describe()) } else { Value::Null },
+        "command": h.command,
+        "timeout_secs": h.timeout.as_secs_f64(),
+        "on_error": h.on_error.as_str(),
+        "enabled": h.enabled,
+        "env": h.env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<Map<String, Value>>(),
+        "source": h.source,
+        "overrides": h.overrides,
+    })
+}
+
+fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Result<u8, String> {
+    let event = event.map(parse_event).transpose()?;
+    let config = load(opts, out)?;
+    let hooks: Vec<&Hook> = config
+        .hooks
+        .iter()
+        .filter(|h| event.is_none_or(|e| h.event == e))
+        .collect();
+    if json {
+        let value = serde_json::json!({
+            "project_root": config.project_root,
+            "disabled": config.settings.disabled,
+            "hooks": hooks.iter().map(|h| hook_json(h)).collect::<Vec<_>>(),
+            "deduplicated": config.deduplicated,
+            "layers": config.layers,
+            "untrusted": config.untrusted,
+            "settings": config.settings,
+        });
+        outln!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        return Ok(EXIT_OK);
+    }
+    let mut w = String::new();
+    use std::fmt::Write as _;
+    for layer in &config.layers {
+        let state = match layer.state {
+            LayerState::Loaded => "loaded",
+            LayerState::TrustedOnce => "loaded (--trust, this run only)",
+            LayerState::TrustedRoot => "loaded (under a trusted root)",
+            LayerState::Untrusted => "SKIPPED: untrusted",
+            LayerState::Stale => "SKIPPED: changed since trusted",
+        };
+        let _ = writeln!(w, "{:8} {}  {state}", layer.layer.as_str(), layer.file.display());
+    }
+    if config.layers.is_empty() {
+        let _ = writeln!(w, "no config files found");
+    }
+    if let Some(why) = &config.settings.disabled {
+        let _ = writeln!(w, "every hook is OFF: {why}");
+    }
+    let mut current = None;
+    for h in &hooks {
+        if current != Some(h.event) {
+            current = Some(h.event);
+            let _ = writeln!(w, "\n{}", out.paint("1", h.event.as_str()));
+        }
+        let state = if h.enabled { "" } else { "  [disabled]" };
+        let filter = if h.event.is_tool_event() {
+            format!("  {}", h.filter.describe())
+        } else {
+            String::new()
+        };
+        let _ = writeln!(w, "  {}{filter}{state}", h.name);
+        let _ = writeln!(
+            w,
+            "    command: {}  (timeout {}s, on_error {})",
+            h.command,
+            h.timeout.as_secs_f64(),
+            h.on_error.as_str()
+        );
+        let _ = writeln!(w, "    from {}", h.source);
+        for o in &h.overrides {
+            let what = if o.keys == ["enabled"] && !h.enabled {
+                "disabled".to_owned()
+            } else {
+                format!("set {}", o.keys.join(", "))
+            };
+            let _ = writeln!(w, "    {what} by {}", o.source);
+        }
+    }
+    if hooks.is_empty() {
+        let _ = writeln!(w, "\nno hooks in effect");
+    }
+    for d in &config.deduplicated {
+        let _ = writeln!(
+            w,
+            "\nduplicate: {} ({}) runs once, as {}",
+            d.name, d.source, d.kept
+        );
+    }
+    for (key, origin) in &config.settings.provenance {
+        let _ = writeln!(w, "setting {key} from {origin}");
+    }
+    out!("{w}");
+    Ok(EXIT_OK)
+}
+
+// ---------------------------------------------------------------------------------------------
+// check
+// ---------------------------------------------------------------------------------------------
+
+fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
+    let report = Config::check(opts).map_err(|e| e.to_string())?;
+    if json {
+        let value = serde_json::json!({
+            "ok": report.errors.is_empty(),
+            "errors": report.errors,
+            "active_hooks": report.config.as_ref().map(active_hooks),
+            "untrusted": report.config.as_ref().map(|c| c.untrusted.clone()).unwrap_or_default(),
+        });
+        outln!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+    } else {
+        for e in &report.errors {
+            out.error(&e.to_string());
+        }
+    }
+    if !report.errors.is_empty() {
+        if !json {
+            eprintln!("{} error(s) found", report.errors.len());
+        }
+        return Ok(EXIT_ERROR);
+    }
+    if let Some(config) = &report.config {
+        if !json {
+            for u in &config.untrusted {
+                out.warn(&u.to_string());
+            }
+            let files = config.layers.len();
+            outln!(
+                "ok: {} active hook(s) from {files} file(s)",
+                active_hooks(config)
+            );
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+fn active_hooks(config: &Config) -> usize {
+    if config.settings.disabled.is_some() {
+        return 0;
+    }
+    config.hooks.iter().filter(|h| h.enabled).count()
+}
+
+// ---------------------------------------------------------------------------------------------
+// trust
+// ---------------------------------------------------------------------------------------------
+
+fn project_files(opts: &LoadOptions) -> Result<(PathBuf, Vec<(Layer, PathBuf)>), String> {
+    let root = paths::find_project_root(&opts.start_dir).ok_or_else(|| {
+        format!(
+            "no `.ka/` folder in {} or its parents: nothing to trust (create one with `ka-hooks init`)",
+            opts.start_dir.display()
+        )
+    })?;
+    let dir = root.join(paths::PROJECT_DIR);
+    let files = [
+        (Layer::Project, dir.join(paths::CONFIG_FILE)),
+        (Layer::Local, dir.join(paths::LOCAL_FILE)),
+    ]
+    .into_iter()
+    .filter(|(_, p)| p.is_file())
+    .collect();
+    Ok((root, files))
+}
+
+fn trust(opts: &LoadOptions, show: bool, revoke: bool, out: &Output) -> Result<u8, String> {
+    let (root, files) = project_files(opts)?;
+    let mut store = TrustStore::load(opts.paths.trust_file()).map_err(|e| e.to_string())?;
+    if files.is_empty() {
+        outln!("{}: no hook files in .ka/", root.display());
+        return Ok(EXIT_OK);
+    }
+    for (layer, file) in files {
+        let bytes = std::fs::read(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
+        if show {
+            let status = store.status(&file, &bytes);
+            let since = store
+                .record(&file)
+                .map(|r| format!(" (recorded sha256 {}…)", &r.sha256[..12.min(r.sha256.len())]))
+                .unwrap_or_default();
+            outln!("{layer:8} {}: {status}{since}", file.display());
+            if status != TrustStatus::Trusted {
+                outln!("         trust it with `{}`", config::trust_command(&root));
+            }
+        } else if revoke {
+            let removed = store.revoke(&file).map_err(|e| e.to_string())?;
+            outln!(
+                "{layer:8} {}: {}",
+                file.display(),
+                if removed { "trust revoked" } else { "was not trusted" }
+            );
+        } else {
+            let text = String::from_utf8_lossy(&bytes);
+            let mut errors = Vec::new();
+            let hooks = describe_file_hooks(layer, &file, &text, &mut errors);
+            if !errors.is_empty() {
+                for e in &errors {
+                    out.error(&e.to_string());
+                }
+                return Err(format!(
+                    "{} has errors; fix them (see `ka-hooks check`) before trusting it",
+                    file.display()
+                ));
+            }
+            outln!("{layer:8} {} defines:", file.display());
+            if hooks.is_empty() {
+                outln!("           (no hooks)");
+            }
+            for line in hooks {
+                outln!("           {line}");
+            }
+            store.allow(&file, &bytes).map_err(|e| e.to_string())?;
+            outln!(
+                "         trusted (sha256 {}); editing the file untrusts it",
+                &crate::trust::content_hash(&bytes)[..12]
+            );
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// One line per hook entry of a file, as the trust review shows it.
+fn describe_file_hooks(
+    layer: Layer,
+    file: &Path,
+    text: &str,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<String> {
+    config::describe_entries(layer, file, text, errors)
+}
+
+// ---------------------------------------------------------------------------------------------
+// init
+// ---------------------------------------------------------------------------------------------
+
+const STARTER: &str = include_str!("starter.toml");
+
+fn init(opts: &LoadOptions) -> Result<u8, String> {
+    let dir = opts.start_dir.join(paths::PROJECT_DIR);
+    let file = dir.join(paths::CONFIG_FILE);
+    if file.exists() {
+        return Err(format!(
+            "{} already exists; not overwriting it (edit it, then `ka-hooks trust`)",
+            file.display()
+        ));
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
+    write_new(&file, STARTER)?;
+    let ignore = dir.join(".gitignore");
+    if !ignore.exists() {
+        write_new(&ignore, "# personal overrides stay out of the repository\nka.local.toml\n")?;
+    }
+    // The starter defines no active hook, so trusting it exposes nothing; the user's first edit
+    // makes it stale, and that edit is what `ka-hooks trust` then reviews.
+    let mut store = TrustStore::load(opts.paths.trust_file()).map_err(|e| e.to_string())?;
+    store
+        .allow(&file, STARTER.as_bytes())
+        .map_err(|e| e.to_string())?;
+    outln!("wrote {}", file.display());
+    outln!("next: uncomment or add hooks, then review and trust them with `ka-hooks trust`");
+    Ok(EXIT_OK)
+}
+
+fn write_new(path: &Path, content: &str) -> Result<(), String> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| format!("failed to create {}: {e}", path.display()))?;
+    f.write_all(content.as_bytes())
+        .map_err(|e| format!("failed to write {}: {e}", path.display()))
+}

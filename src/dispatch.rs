@@ -1,0 +1,532 @@
+//! Dispatching one event: pick the matching hooks, run them (as a pipeline or concurrently),
+//! and combine what they did into one [`Outcome`].
+//!
+//! `pre_tool_use` and `user_prompt_submit` run in declared order, each hook seeing the arguments as
+//! patched by the hooks before it, so a guard always judges what will really run; the first block
+//! stops the chain. Every other event runs its hooks concurrently and combines their results in
+//! declared order, so the outcome never depends on which hook finished first.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::action::{self, Decision, InputPatch};
+use crate::config::{Config, Hook, OnError};
+use crate::event::Event;
+use crate::outcome::{ActionReport, HookReport, Outcome, Status, STDERR_EXCERPT};
+use crate::process::{self, HookProcess, Termination};
+
+/// One event to dispatch.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub event: Event,
+    /// The payload object; `event`, `cwd` (and `tool` when given) are filled in when absent.
+    pub payload: Map<String, Value>,
+    /// Replay against this hook only (`ka-hooks run --hook`): runs even if disabled or filtered out.
+    pub only_hook: Option<String>,
+}
+
+impl Request {
+    pub fn new(event: Event, payload: Map<String, Value>) -> Request {
+        Request {
+            event,
+            payload,
+            only_hook: None,
+        }
+    }
+
+    /// A tool-call request: `{"tool": .., "arguments": ..}`.
+    pub fn tool_call(event: Event, tool: &str, arguments: Map<String, Value>) -> Request {
+        let mut payload = Map::new();
+        payload.insert("tool".into(), Value::String(tool.to_owned()));
+        payload.insert("arguments".into(), Value::Object(arguments));
+        Request::new(event, payload)
+    }
+}
+
+/// Why a dispatch could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DispatchError {
+    #[error("no hook named `{0}` (see `ka-hooks list`)")]
+    NoSuchHook(String),
+    #[error("hook `{name}` is a {actual} hook, not {requested}")]
+    WrongEvent {
+        name: String,
+        actual: Event,
+        requested: Event,
+    },
+}
+
+impl Config {
+    /// Run the hooks of `request.event` and combine their results.
+    pub fn dispatch(&self, request: Request) -> Result<Outcome, DispatchError> {
+        dispatch(self, request)
+    }
+}
+
+/// See [`Config::dispatch`].
+pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchError> {
+    let Request {
+        event,
+        mut payload,
+        only_hook,
+    } = request;
+    let tool = payload
+        .get("tool")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let mut outcome = Outcome::new(event, tool.clone());
+    outcome.untrusted = config.untrusted.clone();
+
+    let mut hooks: Vec<&Hook> = match &only_hook {
+        Some(name) => {
+            let hook = config
+                .hook(name)
+                .ok_or_else(|| DispatchError::NoSuchHook(name.clone()))?;
+            if hook.event != event {
+                return Err(DispatchError::WrongEvent {
+                    name: name.clone(),
+                    actual: hook.event,
+                    requested: event,
+                });
+            }
+            if !hook.enabled {
+                outcome
+                    .diagnostics
+                    .push(format!("hook `{name}` is disabled; ran it because --hook asked"));
+            }
+            if !hook.matches_tool(tool.as_deref()) {
+                outcome.diagnostics.push(format!(
+                    "hook `{name}` ({}) does not match tool {:?}; ran it because --hook asked",
+                    hook.filter.describe(),
+                    tool.as_deref().unwrap_or("(none)")
+                ));
+            }
+            vec![hook]
+        }
+        None => config.hooks_for(event, tool.as_deref()).collect(),
+    };
+    if let Some(why) = &config.settings.disabled {
+        if only_hook.is_none() {
+            hooks.clear();
+            outcome
+                .diagnostics
+                .push(format!("every hook is off: {why}"));
+        }
+    }
+    if hooks.is_empty() {
+        return Ok(outcome);
+    }
+
+    let cwd_fallback = payload
+        .get("cwd")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let run_dir = config.run_dir(&cwd_fallback).to_path_buf();
+    payload
+        .entry("event")
+        .or_insert_with(|| Value::String(event.as_str().to_owned()));
+    payload
+        .entry("cwd")
+        .or_insert_with(|| Value::String(cwd_fallback.to_string_lossy().into_owned()));
+
+    let base_env = base_env(event, &run_dir, tool.as_deref());
+    if event.is_pipeline() {
+        run_pipeline(&hooks, payload, &run_dir, &base_env, &mut outcome);
+    } else {
+        let bytes: Arc<[u8]> = serialize(&payload);
+        let finished: Vec<process::Finished> = if hooks.len() == 1 {
+            vec![run_one(hooks[0], &bytes, &run_dir, &base_env)]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = hooks
+                    .iter()
+                    .map(|hook| {
+                        let bytes = Arc::clone(&bytes);
+                        let (run_dir, base_env) = (&run_dir, &base_env);
+                        scope.spawn(move || run_one(hook, &bytes, run_dir, base_env))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| process::Finished {
+                            termination: Termination::SpawnFailed("runner thread panicked".into()),
+                            stdout: String::new(),
+                            stdout_truncated: false,
+                            stderr: String::new(),
+                            stderr_truncated: false,
+                            duration: Duration::ZERO,
+                            output_held_open: false,
+                            pid: None,
+                        })
+                    })
+                    .collect()
+            })
+        };
+        for (hook, finished) in hooks.iter().zip(finished) {
+            combine_observational(hook, finished, &mut outcome);
+        }
+    }
+    if outcome.decision == Some(Decision::Allow) && !outcome.blocked {
+        outcome.diagnostics.push(
+            "decision `allow` is a request: the host's hardstops, protected paths and deny rules \
+             still apply"
+                .into(),
+        );
+    }
+    Ok(outcome)
+}
+
+/// The environment every hook of this dispatch shares (§3).
+fn base_env(event: Event, run_dir: &Path, tool: Option<&str>) -> Vec<(String, String)> {
+    let dir = run_dir.to_string_lossy().into_owned();
+    let mut env = vec![
+        ("KA_EVENT".to_owned(), event.as_str().to_owned()),
+        ("KA_PROJECT_DIR".to_owned(), dir.clone()),
+        ("CLAUDE_PROJECT_DIR".to_owned(), dir),
+    ];
+    if let (true, Some(tool)) = (event.is_tool_event(), tool) {
+        env.push(("KA_TOOL".to_owned(), tool.to_owned()));
+    }
+    env
+}
+
+fn serialize(payload: &Map<String, Value>) -> Arc<[u8]> {
+    // A Map of Values always serialises; the fallback only keeps this panic-free.
+    serde_json::to_vec(payload)
+        .unwrap_or_else(|_| b"{}".to_vec())
+        .into()
+}
+
+fn run_one(
+    hook: &Hook,
+    payload: &Arc<[u8]>,
+    run_dir: &Path,
+    base_env: &[(String, String)],
+) -> process::Finished {
+    let mut env = Vec::with_capacity(base_env.len() + 1 + hook.env.len());
+    env.extend_from_slice(base_env);
+    env.push(("KA_HOOK_NAME".to_owned(), hook.name.clone()));
+    env.extend(hook.env.iter().cloned());
+    process::run(&HookProcess {
+        command: &hook.command,
+        cwd: run_dir,
+        env: &env,
+        stdin: Arc::clone(payload),
+        timeout: hook.timeout,
+    })
+}
+
+/// `pre_tool_use` / `user_prompt_submit`: in order, each hook sees the arguments patched so far.
+fn run_pipeline(
+    hooks: &[&Hook],
+    mut payload: Map<String, Value>,
+    run_dir: &Path,
+    base_env: &[(String, String)],
+    outcome: &mut Outcome,
+) {
+    let mut bytes = serialize(&payload);
+    let mut patched = false;
+    for (i, hook) in hooks.iter().enumerate() {
+        if outcome.blocked {
+            for skipped in &hooks[i..] {
+                outcome.hooks.push(skipped_report(skipped));
+            }
+            break;
+        }
+        let finished = run_one(hook, &bytes, run_dir, base_env);
+        let mut report = report(hook, &finished);
+        match report.status {
+            Status::Ok => {
+                let parsed = action::parse(&finished.stdout, outcome.event);
+                let action = note_parse(hook, parsed, &mut report, outcome);
+                if let Some(action) = action {
+                    if let Some(patch) = &action.input_patch {
+                        let args = payload
+                            .entry("arguments")
+                            .or_insert_with(|| Value::Object(Map::new()));
+                        if !args.is_object() {
+                            *args = Value::Object(Map::new());
+                        }
+                        if let Value::Object(args) = args {
+                            patch.apply(args);
+                            if matches!(patch, InputPatch::Replace(_)) {
+                                outcome.diagnostics.push(format!(
+                                    "hook `{}` replaced the whole input (Claude `updatedInput`)",
+                                    hook.name
+                                ));
+                            }
+                        }
+                        patched = true;
+                        bytes = serialize(&payload);
+                    }
+                    apply_common(&action, outcome);
+                    if let Some(d) = action.decision {
+                        apply_decision(hook, d, action.reason.clone(), outcome);
+                    } else if action.reason.is_some() && outcome.reason.is_none() {
+                        outcome.diagnostics.push(format!(
+                            "hook `{}` gave a `reason` without a `decision`; kept for the record",
+                            hook.name
+                        ));
+                    }
+                    if let Some(reason) = action.block.clone() {
+                        block(outcome, non_empty(reason, hook));
+                    }
+                }
+            }
+            Status::Blocked => block(outcome, block_reason(hook, &finished.stderr)),
+            Status::Error => apply_failure(hook, &finished, outcome),
+            Status::Skipped => {}
+        }
+        outcome.hooks.push(report);
+    }
+    if patched && !outcome.blocked {
+        outcome.updated_input = payload
+            .get("arguments")
+            .and_then(Value::as_object)
+            .cloned();
+    }
+}
+
+/// Every other event: results combined in declared order.
+fn combine_observational(hook: &Hook, finished: process::Finished, outcome: &mut Outcome) {
+    let mut report = report(hook, &finished);
+    let event = outcome.event;
+    match report.status {
+        Status::Ok => {
+            let parsed = action::parse(&finished.stdout, event);
+            if let Some(action) = note_parse(hook, parsed, &mut report, outcome) {
+                apply_common(&action, outcome);
+                if let Some(feedback) = action.feedback {
+                    append_feedback(outcome, feedback);
+                }
+            }
+        }
+        Status::Blocked => exit_two_observed(hook, &finished.stderr, outcome),
+        Status::Error => apply_failure(hook, &finished, outcome),
+        Status::Skipped => {}
+    }
+    outcome.hooks.push(report);
+}
+
+/// What exit 2 means on an event that cannot be blocked.
+fn exit_two_observed(hook: &Hook, stderr: &str, outcome: &mut Outcome) {
+    match outcome.event {
+        Event::PostToolUse => {
+            outcome.mark_error = true;
+            let text = stderr.trim();
+            if !text.is_empty() {
+                append_feedback(outcome, text.to_owned());
+            }
+        }
+        event => outcome.diagnostics.push(format!(
+            "hook `{}` exited 2 on {event}: recorded, no effect ({event} cannot be blocked)",
+            hook.name
+        )),
+    }
+}
+
+fn append_feedback(outcome: &mut Outcome, text: String) {
+    match &mut outcome.feedback {
+        Some(existing) => {
+            existing.push('\n');
+            existing.push_str(&text);
+        }
+        None => outcome.feedback = Some(text),
+    }
+}
+
+/// `mode` and `note`, valid on every event.
+fn apply_common(action: &action::Action, outcome: &mut Outcome) {
+    if let Some(mode) = &action.mode {
+        outcome.mode = Some(mode.clone());
+    }
+    if let Some(note) = &action.note {
+        outcome.notes.push(note.clone());
+    }
+}
+
+/// Combine deny > ask > allow; a deny blocks.
+fn apply_decision(hook: &Hook, decision: Decision, reason: Option<String>, outcome: &mut Outcome) {
+    match decision {
+        Decision::Deny => block(
+            outcome,
+            reason.unwrap_or_else(|| format!("denied by hook {}", hook.name)),
+        ),
+        Decision::Ask => {
+            if outcome.decision != Some(Decision::Ask) {
+                outcome.reason = Some(reason.unwrap_or_else(|| format!("hook {} asks for a human", hook.name)));
+            }
+            outcome.decision = Some(Decision::Ask);
+        }
+        Decision::Allow => {
+            if outcome.decision.is_none() {
+                outcome.decision = Some(Decision::Allow);
+                outcome.reason = reason;
+            }
+        }
+    }
+}
+
+fn block(outcome: &mut Outcome, reason: String) {
+    outcome.blocked = true;
+    outcome.decision = None;
+    outcome.reason = Some(reason);
+}
+
+fn non_empty(reason: String, hook: &Hook) -> String {
+    if reason.trim().is_empty() {
+        format!("blocked by hook {}", hook.name)
+    } else {
+        reason
+    }
+}
+
+fn block_reason(hook: &Hook, stderr: &str) -> String {
+    non_empty(stderr.trim().to_owned(), hook)
+}
+
+/// A failing hook: `on_error` decides (§4).
+fn apply_failure(hook: &Hook, finished: &process::Finished, outcome: &mut Outcome) {
+    let failure = finished.termination.describe_with_timeout(hook.timeout);
+    let failure = match finished.termination {
+        Termination::Exited(127) => format!("{failure}: command not found"),
+        Termination::Exited(126) => format!("{failure}: command not executable"),
+        _ => failure,
+    };
+    let event = outcome.event;
+    match hook.on_error {
+        OnError::Ignore => outcome.diagnostics.push(format!(
+            "hook `{}` failed ({failure}); ignored (on_error = \"ignore\")",
+            hook.name
+        )),
+        OnError::Block => {
+            let reason = format!(
+                "hook `{}` failed ({failure}) and on_error = \"block\"",
+                hook.name
+            );
+            if event.is_pipeline() {
+                block(outcome, reason);
+            } else {
+                exit_two_observed(hook, &reason, outcome);
+            }
+        }
+        OnError::Ask if event == Event::PreToolUse => {
+            let reason = format!("hook `{}` failed ({failure}) and on_error = \"ask\"", hook.name);
+            apply_decision(hook, Decision::Ask, Some(reason), outcome);
+        }
+        OnError::Ask if event.is_pipeline() => {
+            // A prompt cannot be put to a human the way a tool call can: fail closed.
+            block(
+                outcome,
+                format!(
+                    "hook `{}` failed ({failure}) and on_error = \"ask\" (blocked: {event} has no ask)",
+                    hook.name
+                ),
+            );
+        }
+        OnError::Ask => outcome.diagnostics.push(format!(
+            "hook `{}` failed ({failure}); on_error = \"ask\" has no effect on {event}",
+            hook.name
+        )),
+    }
+}
+
+/// Record the parse result on the report; returns the action to apply.
+fn note_parse(
+    hook: &Hook,
+    parsed: action::Parsed,
+    report: &mut HookReport,
+    outcome: &mut Outcome,
+) -> Option<action::Action> {
+    for d in &parsed.diagnostics {
+        outcome
+            .diagnostics
+            .push(format!("hook `{}`: {d}", hook.name));
+    }
+    report.action = ActionReport {
+        applied: parsed.action.is_some(),
+        action: parsed.action.clone(),
+        ignored: if parsed.action.is_none() && !parsed.diagnostics.is_empty() {
+            Some(parsed.diagnostics.join("; "))
+        } else {
+            None
+        },
+    };
+    parsed.action
+}
+
+fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
+    let status = match finished.termination {
+        Termination::Exited(0) => Status::Ok,
+        Termination::Exited(2) => Status::Blocked,
+        _ => Status::Error,
+    };
+    let error = (status == Status::Error).then(|| finished.termination.describe_with_timeout(hook.timeout));
+    let mut stderr = finished.stderr.clone();
+    if stderr.len() > STDERR_EXCERPT {
+        let mut cut = STDERR_EXCERPT;
+        while !stderr.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        stderr.truncate(cut);
+    }
+    let mut report = HookReport {
+        name: hook.name.clone(),
+        source: hook.source.clone(),
+        command: hook.command.clone(),
+        status,
+        exit_code: finished.termination.exit_code(),
+        signal: finished.termination.signal().map(|s| {
+            process::signal_name(s).map_or_else(|| format!("signal {s}"), str::to_owned)
+        }),
+        timed_out: finished.termination == Termination::TimedOut,
+        duration_ms: finished.duration.as_secs_f64() * 1000.0,
+        error,
+        on_error: hook.on_error,
+        stderr,
+        stdout_truncated: finished.stdout_truncated,
+        stderr_truncated: finished.stderr_truncated,
+        action: ActionReport {
+            applied: false,
+            action: None,
+            ignored: None,
+        },
+    };
+    if finished.output_held_open {
+        let held = "stdout/stderr still held open by a process that left the hook's process group";
+        report.error = Some(match report.error.take() {
+            Some(e) => format!("{e}; {held}"),
+            None => held.to_owned(),
+        });
+    }
+    report
+}
+
+fn skipped_report(hook: &Hook) -> HookReport {
+    HookReport {
+        name: hook.name.clone(),
+        source: hook.source.clone(),
+        command: hook.command.clone(),
+        status: Status::Skipped,
+        exit_code: None,
+        signal: None,
+        timed_out: false,
+        duration_ms: 0.0,
+        error: None,
+        on_error: hook.on_error,
+        stderr: String::new(),
+        stdout_truncated: false,
+        stderr_truncated: false,
+        action: ActionReport {
+            applied: false,
+            action: None,
+            ignored: Some("not run: an earlier hook blocked".into()),
+        },
+    }
+}

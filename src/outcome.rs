@@ -1,0 +1,132 @@
+//! The result of dispatching one event: what the host must do, and one report per hook.
+//! Serialised as is for `ka-hooks run --json`.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::action::{Action, Decision};
+use crate::config::{OnError, Source, Untrusted};
+use crate::event::Event;
+
+/// What the hooks of one event decided, combined in declared order.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    #[serde(serialize_with = "event_name")]
+    pub event: Event,
+    pub tool: Option<String>,
+    /// The call (pre_tool_use) or prompt (user_prompt_submit) must not proceed.
+    pub blocked: bool,
+    /// Why it was blocked, or why a human must be asked; shown to the model or the user.
+    pub reason: Option<String>,
+    /// `allow` (pre-approved, still subject to host policy) or `ask` (needs a human);
+    /// `None` when no hook decided. A `deny` is reported as `blocked`.
+    pub decision: Option<Decision>,
+    /// The tool arguments as patched by the hooks; `None` when no hook patched them.
+    pub updated_input: Option<Map<String, Value>>,
+    /// Permission mode to switch to (the last hook that set one wins).
+    pub mode: Option<String>,
+    /// Transcript rows, in hook order.
+    pub notes: Vec<String>,
+    /// Text to append to the tool result the model reads (post_tool_use), hooks joined by `\n`.
+    pub feedback: Option<String>,
+    /// The tool result must be marked as an error (a post_tool_use hook exited 2).
+    pub mark_error: bool,
+    /// One report per matching hook, in declared order.
+    pub hooks: Vec<HookReport>,
+    /// Everything ignored, cut or worth knowing, with the hook it concerns.
+    pub diagnostics: Vec<String>,
+    /// Layers skipped by the trust gate: their hooks did not run.
+    pub untrusted: Vec<Untrusted>,
+}
+
+fn event_name<S: serde::Serializer>(event: &Event, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(event.as_str())
+}
+
+impl Outcome {
+    pub(crate) fn new(event: Event, tool: Option<String>) -> Outcome {
+        Outcome {
+            event,
+            tool,
+            blocked: false,
+            reason: None,
+            decision: None,
+            updated_input: None,
+            mode: None,
+            notes: Vec::new(),
+            feedback: None,
+            mark_error: false,
+            hooks: Vec::new(),
+            diagnostics: Vec::new(),
+            untrusted: Vec::new(),
+        }
+    }
+
+    /// Whether any hook failed (crashed, timed out, could not start), whatever its `on_error`.
+    pub fn any_hook_failed(&self) -> bool {
+        self.hooks.iter().any(|h| h.status == Status::Error)
+    }
+}
+
+/// How one hook ended. "Broken" (`Error`) is never confused with "said no" (`Blocked`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Exit 0: its stdout was read as an action.
+    Ok,
+    /// Exit 2: the hook vetoed.
+    Blocked,
+    /// Any other exit, death by signal, timeout, or failure to start.
+    Error,
+    /// Not run: an earlier hook of the pipeline already blocked.
+    Skipped,
+}
+
+impl Status {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Blocked => "blocked",
+            Status::Error => "error",
+            Status::Skipped => "skipped",
+        }
+    }
+}
+
+/// What happened to a hook's stdout.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActionReport {
+    /// The action was applied.
+    pub applied: bool,
+    /// The parsed action (when one was read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
+    /// Why stdout was not applied, when it was not (and was not empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<String>,
+}
+
+/// One hook's run.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookReport {
+    pub name: String,
+    pub source: Source,
+    pub command: String,
+    pub status: Status,
+    pub exit_code: Option<i32>,
+    /// Signal that ended the hook (not counting ours on timeout), e.g. `SIGKILL`.
+    pub signal: Option<String>,
+    pub timed_out: bool,
+    pub duration_ms: f64,
+    /// What went wrong, for `status = error`.
+    pub error: Option<String>,
+    pub on_error: OnError,
+    /// The start of stderr (at most 4 KiB).
+    pub stderr: String,
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    pub action: ActionReport,
+}
+
+/// Bytes of stderr kept in a report (the whole capped stderr still becomes a block reason).
+pub const STDERR_EXCERPT: usize = 4096;

@@ -1,0 +1,93 @@
+//! Where the files are. The only module that reads `HOME`/XDG (through `directories`) and the
+//! `KA_*` environment variables, so tests can point everything at temp dirs.
+
+use std::path::{Path, PathBuf};
+
+/// File name of every layer's config, and of the project folder that marks a root.
+pub const CONFIG_FILE: &str = "ka.toml";
+pub const LOCAL_FILE: &str = "ka.local.toml";
+pub const PROJECT_DIR: &str = ".ka";
+
+/// The directories a load reads from, resolved once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paths {
+    /// Directory of the user layer (`$KA_CONFIG_DIR`, else `~/.config/ka` on Linux).
+    pub config_dir: Option<PathBuf>,
+    /// Directory of the trust store (`$KA_DATA_DIR`, else `~/.local/share/ka` on Linux).
+    pub data_dir: Option<PathBuf>,
+    /// `KA_HOOKS_DISABLE` is set to a true value.
+    pub disabled_by_env: bool,
+}
+
+impl Paths {
+    /// Resolve from the environment: `KA_CONFIG_DIR`, `KA_DATA_DIR`, `KA_HOOKS_DISABLE`,
+    /// falling back to the OS directories of the `directories` crate.
+    pub fn from_env() -> Paths {
+        let base = directories::BaseDirs::new();
+        let config_dir = env_path("KA_CONFIG_DIR")
+            .or_else(|| base.as_ref().map(|b| b.config_dir().join("ka")));
+        let data_dir = env_path("KA_DATA_DIR")
+            .or_else(|| base.as_ref().map(|b| b.data_dir().join("ka")));
+        let disabled_by_env = std::env::var("KA_HOOKS_DISABLE")
+            .map(|v| is_truthy(&v))
+            .unwrap_or(false);
+        Paths {
+            config_dir,
+            data_dir,
+            disabled_by_env,
+        }
+    }
+
+    /// Explicit directories, for tests and embedders that manage their own.
+    pub fn new(config_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Paths {
+        Paths {
+            config_dir: Some(config_dir.into()),
+            data_dir: Some(data_dir.into()),
+            disabled_by_env: false,
+        }
+    }
+
+    /// The user layer's file.
+    pub fn user_file(&self) -> Option<PathBuf> {
+        self.config_dir.as_ref().map(|d| d.join(CONFIG_FILE))
+    }
+
+    /// The trust store's file.
+    pub fn trust_file(&self) -> Option<PathBuf> {
+        self.data_dir.as_ref().map(|d| d.join("trust.json"))
+    }
+}
+
+/// `KA_HOOKS_*` environment overrides of `[hook_settings]`, for figment.
+/// `KA_HOOKS_DISABLE` is handled by [`Paths::disabled_by_env`], since `1` must mean true.
+pub fn settings_env() -> figment::providers::Env {
+    figment::providers::Env::prefixed("KA_HOOKS_").only(&["timeout", "log"])
+}
+
+fn env_path(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+fn is_truthy(v: &str) -> bool {
+    matches!(
+        v.trim().to_ascii_lowercase().as_str(),
+        "1" | "true" | "yes" | "on"
+    )
+}
+
+/// The project root: the nearest ancestor of `start` (itself included) holding a `.ka/` folder.
+pub fn find_project_root(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .find(|dir| dir.join(PROJECT_DIR).is_dir())
+        .map(Path::to_path_buf)
+}
+
+/// An absolute form of `path` without requiring it to exist (canonical when it does).
+pub fn absolute(path: &Path) -> PathBuf {
+    path.canonicalize()
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
+}

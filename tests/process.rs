@@ -1,0 +1,394 @@
+//! The hook runner against real `sh` scripts (SPEC §4).
+
+use std::{
+    fs,
+    path::Path,
+    sync::Arc,
+    thread,
+    time::{Duration, Instant},
+};
+
+use ka_hooks::process::*;
+
+const TIMEOUT: Duration = Duration::from_secs(5);
+/// The contract: `run` returns within the timeout plus this.
+const SLACK: Duration = Duration::from_secs(1);
+
+fn run_with(
+    cwd: &Path,
+    command: &str,
+    env: &[(String, String)],
+    stdin: Arc<[u8]>,
+    timeout: Duration,
+) -> Finished {
+    let started = Instant::now();
+    let finished = run(&HookProcess {
+        command,
+        cwd,
+        env,
+        stdin,
+        timeout,
+    });
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < timeout + SLACK,
+        "`{command}` took {elapsed:?}, limit {timeout:?} + 1 s"
+    );
+    finished
+}
+
+/// Run `command` in a scratch directory with no env additions and an empty payload.
+fn run_sh(command: &str, timeout: Duration) -> Finished {
+    let dir = tempfile::tempdir().expect("tempdir");
+    run_with(dir.path(), command, &[], Arc::from(&b""[..]), timeout)
+}
+
+/// Process state letter from /proc, `None` if the process does not exist.
+fn proc_state(pid: i32) -> Option<(char, i32)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let pgrp = fields.nth(1)?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+/// Alive = exists and is not a zombie (an orphan reparented to a PID 1 that does not reap stays a
+/// zombie, but it runs nothing).
+fn is_alive(pid: i32) -> bool {
+    if Path::new("/proc/self/stat").exists() {
+        return matches!(proc_state(pid), Some((state, _)) if state != 'Z' && state != 'X');
+    }
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// Some non-zombie process is still in process group `pgid`.
+fn group_alive(pgid: i32) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    if unsafe { libc::kill(-pgid, 0) } != 0 {
+        return false;
+    }
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return true;
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .any(|pid| matches!(proc_state(pid), Some((state, pgrp)) if pgrp == pgid && state != 'Z' && state != 'X'))
+}
+
+/// SIGKILL is delivered asynchronously: give the kernel a moment to finish the kill.
+fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn pid_of(finished: &Finished) -> i32 {
+    finished.pid.expect("hook started") as i32
+}
+
+fn first_line_pid(text: &str) -> i32 {
+    text.lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("expected a pid line in {text:?}"))
+}
+
+#[test]
+fn exit_zero_captures_stdout() {
+    let f = run_sh(r#"echo hello; echo '{"a":1}'"#, TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, "hello\n{\"a\":1}\n");
+    assert!(!f.stdout_truncated);
+    assert_eq!(f.stderr, "");
+    assert!(!f.output_held_open);
+    assert!(f.pid.is_some());
+}
+
+#[test]
+fn exit_two_captures_stderr() {
+    let f = run_sh("echo 'no edits under src/' >&2; exit 2", TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(2));
+    assert_eq!(f.stderr, "no edits under src/\n");
+    assert_eq!(f.stdout, "");
+}
+
+#[test]
+fn exit_three_is_reported_as_exit_three() {
+    let f = run_sh("exit 3", TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(3));
+    assert_eq!(f.termination.exit_code(), Some(3));
+    assert_eq!(f.termination.describe(), "exit 3");
+}
+
+#[test]
+fn env_vars_and_cwd_are_applied_on_top_of_inherited_env() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = [
+        ("KA_EVENT".to_owned(), "pre_tool_use".to_owned()),
+        ("KA_SPACED".to_owned(), "a b  c".to_owned()),
+    ];
+    let f = run_with(
+        dir.path(),
+        r#"printf '%s|%s|%s|%s' "$KA_EVENT" "$KA_SPACED" "$(pwd -P)" "${PATH:+inherited}""#,
+        &env,
+        Arc::from(&b""[..]),
+        TIMEOUT,
+    );
+    assert_eq!(f.termination, Termination::Exited(0));
+    let real = dir.path().canonicalize().expect("canonicalize");
+    assert_eq!(
+        f.stdout,
+        format!("pre_tool_use|a b  c|{}|inherited", real.display())
+    );
+}
+
+#[test]
+fn stdin_payload_is_received_exactly() {
+    let mut payload = String::from(r#"{"event":"pre_tool_use","tool":"Edit","arguments":{"p":""#);
+    // Larger than a pipe buffer, so writing and reading must overlap.
+    while payload.len() < 300_000 {
+        payload.push_str("ünïcödé \\\" \u{1F980} ");
+    }
+    payload.push_str("\"}}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = run_with(
+        dir.path(),
+        "cat",
+        &[],
+        Arc::from(payload.as_bytes()),
+        TIMEOUT,
+    );
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, payload);
+}
+
+#[test]
+fn concurrent_hooks_share_one_payload() {
+    let payload: Arc<[u8]> = Arc::from(&b"{\"event\":\"stop\",\"stop\":\"done\"}"[..]);
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let payload = Arc::clone(&payload);
+            thread::spawn(move || {
+                let dir = tempfile::tempdir().expect("tempdir");
+                run_with(dir.path(), "cat", &[], payload, TIMEOUT)
+            })
+        })
+        .collect();
+    for handle in handles {
+        let f = handle.join().expect("hook thread");
+        assert_eq!(f.termination, Termination::Exited(0));
+        assert_eq!(f.stdout.as_bytes(), &payload[..]);
+    }
+}
+
+#[test]
+fn timeout_kills_the_process_group() {
+    let timeout = Duration::from_secs(1);
+    let f = run_sh("sleep 1000", timeout);
+    assert_eq!(f.termination, Termination::TimedOut);
+    assert_eq!(
+        f.termination.describe_with_timeout(timeout),
+        "timed out after 1s"
+    );
+    let pgid = pid_of(&f);
+    eventually("the hook's process group survived the timeout", || {
+        !group_alive(pgid)
+    });
+}
+
+#[test]
+fn timeout_kills_grandchild_holding_stdout() {
+    let f = run_sh(
+        "(sleep 1000; echo late) & echo $! >&2; sleep 1000",
+        Duration::from_secs(1),
+    );
+    assert_eq!(f.termination, Termination::TimedOut);
+    assert!(!f.output_held_open);
+    let grandchild = first_line_pid(&f.stderr);
+    eventually("the grandchild survived the timeout", || {
+        !is_alive(grandchild)
+    });
+    let pgid = pid_of(&f);
+    eventually("the hook's process group survived", || !group_alive(pgid));
+}
+
+#[test]
+fn hook_ignoring_sigterm_is_killed_after_grace() {
+    let f = run_sh("trap '' TERM; sleep 1000; echo survived", Duration::from_secs(1));
+    assert_eq!(f.termination, Termination::TimedOut);
+    assert_eq!(f.stdout, "");
+    let pgid = pid_of(&f);
+    eventually("the TERM-ignoring group survived", || !group_alive(pgid));
+}
+
+#[test]
+fn exit_kills_background_daemon_holding_stdout() {
+    let f = run_sh("sleep 1000 & echo $! >&2; echo '{}'; exit 0", TIMEOUT);
+    // Not TimedOut: the held stdout did not make us wait for the daemon.
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, "{}\n");
+    assert!(!f.output_held_open);
+    let daemon = first_line_pid(&f.stderr);
+    eventually("the background daemon survived the hook", || {
+        !is_alive(daemon)
+    });
+    let pgid = pid_of(&f);
+    eventually("the hook's process group survived", || !group_alive(pgid));
+}
+
+#[test]
+fn setsid_grandchild_holding_stdout_does_not_block_return() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let timeout = Duration::from_secs(2);
+    let f = run_with(
+        dir.path(),
+        "setsid sh -c 'echo $$ > held.pid; exec sleep 30' &
+         while [ ! -s held.pid ]; do sleep 0.01; done
+         echo done; exit 0",
+        &[],
+        Arc::from(&b""[..]),
+        timeout,
+    );
+    let held = fs::read_to_string(dir.path().join("held.pid"))
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    if let Some(pid) = held {
+        // SAFETY: plain kill of the sleeper this test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(held.is_some(), "the escaped sleeper did not record its pid");
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, "done\n");
+    assert!(f.output_held_open);
+}
+
+#[test]
+fn huge_stdout_is_capped_and_marked_truncated() {
+    let f = run_sh("head -c 100000000 /dev/zero", TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout.len(), STDOUT_CAP);
+    assert!(f.stdout_truncated);
+    assert!(!f.stderr_truncated);
+}
+
+#[test]
+fn huge_stderr_is_capped_and_marked_truncated() {
+    let f = run_sh("head -c 10000000 /dev/zero >&2; echo ok", TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stderr.len(), STDERR_CAP);
+    assert!(f.stderr_truncated);
+    assert_eq!(f.stdout, "ok\n");
+    assert!(!f.stdout_truncated);
+}
+
+#[test]
+fn output_of_exactly_the_cap_is_not_truncated() {
+    let f = run_sh(&format!("head -c {STDERR_CAP} /dev/zero >&2"), TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stderr.len(), STDERR_CAP);
+    assert!(!f.stderr_truncated);
+}
+
+#[test]
+fn hook_exiting_without_reading_large_payload_is_fine() {
+    let payload: Arc<[u8]> = vec![b'x'; 10_000_000].into();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = run_with(dir.path(), "exit 0", &[], payload, TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stderr, "");
+}
+
+#[test]
+fn hook_closing_stdin_early_keeps_running() {
+    let payload: Arc<[u8]> = vec![b'x'; 1_000_000].into();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = run_with(
+        dir.path(),
+        "head -c 5 >/dev/null; exec 0<&-; sleep 0.2; echo still here",
+        &[],
+        payload,
+        TIMEOUT,
+    );
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, "still here\n");
+}
+
+#[test]
+fn invalid_utf8_output_is_replaced_lossily() {
+    let f = run_sh(r"printf '\377\376ok'; printf '\300bad' >&2", TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, "\u{FFFD}\u{FFFD}ok");
+    assert_eq!(f.stderr, "\u{FFFD}bad");
+}
+
+#[test]
+fn death_by_sigkill_is_signaled_9() {
+    let f = run_sh("kill -9 $$", TIMEOUT);
+    assert_eq!(f.termination, Termination::Signaled(9));
+    assert_eq!(f.termination.describe(), "killed by SIGKILL");
+}
+
+#[test]
+fn death_by_sigsegv_is_signaled_11() {
+    let f = run_sh("kill -SEGV $$", TIMEOUT);
+    assert_eq!(f.termination, Termination::Signaled(11));
+    assert_eq!(f.termination.signal(), Some(11));
+    assert_eq!(f.termination.describe(), "killed by SIGSEGV");
+}
+
+#[test]
+fn missing_command_exits_127() {
+    let f = run_sh("definitely-not-a-command-xyz", TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(127));
+    assert!(!f.stderr.is_empty(), "sh explains the missing command");
+}
+
+#[test]
+fn non_executable_script_exits_126() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("hook.sh");
+    fs::write(&script, "#!/bin/sh\necho ran\n").expect("write script");
+    // Written without any execute bit (even root cannot exec that).
+    let f = run_with(
+        dir.path(),
+        &format!("'{}'", script.display()),
+        &[],
+        Arc::from(&b""[..]),
+        TIMEOUT,
+    );
+    assert_eq!(f.termination, Termination::Exited(126));
+    assert_eq!(f.stdout, "");
+}
+
+#[test]
+fn missing_cwd_is_spawn_failed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = run_with(
+        &dir.path().join("does-not-exist"),
+        "echo hi",
+        &[],
+        Arc::from(&b""[..]),
+        TIMEOUT,
+    );
+    match &f.termination {
+        Termination::SpawnFailed(err) => assert!(!err.is_empty()),
+        other => panic!("expected SpawnFailed, got {other:?}"),
+    }
+    assert!(f.termination.describe().starts_with("failed to start: "));
+    assert_eq!(f.pid, None);
+    assert_eq!(f.stdout, "");
+}
+
+#[test]
+fn many_fast_hooks_in_a_row_all_exit_zero() {
+    for _ in 0..20 {
+        let f = run_sh("true", TIMEOUT);
+        assert_eq!(f.termination, Termination::Exited(0));
+        assert!(!f.output_held_open);
+    }
+}
