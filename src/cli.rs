@@ -319,7 +319,11 @@ fn print_outcome(outcome: &Outcome, out: &Output) {
         let _ = writeln!(w, "  note: {note}");
     }
     if let Some(feedback) = &outcome.feedback {
-        let _ = writeln!(w, "  feedback: {}", feedback.replace('\n', "\n            "));
+        let _ = writeln!(
+            w,
+            "  feedback: {}",
+            feedback.replace('\n', "\n            ")
+        );
     }
     if outcome.hooks.is_empty() {
         let _ = writeln!(w, "  no hook matched");
@@ -384,7 +388,10 @@ fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Re
             "untrusted": config.untrusted,
             "settings": config.settings,
         });
-        outln!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
         return Ok(EXIT_OK);
     }
     let mut w = String::new();
@@ -397,7 +404,12 @@ fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Re
             LayerState::Untrusted => "SKIPPED: untrusted",
             LayerState::Stale => "SKIPPED: changed since trusted",
         };
-        let _ = writeln!(w, "{:8} {}  {state}", layer.layer.as_str(), layer.file.display());
+        let _ = writeln!(
+            w,
+            "{:8} {}  {state}",
+            layer.layer.as_str(),
+            layer.file.display()
+        );
     }
     if config.layers.is_empty() {
         let _ = writeln!(w, "no config files found");
@@ -465,7 +477,10 @@ fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
             "active_hooks": report.config.as_ref().map(active_hooks),
             "untrusted": report.config.as_ref().map(|c| c.untrusted.clone()).unwrap_or_default(),
         });
-        outln!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
     } else {
         for e in &report.errors {
             out.error(&e.to_string());
@@ -529,12 +544,18 @@ fn trust(opts: &LoadOptions, show: bool, revoke: bool, out: &Output) -> Result<u
         return Ok(EXIT_OK);
     }
     for (layer, file) in files {
-        let bytes = std::fs::read(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
+        let bytes =
+            std::fs::read(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
         if show {
             let status = store.status(&file, &bytes);
             let since = store
                 .record(&file)
-                .map(|r| format!(" (recorded sha256 {}…)", &r.sha256[..12.min(r.sha256.len())]))
+                .map(|r| {
+                    format!(
+                        " (recorded sha256 {}…)",
+                        &r.sha256[..12.min(r.sha256.len())]
+                    )
+                })
                 .unwrap_or_default();
             outln!("{layer:8} {}: {status}{since}", file.display());
             if status != TrustStatus::Trusted {
@@ -545,7 +566,11 @@ fn trust(opts: &LoadOptions, show: bool, revoke: bool, out: &Output) -> Result<u
             outln!(
                 "{layer:8} {}: {}",
                 file.display(),
-                if removed { "trust revoked" } else { "was not trusted" }
+                if removed {
+                    "trust revoked"
+                } else {
+                    "was not trusted"
+                }
             );
         } else {
             let text = String::from_utf8_lossy(&bytes);
@@ -602,11 +627,15 @@ fn init(opts: &LoadOptions) -> Result<u8, String> {
             file.display()
         ));
     }
-    std::fs::create_dir_all(&dir).map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
     write_new(&file, STARTER)?;
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
-        write_new(&ignore, "# personal overrides stay out of the repository\nka.local.toml\n")?;
+        write_new(
+            &ignore,
+            "# personal overrides stay out of the repository\nka.local.toml\n",
+        )?;
     }
     // The starter defines no active hook, so trusting it exposes nothing; the user's first edit
     // makes it stale, and that edit is what `ka-hooks trust` then reviews.

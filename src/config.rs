@@ -705,16 +705,18 @@ fn parse_settings(
             "log" if !value.is_str() => wrong("a string (the path of the audit log)", &value),
             "trusted_roots" => {
                 if layer != Layer::User {
-                    errors.push(t.error(
-                        Some(key_span.clone()),
-                        Some(path.clone()),
-                        "a project file cannot widen the trust gate",
-                        Some(
-                            "move `trusted_roots` to your user file ($KA_CONFIG_DIR/ka.toml, \
+                    errors.push(
+                        t.error(
+                            Some(key_span.clone()),
+                            Some(path.clone()),
+                            "a project file cannot widen the trust gate",
+                            Some(
+                                "move `trusted_roots` to your user file ($KA_CONFIG_DIR/ka.toml, \
                              ~/.config/ka/ka.toml)"
-                                .into(),
+                                    .into(),
+                            ),
                         ),
-                    ));
+                    );
                 } else if !value
                     .as_array()
                     .is_some_and(|a| a.iter().all(toml::Value::is_str))
@@ -748,7 +750,9 @@ fn seconds(value: &toml::Value) -> Result<Duration, String> {
         }
     };
     if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("expected a number of seconds greater than 0, got {value}"));
+        return Err(format!(
+            "expected a number of seconds greater than 0, got {value}"
+        ));
     }
     if secs > MAX_TIMEOUT_SECS {
         return Err(format!(
@@ -770,7 +774,6 @@ fn suggest_key(key: &str, valid: &[&str]) -> String {
         None => format!("valid keys: {}", valid.join(", ")),
     }
 }
-
 
 fn parse_hook(
     t: &Text<'_>,
@@ -794,7 +797,10 @@ fn parse_hook(
         match key.as_str() {
             "name" => match value.as_str() {
                 Some(s) if !s.trim().is_empty() => hook.name = Some(At::new(s.to_owned(), pos)),
-                Some(_) => fail("the name is empty".into(), Some("remove `name` or give it a value".into())),
+                Some(_) => fail(
+                    "the name is empty".into(),
+                    Some("remove `name` or give it a value".into()),
+                ),
                 None => fail(expected("a string"), None),
             },
             "event" => match value.as_str() {
@@ -816,7 +822,9 @@ fn parse_hook(
             "tool" => {
                 let names: Option<Vec<String>> = match &value {
                     toml::Value::String(s) => Some(vec![s.clone()]),
-                    toml::Value::Array(a) => a.iter().map(|v| v.as_str().map(str::to_owned)).collect(),
+                    toml::Value::Array(a) => {
+                        a.iter().map(|v| v.as_str().map(str::to_owned)).collect()
+                    }
                     _ => None,
                 };
                 match names {
@@ -846,7 +854,10 @@ fn parse_hook(
             },
             "command" => match value.as_str() {
                 Some(s) if !s.trim().is_empty() => hook.command = Some(At::new(s.to_owned(), pos)),
-                Some(_) => fail("the command is empty".into(), Some("give the shell command to run".into())),
+                Some(_) => fail(
+                    "the command is empty".into(),
+                    Some("give the shell command to run".into()),
+                ),
                 None => fail(expected("a string (a shell command)"), None),
             },
             "timeout" => match seconds(&value) {
@@ -880,7 +891,9 @@ fn parse_hook(
                             }
                             Some(_) => fail(
                                 format!("`{k}` is not a valid environment variable name"),
-                                Some("use letters, digits and `_`, not starting with a digit".into()),
+                                Some(
+                                    "use letters, digits and `_`, not starting with a digit".into(),
+                                ),
                             ),
                             None => fail(
                                 format!("`env.{k}` must be a string, got {}", type_name(v)),
@@ -910,7 +923,9 @@ fn parse_hook(
             column: Some(tool.column),
             key: Some(format!("hooks[{index}].tool")),
             message: "both `tool` and `matcher` are set".into(),
-            help: Some("keep one: `tool` (names and globs) or `matcher` (Claude Code syntax)".into()),
+            help: Some(
+                "keep one: `tool` (names and globs) or `matcher` (Claude Code syntax)".into(),
+            ),
         });
     }
     (errors.len() == before).then_some(hook)
@@ -974,7 +989,8 @@ struct SettingsLayer {
 
 impl Provider for SettingsLayer {
     fn metadata(&self) -> Metadata {
-        Metadata::named(format!("{} {}", self.layer, self.path.display())).source(figment::Source::File(self.path.clone()))
+        Metadata::named(format!("{} {}", self.layer, self.path.display()))
+            .source(figment::Source::File(self.path.clone()))
     }
 
     fn data(&self) -> Result<figment::value::Map<Profile, figment::value::Dict>, figment::Error> {
@@ -1029,12 +1045,18 @@ fn layer_settings(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigEr
                         column: None,
                         key: Some("hook_settings.timeout".into()),
                         message: msg,
-                        help: Some("set KA_HOOKS_TIMEOUT to a number of seconds greater than 0".into()),
+                        help: Some(
+                            "set KA_HOOKS_TIMEOUT to a number of seconds greater than 0".into(),
+                        ),
                     }),
                 }
             }
             settings.log = x.log.map(|p| p.relative());
-            settings.trusted_roots = x.trusted_roots.iter().map(RelativePathBuf::relative).collect();
+            settings.trusted_roots = x
+                .trusted_roots
+                .iter()
+                .map(RelativePathBuf::relative)
+                .collect();
             if x.disable_all {
                 settings.disabled = disabled_by;
             }
@@ -1046,7 +1068,10 @@ fn layer_settings(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigEr
                         .metadata
                         .as_ref()
                         .and_then(|m| m.source.as_ref())
-                        .map_or_else(|| PathBuf::from("KA_HOOKS_* environment"), |s| PathBuf::from(s.to_string())),
+                        .map_or_else(
+                            || PathBuf::from("KA_HOOKS_* environment"),
+                            |s| PathBuf::from(s.to_string()),
+                        ),
                     line: None,
                     column: None,
                     key: Some(format!("hook_settings.{}", e.path.join("."))),
@@ -1061,7 +1086,9 @@ fn layer_settings(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigEr
     }
     for key in ["timeout", "log", "trusted_roots", "disable_all"] {
         if let Some(meta) = figment.find_metadata(key) {
-            settings.provenance.insert(key.to_owned(), meta.name.to_string());
+            settings
+                .provenance
+                .insert(key.to_owned(), meta.name.to_string());
         }
     }
     settings
@@ -1279,24 +1306,30 @@ fn merge_hooks(
             source,
             overrides,
         } = m;
-        let err = |key: &str, at: Option<(usize, usize)>, message: String, help: &str| ConfigError {
-            file: source.file.clone(),
-            line: Some(at.map_or(source.line, |a| a.0)),
-            column: at.map(|a| a.1),
-            key: Some(format!("hooks[{}].{key}", source.index)),
-            message,
-            help: Some(help.to_owned()),
-        };
+        let err =
+            |key: &str, at: Option<(usize, usize)>, message: String, help: &str| ConfigError {
+                file: source.file.clone(),
+                line: Some(at.map_or(source.line, |a| a.0)),
+                column: at.map(|a| a.1),
+                key: Some(format!("hooks[{}].{key}", source.index)),
+                message,
+                help: Some(help.to_owned()),
+            };
         let named = raw.name.as_ref().map(|n| n.value.clone());
         let Some(event) = raw.event.as_ref().map(|e| e.value) else {
             errors.push(err(
                 "event",
                 None,
                 match &named {
-                    Some(n) => format!("hook `{n}` has no `event`, and no earlier hook is named `{n}`"),
+                    Some(n) => {
+                        format!("hook `{n}` has no `event`, and no earlier hook is named `{n}`")
+                    }
                     None => "missing `event`".into(),
                 },
-                &format!("add `event = \"pre_tool_use\"` (valid events: {})", Event::valid_names()),
+                &format!(
+                    "add `event = \"pre_tool_use\"` (valid events: {})",
+                    Event::valid_names()
+                ),
             ));
             continue;
         };
@@ -1305,7 +1338,9 @@ fn merge_hooks(
                 "command",
                 None,
                 match &named {
-                    Some(n) => format!("hook `{n}` has no `command`, and no earlier hook is named `{n}`"),
+                    Some(n) => {
+                        format!("hook `{n}` has no `command`, and no earlier hook is named `{n}`")
+                    }
                     None => "missing `command`".into(),
                 },
                 "add the shell command to run, such as `command = \"examples/hooks/guard.sh\"`",
@@ -1334,7 +1369,9 @@ fn merge_hooks(
                 errors.push(err(
                     "matcher",
                     Some((matcher.line, matcher.column)),
-                    format!("`matcher` only applies to pre_tool_use and post_tool_use, not {event}"),
+                    format!(
+                        "`matcher` only applies to pre_tool_use and post_tool_use, not {event}"
+                    ),
                     "remove `matcher`, or change the event to a tool event",
                 ));
                 continue;
@@ -1438,7 +1475,11 @@ pub fn describe_entries(
         .collect();
     if let Some(settings) = &parsed.settings {
         if !settings.is_empty() {
-            lines.push(format!("[hook_settings] {settings}").trim_end().replace('\n', "; "));
+            lines.push(
+                format!("[hook_settings] {settings}")
+                    .trim_end()
+                    .replace('\n', "; "),
+            );
         }
     }
     lines

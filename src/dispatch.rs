@@ -93,9 +93,9 @@ pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchEr
                 });
             }
             if !hook.enabled {
-                outcome
-                    .diagnostics
-                    .push(format!("hook `{name}` is disabled; ran it because --hook asked"));
+                outcome.diagnostics.push(format!(
+                    "hook `{name}` is disabled; ran it because --hook asked"
+                ));
             }
             if !hook.matches_tool(tool.as_deref()) {
                 outcome.diagnostics.push(format!(
@@ -286,10 +286,7 @@ fn run_pipeline(
         outcome.hooks.push(report);
     }
     if patched && !outcome.blocked {
-        outcome.updated_input = payload
-            .get("arguments")
-            .and_then(Value::as_object)
-            .cloned();
+        outcome.updated_input = payload.get("arguments").and_then(Value::as_object).cloned();
     }
 }
 
@@ -360,7 +357,8 @@ fn apply_decision(hook: &Hook, decision: Decision, reason: Option<String>, outco
         ),
         Decision::Ask => {
             if outcome.decision != Some(Decision::Ask) {
-                outcome.reason = Some(reason.unwrap_or_else(|| format!("hook {} asks for a human", hook.name)));
+                outcome.reason =
+                    Some(reason.unwrap_or_else(|| format!("hook {} asks for a human", hook.name)));
             }
             outcome.decision = Some(Decision::Ask);
         }
@@ -417,7 +415,10 @@ fn apply_failure(hook: &Hook, finished: &process::Finished, outcome: &mut Outcom
             }
         }
         OnError::Ask if event == Event::PreToolUse => {
-            let reason = format!("hook `{}` failed ({failure}) and on_error = \"ask\"", hook.name);
+            let reason = format!(
+                "hook `{}` failed ({failure}) and on_error = \"ask\"",
+                hook.name
+            );
             apply_decision(hook, Decision::Ask, Some(reason), outcome);
         }
         OnError::Ask if event.is_pipeline() => {
@@ -467,7 +468,8 @@ fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
         Termination::Exited(2) => Status::Blocked,
         _ => Status::Error,
     };
-    let error = (status == Status::Error).then(|| finished.termination.describe_with_timeout(hook.timeout));
+    let error =
+        (status == Status::Error).then(|| finished.termination.describe_with_timeout(hook.timeout));
     let mut stderr = finished.stderr.clone();
     if stderr.len() > STDERR_EXCERPT {
         let mut cut = STDERR_EXCERPT;
@@ -482,9 +484,10 @@ fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
         command: hook.command.clone(),
         status,
         exit_code: finished.termination.exit_code(),
-        signal: finished.termination.signal().map(|s| {
-            process::signal_name(s).map_or_else(|| format!("signal {s}"), str::to_owned)
-        }),
+        signal: finished
+            .termination
+            .signal()
+            .map(|s| process::signal_name(s).map_or_else(|| format!("signal {s}"), str::to_owned)),
         timed_out: finished.termination == Termination::TimedOut,
         duration_ms: finished.duration.as_secs_f64() * 1000.0,
         error,

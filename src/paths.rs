@@ -24,10 +24,10 @@ impl Paths {
     /// falling back to the OS directories of the `directories` crate.
     pub fn from_env() -> Paths {
         let base = directories::BaseDirs::new();
-        let config_dir = env_path("KA_CONFIG_DIR")
-            .or_else(|| base.as_ref().map(|b| b.config_dir().join("ka")));
-        let data_dir = env_path("KA_DATA_DIR")
-            .or_else(|| base.as_ref().map(|b| b.data_dir().join("ka")));
+        let config_dir =
+            env_path("KA_CONFIG_DIR").or_else(|| base.as_ref().map(|b| b.config_dir().join("ka")));
+        let data_dir =
+            env_path("KA_DATA_DIR").or_else(|| base.as_ref().map(|b| b.data_dir().join("ka")));
         let disabled_by_env = std::env::var("KA_HOOKS_DISABLE")
             .map(|v| is_truthy(&v))
             .unwrap_or(false);

@@ -75,7 +75,10 @@ fn group_alive(pgid: i32) -> bool {
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .any(|pid| matches!(proc_state(pid), Some((state, pgrp)) if pgrp == pgid && state != 'Z' && state != 'X'))
+        .any(|pid| match proc_state(pid) {
+            Some((state, pgrp)) => pgrp == pgid && state != 'Z' && state != 'X',
+            None => false,
+        })
 }
 
 /// SIGKILL is delivered asynchronously: give the kernel a moment to finish the kill.
@@ -219,7 +222,10 @@ fn timeout_kills_grandchild_holding_stdout() {
 
 #[test]
 fn hook_ignoring_sigterm_is_killed_after_grace() {
-    let f = run_sh("trap '' TERM; sleep 1000; echo survived", Duration::from_secs(1));
+    let f = run_sh(
+        "trap '' TERM; sleep 1000; echo survived",
+        Duration::from_secs(1),
+    );
     assert_eq!(f.termination, Termination::TimedOut);
     assert_eq!(f.stdout, "");
     let pgid = pid_of(&f);
