@@ -1,0 +1,361 @@
+//! The `ka-hooks` binary: `check`, `list`, `init`, `trust`, global flags and exit codes.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+/// A scratch home (config + data dirs) and a project with `.ka/`.
+struct World {
+    _tmp: tempfile::TempDir,
+    config_dir: PathBuf,
+    data_dir: PathBuf,
+    root: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let config_dir = tmp.path().join("config");
+        let data_dir = tmp.path().join("data");
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(&config_dir).expect("mkdir");
+        std::fs::create_dir_all(root.join(".ka")).expect("mkdir");
+        World {
+            _tmp: tmp,
+            config_dir,
+            data_dir,
+            root,
+        }
+    }
+
+    fn user(&self, toml: &str) -> &Self {
+        std::fs::write(self.config_dir.join("ka.toml"), toml).expect("write");
+        self
+    }
+
+    fn project(&self, toml: &str) -> &Self {
+        std::fs::write(self.root.join(".ka/ka.toml"), toml).expect("write");
+        self
+    }
+
+    /// `ka-hooks` run in the project root, with the environment it reads cleared.
+    fn cmd(&self) -> Command {
+        self.cmd_in(&self.root)
+    }
+
+    fn cmd_in(&self, dir: &Path) -> Command {
+        let mut cmd = Command::cargo_bin("ka-hooks").expect("binary");
+        cmd.current_dir(dir)
+            .env("KA_CONFIG_DIR", &self.config_dir)
+            .env("KA_DATA_DIR", &self.data_dir)
+            .env("NO_COLOR", "1")
+            .env_remove("KA_HOOKS_DISABLE")
+            .env_remove("KA_HOOKS_TIMEOUT")
+            .env_remove("KA_HOOKS_LOG");
+        cmd
+    }
+}
+
+const STOP_HOOK: &str = "[[hooks]]\nname = \"notify\"\nevent = \"stop\"\ncommand = \"true\"\n";
+
+#[test]
+fn check_reports_all_errors_of_all_layers_and_exits_1() {
+    let w = World::new();
+    w.user("[[hooks]]\nevent = \"pre_tool_usee\"\ncommand = \"a\"\n")
+        .project("[[hooks]]\nevent = \"stop\"\ncommand = \"a\"\ntimeout = -1\n");
+    w.cmd()
+        .arg("check")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "ka.toml:2:9: `hooks[0].event`: unknown event `pre_tool_usee`",
+        ))
+        .stderr(predicate::str::contains("did you mean `pre_tool_use`?"))
+        .stderr(predicate::str::contains(
+            ".ka/ka.toml:4:11: `hooks[0].timeout`: expected a number of seconds greater than 0, got -1",
+        ))
+        .stderr(predicate::str::contains("2 error(s) found"));
+}
+
+#[test]
+fn check_passes_and_counts_active_hooks() {
+    let w = World::new();
+    w.user(&format!(
+        "{STOP_HOOK}[[hooks]]\nevent = \"stop\"\ncommand = \"x\"\nenabled = false\n"
+    ));
+    w.cmd()
+        .arg("check")
+        .assert()
+        .success()
+        .stdout("ok: 1 active hook(s) from 1 file(s)\n");
+}
+
+#[test]
+fn check_json_lists_errors_with_positions() {
+    let w = World::new();
+    w.user("[[hooks]]\nevent = \"stop\"\n");
+    let out = w.cmd().args(["check", "--json"]).assert().code(1);
+    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    assert_eq!(value["ok"], false);
+    assert_eq!(value["errors"][0]["key"], "hooks[0].command");
+    assert_eq!(value["errors"][0]["line"], 1);
+}
+
+#[test]
+fn untrusted_project_hooks_never_run_and_the_fix_is_printed() {
+    let w = World::new();
+    let marker = w.root.join("ran");
+    w.project(&format!(
+        "[[hooks]]\nevent = \"stop\"\ncommand = \"touch {}\"\n",
+        marker.display()
+    ));
+    w.cmd()
+        .args(["run", "stop"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("skipped the project layer"))
+        .stderr(predicate::str::contains("trust`"))
+        .stdout(predicate::str::contains("no hook matched"));
+    assert!(!marker.exists(), "an untrusted hook ran");
+}
+
+#[test]
+fn trust_then_run_then_edit_untrusts_again() {
+    let w = World::new();
+    let marker = w.root.join("ran");
+    w.project(&format!(
+        "[[hooks]]\nevent = \"stop\"\ncommand = \"touch {}\"\n",
+        marker.display()
+    ));
+    w.cmd()
+        .arg("trust")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("event=stop"))
+        .stdout(predicate::str::contains("runs: touch"))
+        .stdout(predicate::str::contains("trusted (sha256 "));
+    w.cmd()
+        .args(["trust", "--show"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(": trusted"));
+    w.cmd().args(["run", "stop"]).assert().success();
+    assert!(marker.exists(), "the trusted hook ran");
+
+    std::fs::remove_file(&marker).expect("rm");
+    w.project(&format!(
+        "[[hooks]]\nevent = \"stop\"\ncommand = \"touch {} && true\"\n",
+        marker.display()
+    ));
+    w.cmd()
+        .args(["run", "stop"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("changed since it was trusted"));
+    assert!(!marker.exists(), "an edited file ran without review");
+    w.cmd()
+        .args(["trust", "--show"])
+        .assert()
+        .stdout(predicate::str::contains("changed since it was trusted"));
+}
+
+#[test]
+fn trust_revoke_untrusts() {
+    let w = World::new();
+    w.project(STOP_HOOK);
+    w.cmd().arg("trust").assert().success();
+    w.cmd()
+        .args(["trust", "--revoke"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("trust revoked"));
+    w.cmd()
+        .args(["trust", "--show"])
+        .assert()
+        .stdout(predicate::str::contains(": untrusted"));
+}
+
+#[test]
+fn trust_refuses_a_file_with_errors() {
+    let w = World::new();
+    w.project("[[hooks]]\nevent = \"nope\"\ncommand = \"a\"\n");
+    w.cmd()
+        .arg("trust")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unknown event `nope`"))
+        .stderr(predicate::str::contains("before trusting it"));
+}
+
+#[test]
+fn trust_without_a_project_says_how_to_make_one() {
+    let w = World::new();
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    w.cmd_in(elsewhere.path())
+        .arg("trust")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("ka-hooks init"));
+}
+
+#[test]
+fn trust_flag_runs_an_untrusted_project_once() {
+    let w = World::new();
+    w.project("[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"echo no >&2; exit 2\"\n");
+    w.cmd()
+        .args(["run", "pre_tool_use", "--tool", "write", "--trust"])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("reason: no"));
+    w.cmd()
+        .args(["run", "pre_tool_use", "--tool", "write"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn project_flag_finds_the_root_from_a_nested_dir() {
+    let w = World::new();
+    w.project(STOP_HOOK);
+    let nested = w.root.join("src/deep");
+    std::fs::create_dir_all(&nested).expect("mkdir");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    w.cmd_in(elsewhere.path())
+        .arg("--project")
+        .arg(&nested)
+        .args(["list", "--trust"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("notify"))
+        .stdout(predicate::str::contains("--trust, this run only"));
+}
+
+#[test]
+fn list_shows_order_origin_and_what_overrode_or_disabled() {
+    let w = World::new();
+    w.user(
+        "[[hooks]]\nname = \"fmt\"\nevent = \"post_tool_use\"\ncommand = \"fmt\"\n\
+         [[hooks]]\nname = \"lint\"\nevent = \"post_tool_use\"\ncommand = \"lint\"\n",
+    )
+    .project(
+        "[[hooks]]\nname = \"fmt\"\nenabled = false\n[[hooks]]\nname = \"lint\"\ntimeout = 3\n",
+    );
+    let out = w.cmd().args(["list", "--trust"]).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let fmt = text.find("  fmt").expect("fmt listed");
+    let lint = text.find("  lint").expect("lint listed");
+    assert!(fmt < lint, "run order: {text}");
+    assert!(
+        text.contains("fmt  tool = ") || text.contains("fmt  *  [disabled]"),
+        "{text}"
+    );
+    assert!(text.contains("disabled by project"), "{text}");
+    assert!(text.contains("set timeout by project"), "{text}");
+    assert!(text.contains("(timeout 3s"), "{text}");
+}
+
+#[test]
+fn list_json_filters_by_event() {
+    let w = World::new();
+    w.user(&format!(
+        "{STOP_HOOK}[[hooks]]\nevent = \"session_start\"\ncommand = \"x\"\n"
+    ));
+    let out = w
+        .cmd()
+        .args(["list", "--event", "turn_end", "--json"])
+        .assert()
+        .success();
+    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    let hooks = value["hooks"].as_array().expect("hooks");
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0]["name"], "notify");
+    assert_eq!(hooks[0]["source"]["layer"], "user");
+    assert_eq!(hooks[0]["source"]["index"], 0);
+}
+
+#[test]
+fn list_with_a_bad_event_is_a_usage_error_with_a_suggestion() {
+    let w = World::new();
+    w.cmd()
+        .args(["list", "--event", "sesion_start"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("did you mean `session_start`?"));
+}
+
+#[test]
+fn init_writes_a_starter_that_checks_clean_and_refuses_to_overwrite() {
+    let w = World::new();
+    let fresh = tempfile::tempdir().expect("tempdir");
+    w.cmd_in(fresh.path()).arg("init").assert().success();
+    let file = fresh.path().join(".ka/ka.toml");
+    assert!(file.is_file());
+    assert!(std::fs::read_to_string(fresh.path().join(".ka/.gitignore"))
+        .expect("gitignore")
+        .contains("ka.local.toml"));
+    w.cmd_in(fresh.path())
+        .arg("check")
+        .assert()
+        .success()
+        .stdout("ok: 0 active hook(s) from 1 file(s)\n")
+        .stderr("");
+    let before = std::fs::read(&file).expect("read");
+    w.cmd_in(fresh.path())
+        .arg("init")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("already exists"));
+    assert_eq!(std::fs::read(&file).expect("read"), before);
+}
+
+#[test]
+fn ka_hooks_disable_turns_every_hook_off() {
+    let w = World::new();
+    w.user("[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"exit 2\"\n");
+    w.cmd()
+        .args(["run", "pre_tool_use", "--tool", "bash"])
+        .env("KA_HOOKS_DISABLE", "1")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("every hook is off"));
+    w.cmd()
+        .args(["run", "pre_tool_use", "--tool", "bash"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn usage_errors_exit_1() {
+    let w = World::new();
+    w.cmd().arg("frobnicate").assert().code(1);
+    w.cmd().args(["run"]).assert().code(1);
+    w.cmd()
+        .args(["run", "pre_tool_use"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("needs a tool"));
+    w.cmd().arg("--help").assert().success();
+}
+
+#[test]
+fn global_flags_are_accepted_before_or_after_the_command() {
+    let w = World::new();
+    w.user(STOP_HOOK);
+    w.cmd().args(["--trust", "list"]).assert().success();
+    w.cmd().args(["list", "--trust"]).assert().success();
+}
+
+#[test]
+fn env_timeout_override_applies_to_hooks_without_their_own() {
+    let w = World::new();
+    w.user(STOP_HOOK);
+    let out = w
+        .cmd()
+        .args(["list", "--json"])
+        .env("KA_HOOKS_TIMEOUT", "4")
+        .assert()
+        .success();
+    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    assert_eq!(value["hooks"][0]["timeout_secs"], 4.0);
+}
