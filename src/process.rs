@@ -229,7 +229,16 @@ pub fn run(hook: &HookProcess<'_>) -> Finished {
         .process_group(0);
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(err) => return Finished::spawn_failed(err.to_string(), started),
+        Err(err) => {
+            // The io error alone ("No such file or directory") does not say whether `sh` or the
+            // directory is missing.
+            let text = if hook.cwd.is_dir() {
+                err.to_string()
+            } else {
+                format!("{err} (cwd {})", hook.cwd.display())
+            };
+            return Finished::spawn_failed(text, started);
+        }
     };
     let pid = child.id();
     // Pids are positive `pid_t`s; `Child::id` just widened one to u32.

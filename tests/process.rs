@@ -382,7 +382,7 @@ fn missing_cwd_is_spawn_failed() {
         TIMEOUT,
     );
     match &f.termination {
-        Termination::SpawnFailed(err) => assert!(!err.is_empty()),
+        Termination::SpawnFailed(err) => assert!(err.contains("does-not-exist"), "{err}"),
         other => panic!("expected SpawnFailed, got {other:?}"),
     }
     assert!(f.termination.describe().starts_with("failed to start: "));
