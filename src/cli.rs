@@ -237,8 +237,10 @@ fn run(
             "{event} needs a tool: pass --tool NAME or a payload with \"tool\""
         ));
     }
-    let config = load(opts, out)?;
-    let _ = log; // The audit log arrives with the audit issue; accepted now so scripts can pass it.
+    let mut config = load(opts, out)?;
+    if log.is_some() {
+        config.settings.log = log;
+    }
     let outcome = config
         .dispatch(Request {
             event,

@@ -68,6 +68,16 @@ impl Config {
 
 /// See [`Config::dispatch`].
 pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchError> {
+    let mut outcome = run_hooks(config, request)?;
+    if let Some(log) = &config.settings.log {
+        if let Err(e) = crate::audit::append(log, &outcome) {
+            outcome.diagnostics.push(e);
+        }
+    }
+    Ok(outcome)
+}
+
+fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError> {
     let Request {
         event,
         mut payload,

@@ -1,5 +1,6 @@
 //! ka-hooks: the hooks system of the ka coding agent.
 pub mod action;
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod dispatch;
