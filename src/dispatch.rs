@@ -137,9 +137,8 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
     let run_dir = config.run_dir(&cwd_fallback).to_path_buf();
-    payload
-        .entry("event")
-        .or_insert_with(|| Value::String(event.as_str().to_owned()));
+    // The dispatcher, not the caller's payload, says which event this is (KA_EVENT agrees).
+    payload.insert("event".into(), Value::String(event.as_str().to_owned()));
     payload
         .entry("cwd")
         .or_insert_with(|| Value::String(cwd_fallback.to_string_lossy().into_owned()));
@@ -401,7 +400,10 @@ fn block_reason(hook: &Hook, stderr: &str) -> String {
 
 /// A failing hook: `on_error` decides (§4).
 fn apply_failure(hook: &Hook, finished: &process::Finished, outcome: &mut Outcome) {
-    let failure = finished.termination.describe_with_timeout(hook.timeout);
+    let failure = match finished.termination {
+        Termination::Exited(2) => "exit 2: the shell could not open the script".to_owned(),
+        _ => finished.termination.describe_with_timeout(hook.timeout),
+    };
     let failure = match finished.termination {
         Termination::Exited(127) => format!("{failure}: command not found"),
         Termination::Exited(126) => format!("{failure}: command not executable"),
@@ -418,10 +420,12 @@ fn apply_failure(hook: &Hook, finished: &process::Finished, outcome: &mut Outcom
                 "hook `{}` failed ({failure}) and on_error = \"block\"",
                 hook.name
             );
-            if event.is_pipeline() {
-                block(outcome, reason);
-            } else {
-                exit_two_observed(hook, &reason, outcome);
+            match event {
+                _ if event.is_pipeline() => block(outcome, reason),
+                Event::PostToolUse => exit_two_observed(hook, &reason, outcome),
+                _ => outcome.diagnostics.push(format!(
+                    "{reason}: recorded, no effect ({event} cannot be blocked)"
+                )),
             }
         }
         OnError::Ask if event == Event::PreToolUse => {
@@ -472,14 +476,28 @@ fn note_parse(
     parsed.action
 }
 
+/// dash (Debian's `sh`) exits 2 when it cannot open a script (`sh: 0: cannot open x.sh: No such
+/// file`): a typo in a guard's path must read as a broken hook, never as a deliberate veto.
+fn shell_could_not_open_script(stderr: &str) -> bool {
+    let first = stderr.lines().next().unwrap_or("");
+    first.starts_with("sh: ")
+        && (first.contains(": cannot open ") || first.contains(": Can't open "))
+}
+
 fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
     let status = match finished.termination {
         Termination::Exited(0) => Status::Ok,
+        Termination::Exited(2) if shell_could_not_open_script(&finished.stderr) => Status::Error,
         Termination::Exited(2) => Status::Blocked,
         _ => Status::Error,
     };
-    let error =
-        (status == Status::Error).then(|| finished.termination.describe_with_timeout(hook.timeout));
+    let error = (status == Status::Error).then(|| match finished.termination {
+        Termination::Exited(2) => format!(
+            "exit 2: the shell could not open the script ({})",
+            finished.stderr.lines().next().unwrap_or("").trim()
+        ),
+        _ => finished.termination.describe_with_timeout(hook.timeout),
+    });
     let mut stderr = finished.stderr.clone();
     if stderr.len() > STDERR_EXCERPT {
         let mut cut = STDERR_EXCERPT;

@@ -1,0 +1,244 @@
+//! Shared helpers for the integration tests: a scratch project with its own config and data dirs
+//! (never the real home), hook entries as TOML, and process checks.
+//!
+//! Each test file uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ka_hooks::config::{Config, LoadOptions};
+use ka_hooks::dispatch::Request;
+use ka_hooks::outcome::{HookReport, Outcome};
+use ka_hooks::paths::Paths;
+use ka_hooks::Event;
+use serde_json::{Map, Value};
+
+/// Environment variables the binary reads that a test must not inherit from the developer.
+pub const AMBIENT_VARS: [&str; 5] = [
+    "KA_HOOKS_DISABLE",
+    "KA_HOOKS_TIMEOUT",
+    "KA_HOOKS_LOG",
+    "KA_NOTIFY_FILE",
+    "KA_NOTIFY_DESKTOP",
+];
+
+/// A scratch project: `root/` (with `.ka/`), and a config and data dir of its own.
+pub struct Project {
+    _dir: tempfile::TempDir,
+    /// The temp dir holding `project/`, `config/` and `data/`.
+    pub base: PathBuf,
+    /// The project root (canonical), holding `.ka/`.
+    pub root: PathBuf,
+    /// `KA_CONFIG_DIR`: the user layer is `config/ka.toml`.
+    pub config_dir: PathBuf,
+    /// `KA_DATA_DIR`: the trust store.
+    pub data_dir: PathBuf,
+}
+
+impl Project {
+    /// An empty project: `.ka/` exists but holds no config file.
+    pub fn new() -> Project {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical tempdir");
+        let root = base.join("project");
+        let config_dir = base.join("config");
+        let data_dir = base.join("data");
+        for d in [&root.join(".ka"), &config_dir, &data_dir] {
+            fs::create_dir_all(d).expect("create dir");
+        }
+        Project {
+            _dir: dir,
+            base,
+            root,
+            config_dir,
+            data_dir,
+        }
+    }
+
+    /// A project whose hooks are in the user layer (always trusted).
+    pub fn with_user_toml(toml: &str) -> Project {
+        let project = Project::new();
+        project.write_user_toml(toml);
+        project
+    }
+
+    pub fn write_user_toml(&self, toml: &str) {
+        fs::write(self.config_dir.join("ka.toml"), toml).expect("write user ka.toml");
+    }
+
+    /// Write `content` to `rel` under the root, creating folders.
+    pub fn write(&self, rel: &str, content: &str) -> PathBuf {
+        let path = self.root.join(rel);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).expect("create parent");
+        }
+        fs::write(&path, content).expect("write file");
+        path
+    }
+
+    /// Contents of `rel` under the root, `None` when it does not exist.
+    pub fn read(&self, rel: &str) -> Option<String> {
+        fs::read_to_string(self.root.join(rel)).ok()
+    }
+
+    pub fn exists(&self, rel: &str) -> bool {
+        self.root.join(rel).exists()
+    }
+
+    pub fn paths(&self) -> Paths {
+        Paths::new(&self.config_dir, &self.data_dir)
+    }
+
+    pub fn options(&self, start_dir: &Path, trust_once: bool) -> LoadOptions {
+        LoadOptions {
+            paths: self.paths(),
+            start_dir: start_dir.to_path_buf(),
+            trust_once,
+        }
+    }
+
+    /// Load from the root, with `--trust` (project layers load for this run).
+    #[track_caller]
+    pub fn load(&self) -> Config {
+        Config::load(&self.options(&self.root, true))
+            .unwrap_or_else(|e| panic!("config failed to load: {e}"))
+    }
+
+    /// Load and dispatch one request.
+    #[track_caller]
+    pub fn dispatch(&self, request: Request) -> Outcome {
+        self.load()
+            .dispatch(request)
+            .unwrap_or_else(|e| panic!("dispatch failed: {e}"))
+    }
+
+    /// Dispatch a tool event with these arguments.
+    #[track_caller]
+    pub fn tool_call(&self, event: Event, tool: &str, arguments: Value) -> Outcome {
+        self.dispatch(Request::tool_call(event, tool, object(arguments)))
+    }
+
+    /// Dispatch an event with this payload.
+    #[track_caller]
+    pub fn event(&self, event: Event, payload: Value) -> Outcome {
+        self.dispatch(Request::new(event, object(payload)))
+    }
+
+    /// A `ka-hooks` command with this project's config and data dirs and no ambient `KA_*`.
+    pub fn cli(&self) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::cargo_bin("ka-hooks").expect("ka-hooks binary");
+        for var in AMBIENT_VARS {
+            cmd.env_remove(var);
+        }
+        cmd.env("KA_CONFIG_DIR", &self.config_dir)
+            .env("KA_DATA_DIR", &self.data_dir)
+            .env("NO_COLOR", "1")
+            .current_dir(&self.root);
+        cmd
+    }
+}
+
+/// A JSON value that must be an object.
+#[track_caller]
+pub fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("expected a JSON object, got {other}"),
+    }
+}
+
+/// One `[[hooks]]` entry. `command` is written as a TOML multi-line literal string, so it may hold
+/// any quotes (but not `'''`). `extra` lines (`tool = "write"`, `timeout = 1`) are added verbatim.
+pub fn hook(name: &str, event: &str, command: &str, extra: &[&str]) -> String {
+    assert!(!command.contains("'''"), "command must not contain '''");
+    let mut entry = format!("[[hooks]]\nname = \"{name}\"\nevent = \"{event}\"\n");
+    for line in extra {
+        entry.push_str(line);
+        entry.push('\n');
+    }
+    entry.push_str(&format!("command = '''{command}'''\n\n"));
+    entry
+}
+
+/// The report of the hook named `name`.
+#[track_caller]
+pub fn report<'a>(outcome: &'a Outcome, name: &str) -> &'a HookReport {
+    outcome
+        .hooks
+        .iter()
+        .find(|h| h.name == name)
+        .unwrap_or_else(|| panic!("no report for hook `{name}` in {:#?}", outcome.hooks))
+}
+
+/// Whether some diagnostic contains every one of `needles`.
+pub fn has_diagnostic(outcome: &Outcome, needles: &[&str]) -> bool {
+    outcome
+        .diagnostics
+        .iter()
+        .any(|d| needles.iter().all(|n| d.contains(n)))
+}
+
+/// Process state letter and process group from `/proc`, `None` when the process does not exist.
+fn proc_state(pid: i32) -> Option<(char, i32)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let pgrp = fields.nth(1)?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+/// The process is gone: `kill(pid, 0)` fails with ESRCH, or it is a zombie (an orphan reparented to
+/// a PID 1 that does not reap stays a zombie, but runs nothing).
+pub fn process_gone(pid: i32) -> bool {
+    assert!(pid > 0, "not a pid: {pid}");
+    // SAFETY: signal 0 performs only the existence and permission check.
+    if unsafe { libc::kill(pid, 0) } != 0 {
+        return std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    }
+    matches!(proc_state(pid), Some((state, _)) if state == 'Z' || state == 'X')
+}
+
+/// No live (non-zombie) process is left in process group `pgid`.
+pub fn group_gone(pgid: i32) -> bool {
+    assert!(pgid > 0, "not a process group: {pgid}");
+    // SAFETY: signal 0 performs only the existence and permission check.
+    if unsafe { libc::kill(-pgid, 0) } != 0 {
+        return true;
+    }
+    let Ok(entries) = fs::read_dir("/proc") else {
+        // No /proc: kill says a member exists, and we cannot tell whether it is a zombie.
+        return false;
+    };
+    !entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .any(|pid| {
+            matches!(proc_state(pid), Some((state, pgrp))
+                if pgrp == pgid && state != 'Z' && state != 'X')
+        })
+}
+
+/// SIGKILL is delivered asynchronously: give the kernel a moment to finish a kill that was sent.
+#[track_caller]
+pub fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The pid written (first line) in `rel` under the project root.
+#[track_caller]
+pub fn pid_in(project: &Project, rel: &str) -> i32 {
+    let text = project
+        .read(rel)
+        .unwrap_or_else(|| panic!("the hook did not write its pid to {rel}"));
+    text.lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("expected a pid in {rel}, got {text:?}"))
+}
