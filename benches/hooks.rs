@@ -1,0 +1,315 @@
+//! Benchmarks of the hook runner's hot paths (`cargo bench --bench hooks`).
+//!
+//! Groups (see `benches/README.md` for the targets):
+//! - `config_load`: user + project layers, 50 hooks in total.
+//! - `dispatch_no_match`: a `pre_tool_use` that no hook matches (no spawn).
+//! - `spawn_one`: one trivial hook through `ka_hooks` vs a raw `sh -c true` doing the same pipe work.
+//! - `concurrent`: 10 `sleep 0.1` post_tool_use hooks vs one.
+//! - `action_parse`: parsing hook stdout, typical, note-heavy and hostile.
+//!
+//! Ratios are what matter: the two functions of a group run side by side in one process, so
+//! machine noise hits both alike.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
+use ka_hooks::action;
+use ka_hooks::config::{Config, LoadOptions};
+use ka_hooks::dispatch::Request;
+use ka_hooks::paths::Paths;
+use ka_hooks::Event;
+use serde_json::{Map, Value};
+
+/// A scratch world: user config dir, data dir, and a project directory (with `.ka/` when it has
+/// a project layer). Dropped at the end of the group.
+struct World {
+    _tmp: tempfile::TempDir,
+    opts: LoadOptions,
+}
+
+impl World {
+    fn new(user: &str, project: Option<&str>) -> World {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let config_dir = tmp.path().join("config");
+        let data_dir = tmp.path().join("data");
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(&config_dir).expect("mkdir config");
+        std::fs::create_dir_all(&data_dir).expect("mkdir data");
+        std::fs::create_dir_all(&root).expect("mkdir repo");
+        std::fs::write(config_dir.join("ka.toml"), user).expect("write user layer");
+        if let Some(project) = project {
+            std::fs::create_dir_all(root.join(".ka")).expect("mkdir .ka");
+            std::fs::write(root.join(".ka/ka.toml"), project).expect("write project layer");
+        }
+        let opts = LoadOptions {
+            paths: Paths::new(config_dir, data_dir),
+            start_dir: root,
+            trust_once: true,
+        };
+        World { _tmp: tmp, opts }
+    }
+
+    fn load(&self) -> Config {
+        Config::load(&self.opts).expect("bench config loads")
+    }
+}
+
+/// `n` hook entries with a mix of tool globs, Claude matchers, env tables, events and settings.
+/// None of the tool-event hooks matches the tool `read`. Commands differ so nothing is deduplicated.
+fn mixed_hooks(layer: &str, n: usize) -> String {
+    let mut out = String::from("[hook_settings]\ntimeout = 30\n\n");
+    for i in 0..n {
+        let body = match i % 10 {
+            0 => "event = \"pre_tool_use\"\ntool = [\"write\", \"edit\"]\n".to_owned(),
+            1 => "event = \"pre_tool_use\"\ntool = \"mcp__*\"\n".to_owned(),
+            2 => "event = \"PreToolUse\"\nmatcher = \"Edit|Write|MultiEdit\"\n".to_owned(),
+            3 => {
+                "event = \"pre_tool_use\"\nmatcher = \"^(bash|shell)_.*\"\ntimeout = 5\n".to_owned()
+            }
+            4 => format!(
+                "event = \"post_tool_use\"\ntool = [\"write\", \"edit\", \"notebook_*\"]\n\
+                 env = {{ FMT_LEVEL = \"{i}\", FMT_ROOTS = \"src,tests\" }}\n"
+            ),
+            5 => "event = \"post_tool_use\"\nmatcher = \"Bash\"\non_error = \"block\"\n".to_owned(),
+            6 => "event = \"stop\"\n".to_owned(),
+            7 => format!(
+                "event = \"pre_tool_use\"\ntool = [\"bash\", \"git_*\", \"web_fetch\"]\n\
+                 on_error = \"ask\"\nenv = {{ GUARD_ROOTS = \"src,.ka\", GUARD_ID = \"{i}\" }}\n"
+            ),
+            8 => "event = \"user_prompt_submit\"\n".to_owned(),
+            _ => "event = \"session_start\"\nenabled = true\n".to_owned(),
+        };
+        out.push_str(&format!(
+            "[[hooks]]\nname = \"{layer}-{i}\"\n{body}command = \"examples/hooks/h{i}.sh --layer {layer}\"\n\n"
+        ));
+    }
+    out
+}
+
+fn arguments(command: &str) -> Map<String, Value> {
+    let mut args = Map::new();
+    args.insert("path".into(), Value::String("src/lib.rs".into()));
+    args.insert("content".into(), Value::String(command.into()));
+    args
+}
+
+/// Tool arguments whose `content` is a ~1 KB string.
+fn kilobyte_arguments() -> Map<String, Value> {
+    let text: String = "fn main() { println!(\"hello\"); }\n"
+        .chars()
+        .cycle()
+        .take(1024)
+        .collect();
+    arguments(&text)
+}
+
+fn config_load(c: &mut Criterion) {
+    let world = World::new(&mixed_hooks("user", 25), Some(&mixed_hooks("project", 25)));
+    assert_eq!(world.load().hooks.len(), 50, "50 hooks, none merged away");
+    let mut group = c.benchmark_group("config_load");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(4));
+    group.bench_function("user_project_50_hooks", |b| {
+        b.iter(|| black_box(Config::load(black_box(&world.opts)).expect("load")))
+    });
+    group.finish();
+}
+
+fn dispatch_no_match(c: &mut Criterion) {
+    let world = World::new(&mixed_hooks("user", 25), Some(&mixed_hooks("project", 25)));
+    let config = world.load();
+    let args = arguments("cat src/lib.rs");
+    let probe = config
+        .dispatch(Request::tool_call(Event::PreToolUse, "read", args.clone()))
+        .expect("dispatch");
+    assert!(probe.hooks.is_empty(), "no hook may match `read`");
+    let mut group = c.benchmark_group("dispatch_no_match");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    // The request is built outside the timing: the host has its payload already.
+    group.bench_function("pre_tool_use_read_50_hooks", |b| {
+        b.iter_batched(
+            || Request::tool_call(Event::PreToolUse, "read", args.clone()),
+            |request| black_box(config.dispatch(request).expect("dispatch")),
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+/// (a) one trivial hook through `ka_hooks`; (b) the same process and pipe work done raw.
+fn spawn_one(c: &mut Criterion) {
+    let world = World::new(
+        "[[hooks]]\nevent = \"pre_tool_use\"\ntool = \"write\"\ncommand = \"true\"\n",
+        None,
+    );
+    let config = world.load();
+    let args = kilobyte_arguments();
+    let probe = config
+        .dispatch(Request::tool_call(Event::PreToolUse, "write", args.clone()))
+        .expect("dispatch");
+    assert_eq!(probe.hooks.len(), 1, "the hook runs");
+    assert_eq!(probe.hooks[0].exit_code, Some(0), "{probe:?}");
+
+    // The bytes ka_hooks writes to the hook's stdin: the payload with `event` and `cwd` filled in.
+    // With no project root, hooks run in the payload's `cwd`, here the working directory.
+    let dir: PathBuf = std::env::current_dir().expect("working directory");
+    let mut payload = Map::new();
+    payload.insert("tool".into(), Value::String("write".into()));
+    payload.insert("arguments".into(), Value::Object(args.clone()));
+    payload.insert("event".into(), Value::String("pre_tool_use".into()));
+    payload.insert(
+        "cwd".into(),
+        Value::String(dir.to_string_lossy().into_owned()),
+    );
+    let payload = serde_json::to_vec(&payload).expect("serialise");
+    assert!(payload.len() > 1024, "1 KB payload");
+
+    let mut group = c.benchmark_group("spawn_one");
+    group
+        .sample_size(50)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(8));
+    group.bench_function("ka_hooks_dispatch_true", |b| {
+        b.iter_batched(
+            || Request::tool_call(Event::PreToolUse, "write", args.clone()),
+            |request| black_box(config.dispatch(request).expect("dispatch")),
+            BatchSize::SmallInput,
+        )
+    });
+    group.bench_function("raw_sh_c_true", |b| {
+        b.iter(|| {
+            let mut child = Command::new("sh")
+                .arg("-c")
+                .arg("true")
+                .current_dir(&dir)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn sh");
+            let mut stdin = child.stdin.take().expect("stdin");
+            // `true` does not read: EPIPE is possible and fine (Rust ignores SIGPIPE).
+            let _ = stdin.write_all(&payload);
+            drop(stdin);
+            let mut out = Vec::new();
+            let mut err = Vec::new();
+            child
+                .stdout
+                .take()
+                .expect("stdout")
+                .read_to_end(&mut out)
+                .expect("read stdout");
+            child
+                .stderr
+                .take()
+                .expect("stderr")
+                .read_to_end(&mut err)
+                .expect("read stderr");
+            black_box((child.wait().expect("wait"), out, err))
+        })
+    });
+    group.finish();
+}
+
+/// 10 concurrent `sleep 0.1` hooks vs one: the fan-out should cost (almost) nothing.
+fn concurrent(c: &mut Criterion) {
+    let hook = |i: usize| {
+        // A different command each (a comment), or identical hooks would be deduplicated.
+        format!("[[hooks]]\nevent = \"post_tool_use\"\ncommand = \"sleep 0.1 # {i}\"\n\n")
+    };
+    let one = World::new(&hook(0), None);
+    let ten = World::new(&(0..10).map(hook).collect::<String>(), None);
+    let (one_config, ten_config) = (one.load(), ten.load());
+    let request = || {
+        let mut payload = Map::new();
+        payload.insert("tool".into(), Value::String("write".into()));
+        payload.insert("arguments".into(), Value::Object(arguments("x")));
+        payload.insert("result".into(), Value::String("ok".into()));
+        Request::new(Event::PostToolUse, payload)
+    };
+    let probe = ten_config.dispatch(request()).expect("dispatch");
+    assert_eq!(probe.hooks.len(), 10, "ten hooks run");
+
+    let mut group = c.benchmark_group("concurrent");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("one_sleep_0.1", |b| {
+        b.iter_batched(
+            request,
+            |r| black_box(one_config.dispatch(r).expect("dispatch")),
+            BatchSize::PerIteration,
+        )
+    });
+    group.bench_function("ten_sleep_0.1", |b| {
+        b.iter_batched(
+            request,
+            |r| black_box(ten_config.dispatch(r).expect("dispatch")),
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+fn action_parse(c: &mut Criterion) {
+    let typical = r#"{"updated_input":{"command":"cargo fmt --all"},"decision":"allow"}"#;
+    let note: String = "Formatted 3 files — ünïcödé ✓ "
+        .chars()
+        .cycle()
+        .take(190)
+        .collect();
+    let note_heavy = serde_json::json!({
+        "note": note,
+        "mode": "plan",
+        "systemMessage": "formatter ran",
+        "reason": "style",
+        "decision": "ask",
+        "hookSpecificOutput": { "hookEventName": "PreToolUse", "additionalContext": "ctx" },
+        "extra_1": "unknown keys are reported, not fatal",
+        "extra_2": [1, 2, 3],
+    })
+    .to_string();
+    let long_note = serde_json::json!({ "note": "é".repeat(8 * 1024) }).to_string();
+    // 1 MiB of printable garbage that is not JSON.
+    let garbage: String = (0..1024 * 1024u32)
+        .map(|i| char::from(b' ' + ((i.wrapping_mul(2_654_435_761) >> 24) % 94) as u8))
+        .collect();
+    let nested_arrays = "[".repeat(1024 * 1024);
+    let nested_objects = "{\"a\":".repeat(100_000);
+
+    let mut group = c.benchmark_group("action_parse");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    let cases: [(&str, &str); 6] = [
+        ("typical", typical),
+        ("note_heavy", &note_heavy),
+        ("note_over_long_8k", &long_note),
+        ("garbage_1mib", &garbage),
+        ("nested_arrays_1mib", &nested_arrays),
+        ("nested_objects_100k", &nested_objects),
+    ];
+    for (name, stdout) in cases {
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(action::parse(black_box(stdout), Event::PreToolUse)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    config_load,
+    dispatch_no_match,
+    spawn_one,
+    concurrent,
+    action_parse
+);
+criterion_main!(benches);
