@@ -1,4 +1,53 @@
 //! ka-hooks: the hooks system of the ka coding agent.
+//!
+//! Hooks are shell commands run at fixed points of a session ([`Event`]). They are defined in
+//! layered `ka.toml` files and follow the Claude Code hook contract: a JSON payload on stdin,
+//! exit 2 to veto, and on exit 0 an optional JSON object on stdout that is a small action
+//! language ([`action`]).
+//!
+//! # Using it from an agent
+//! Load once per session, then dispatch each event and apply the [`Outcome`]:
+//!
+//! ```
+//! use ka_hooks::{config::{Config, LoadOptions}, paths::Paths, Event, Request};
+//! # let tmp = tempfile::tempdir()?;
+//! # let (config_dir, data_dir) = (tmp.path().join("config"), tmp.path().join("data"));
+//! # std::fs::create_dir_all(&config_dir)?;
+//! # std::fs::write(config_dir.join("ka.toml"), r#"
+//! # [[hooks]]
+//! # event = "pre_tool_use"
+//! # tool = "write"
+//! # command = "echo 'only src/ is writable' >&2; exit 2"
+//! # "#)?;
+//! let config = Config::load(&LoadOptions {
+//!     paths: Paths::new(config_dir, data_dir), // or LoadOptions::from_env()
+//!     start_dir: tmp.path().to_path_buf(),
+//!     trust_once: false,
+//! })?;
+//! let args = serde_json::json!({"path": "/etc/passwd"});
+//! let args = args.as_object().cloned().unwrap_or_default();
+//! let outcome = config.dispatch(Request::tool_call(Event::PreToolUse, "write", args))?;
+//! assert!(outcome.blocked);
+//! assert_eq!(outcome.reason.as_deref(), Some("only src/ is writable"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Precedence
+//! The layers are user (`~/.config/ka/ka.toml`), then project (`<root>/.ka/ka.toml`), then local
+//! (`<root>/.ka/ka.local.toml`). Hooks of all layers run in that order. An entry that names an
+//! earlier hook is merged over it key by key ([`config`]).
+//!
+//! # Threat model
+//! A project file comes from a repository someone cloned, and it runs commands. It therefore
+//! loads only after the user has trusted its exact content ([`trust`]). An untrusted or edited
+//! file is skipped whole, and settings that widen the gate are read only from the user's own
+//! file.
+//!
+//! A hook is trusted to run, but not to behave. It may hang, fork daemons, flood its output,
+//! ignore its stdin, print garbage, or die by a signal. None of that can wedge the caller, leave a
+//! process behind, or change state through unparsable output ([`process`], [`action`]). A hook
+//! that breaks is reported as broken, never as a hook that allowed or vetoed; `on_error` decides
+//! whether broken fails open or closed.
 pub mod action;
 pub mod audit;
 pub mod cli;
