@@ -250,6 +250,26 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+impl ConfigError {
+    /// An error about a whole source (a file that cannot be read, an environment variable),
+    /// with no position in it.
+    fn unpositioned(
+        file: impl Into<PathBuf>,
+        key: Option<String>,
+        message: String,
+        help: Option<&str>,
+    ) -> ConfigError {
+        ConfigError {
+            file: file.into(),
+            line: None,
+            column: None,
+            key,
+            message,
+            help: help.map(str::to_owned),
+        }
+    }
+}
+
 /// Every error of a load, all layers at once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigErrors(pub Vec<ConfigError>);
@@ -613,10 +633,10 @@ struct ParsedFile {
     settings: Option<toml::Table>,
 }
 
-const HOOK_KEYS: &[&str] = &[
+pub(crate) const HOOK_KEYS: &[&str] = &[
     "name", "event", "tool", "matcher", "command", "timeout", "on_error", "enabled", "env",
 ];
-const SETTINGS_KEYS: &[&str] = &["timeout", "disable_all", "log", "trusted_roots"];
+pub(crate) const SETTINGS_KEYS: &[&str] = &["timeout", "disable_all", "log", "trusted_roots"];
 
 fn type_name(v: &toml::Value) -> &'static str {
     match v {
@@ -1039,16 +1059,12 @@ fn layer_settings(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigEr
             if let Some(secs) = x.timeout {
                 match seconds(&toml::Value::Float(secs)) {
                     Ok(d) => settings.timeout = Some(d),
-                    Err(msg) => errors.push(ConfigError {
-                        file: PathBuf::from("KA_HOOKS_TIMEOUT"),
-                        line: None,
-                        column: None,
-                        key: Some("hook_settings.timeout".into()),
-                        message: msg,
-                        help: Some(
-                            "set KA_HOOKS_TIMEOUT to a number of seconds greater than 0".into(),
-                        ),
-                    }),
+                    Err(msg) => errors.push(ConfigError::unpositioned(
+                        "KA_HOOKS_TIMEOUT",
+                        Some("hook_settings.timeout".into()),
+                        msg,
+                        Some("set KA_HOOKS_TIMEOUT to a number of seconds greater than 0"),
+                    )),
                 }
             }
             settings.log = x.log.map(|p| p.relative());
@@ -1063,21 +1079,20 @@ fn layer_settings(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigEr
         }
         Err(e) => {
             for e in e {
-                errors.push(ConfigError {
-                    file: e
-                        .metadata
-                        .as_ref()
-                        .and_then(|m| m.source.as_ref())
-                        .map_or_else(
-                            || PathBuf::from("KA_HOOKS_* environment"),
-                            |s| PathBuf::from(s.to_string()),
-                        ),
-                    line: None,
-                    column: None,
-                    key: Some(format!("hook_settings.{}", e.path.join("."))),
-                    message: e.kind.to_string(),
-                    help: None,
-                })
+                let file = e
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.source.as_ref())
+                    .map_or_else(
+                        || PathBuf::from("KA_HOOKS_* environment"),
+                        |s| PathBuf::from(s.to_string()),
+                    );
+                errors.push(ConfigError::unpositioned(
+                    file,
+                    Some(format!("hook_settings.{}", e.path.join("."))),
+                    e.kind.to_string(),
+                    None,
+                ))
             }
         }
     }
@@ -1128,14 +1143,12 @@ fn load_inner(
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => {
-                errors.push(ConfigError {
-                    file: path,
-                    line: None,
-                    column: None,
-                    key: None,
-                    message: format!("failed to read: {e}"),
-                    help: Some("check the file's permissions".into()),
-                });
+                errors.push(ConfigError::unpositioned(
+                    path,
+                    None,
+                    format!("failed to read: {e}"),
+                    Some("check the file's permissions"),
+                ));
                 continue;
             }
         };
@@ -1152,14 +1165,12 @@ fn load_inner(
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => {
-                errors.push(ConfigError {
-                    file: path,
-                    line: None,
-                    column: None,
-                    key: None,
-                    message: format!("not UTF-8 text: {e}"),
-                    help: Some("save the file as UTF-8".into()),
-                });
+                errors.push(ConfigError::unpositioned(
+                    path,
+                    None,
+                    format!("not UTF-8 text: {e}"),
+                    Some("save the file as UTF-8"),
+                ));
                 continue;
             }
         };
