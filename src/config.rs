@@ -1084,14 +1084,15 @@ fn layer_settings(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigEr
                     .as_ref()
                     .and_then(|m| m.source.as_ref())
                     .map_or_else(
-                        || PathBuf::from("KA_HOOKS_* environment"),
+                        // Only the environment provider has no file: name the variable.
+                        || PathBuf::from(format!("KA_HOOKS_{}", e.path.join("_").to_uppercase())),
                         |s| PathBuf::from(s.to_string()),
                     );
                 errors.push(ConfigError::unpositioned(
                     file,
                     Some(format!("hook_settings.{}", e.path.join("."))),
                     e.kind.to_string(),
-                    None,
+                    Some("fix or unset the variable"),
                 ))
             }
         }

@@ -359,3 +359,17 @@ fn env_timeout_override_applies_to_hooks_without_their_own() {
     let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
     assert_eq!(value["hooks"][0]["timeout_secs"], 4.0);
 }
+
+#[test]
+fn bad_env_override_is_an_error_naming_the_variable() {
+    let w = World::new();
+    w.user(STOP_HOOK);
+    w.cmd()
+        .arg("check")
+        .env("KA_HOOKS_TIMEOUT", "abc")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "KA_HOOKS_TIMEOUT: `hook_settings.timeout`: invalid type",
+        ));
+}
