@@ -1231,6 +1231,14 @@ fn load_inner(
     let settings = layer_settings(&parsed, &opts.paths, &mut errors);
     let (hooks, deduplicated) = merge_hooks(parsed, &settings, &mut errors);
     if !errors.is_empty() {
+        // Report in reading order: layer by layer, top to bottom (errors are found in phases).
+        let file_rank = |e: &ConfigError| {
+            layers
+                .iter()
+                .position(|l| l.file == e.file)
+                .unwrap_or(usize::MAX)
+        };
+        errors.sort_by_key(|e| (file_rank(e), e.line, e.column));
         return Ok((None, errors));
     }
     let mut by_event: [Vec<usize>; 7] = Default::default();
