@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 use serde_json::{Map, Value};
 
+use crate::adapter::Agent;
 use crate::config::{self, Config, ConfigError, Hook, Layer, LayerState, LoadError, LoadOptions};
 use crate::dispatch::Request;
 use crate::event::Event;
@@ -99,6 +100,32 @@ enum Command {
     },
     /// Write a commented starter `.ka/ka.toml` (never overwrites).
     Init,
+    /// Claude Code hook: run the ka.toml hooks on Claude's payload (stdin), answer in its contract.
+    Claude(crate::adapter::AdapterArgs),
+    /// Codex CLI hook: run the ka.toml hooks on Codex's payload (stdin), answer in its contract.
+    Codex(crate::adapter::AdapterArgs),
+    /// Gemini CLI hook: run the ka.toml hooks on Gemini's payload (stdin), answer in its contract.
+    Gemini(crate::adapter::AdapterArgs),
+    /// Register the adapter in Claude Code's settings (prints the diff; --write applies it).
+    Install(crate::adapter::install::InstallArgs),
+    /// Turn Claude Code's hooks into `[[hooks]]` entries (prints them; --write appends them).
+    Import(crate::adapter::import::ImportArgs),
+    /// Check every hook is wired and working: command found, script executable, layer trusted.
+    Doctor {
+        /// Also run each hook once on a synthetic payload in a scratch directory (KA_HOOKS_DOCTOR=1).
+        #[arg(long)]
+        exec: bool,
+        /// Print the report as a JSON array, one object per hook, layer or configuration error.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the JSON Schema of ka.toml's `[[hooks]]` and `[hook_settings]` (for editors).
+    Schema,
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Run the CLI; returns the process exit code.
@@ -172,6 +199,7 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
         start_dir,
         trust_once: cli.trust,
     };
+    let explicit = cli.project.is_some();
     match cli.command {
         Command::Run {
             event,
@@ -184,7 +212,35 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
         Command::Check { json } => check(&opts, json, out),
         Command::Trust { show, revoke } => trust(&opts, show, revoke, out),
         Command::Init => init(&opts),
+        Command::Claude(args) => Ok(adapter_run(Agent::Claude, explicit, cli.log, &opts, &args)),
+        Command::Codex(args) => Ok(adapter_run(Agent::Codex, explicit, cli.log, &opts, &args)),
+        Command::Gemini(args) => Ok(adapter_run(Agent::Gemini, explicit, cli.log, &opts, &args)),
+        Command::Install(args) => crate::adapter::install::run(&opts, &args),
+        Command::Import(args) => crate::adapter::import::run(&opts, &args),
+        Command::Doctor { exec, json } => doctor(&opts, exec, json, out),
+        Command::Schema => {
+            out!("{}", crate::schema::schema_text());
+            Ok(EXIT_OK)
+        }
+        Command::Completions { shell } => completions(shell),
     }
+}
+
+/// `ka-hooks claude|codex|gemini`: without `--project`, the payload's `cwd` finds the project.
+fn adapter_run(
+    agent: Agent,
+    explicit_project: bool,
+    log: Option<PathBuf>,
+    opts: &LoadOptions,
+    args: &crate::adapter::AdapterArgs,
+) -> u8 {
+    let ctx = crate::adapter::Context {
+        paths: opts.paths.clone(),
+        project: explicit_project.then(|| opts.start_dir.clone()),
+        trust_once: opts.trust_once,
+        log,
+    };
+    crate::adapter::run_cli(agent, &ctx, args)
 }
 
 fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
@@ -612,6 +668,41 @@ fn describe_file_hooks(
     errors: &mut Vec<ConfigError>,
 ) -> Vec<String> {
     config::describe_entries(layer, file, text, errors)
+}
+
+// ---------------------------------------------------------------------------------------------
+// doctor, completions
+// ---------------------------------------------------------------------------------------------
+
+fn doctor(opts: &LoadOptions, exec: bool, json: bool, out: &Output) -> Result<u8, String> {
+    let progress = exec && !json && std::io::stderr().is_terminal();
+    let report = crate::doctor::diagnose(opts, exec, &mut |name| {
+        if progress {
+            eprintln!("running hook {name} on a synthetic payload...");
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    if json {
+        let text = serde_json::to_string_pretty(&report.entries)
+            .map_err(|e| format!("failed to serialise the report: {e}"))?;
+        outln!("{text}");
+    } else {
+        out!("{}", report.to_text(out.color));
+    }
+    Ok(if report.failing() {
+        EXIT_ERROR
+    } else {
+        EXIT_OK
+    })
+}
+
+fn completions(shell: clap_complete::Shell) -> Result<u8, String> {
+    // Generated into memory: clap_complete panics on a write error, such as a closed pipe.
+    let mut script = Vec::new();
+    let mut command = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut command, "ka-hooks", &mut script);
+    let _ = std::io::stdout().write_all(&script);
+    Ok(EXIT_OK)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -49,14 +49,17 @@
 //! that breaks is reported as broken, never as a hook that allowed or vetoed; `on_error` decides
 //! whether broken fails open or closed.
 pub mod action;
+pub mod adapter;
 pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod dispatch;
+pub mod doctor;
 pub mod event;
 pub mod outcome;
 pub mod paths;
 pub mod process;
+pub mod schema;
 pub mod trust;
 
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};

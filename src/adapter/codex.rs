@@ -1,0 +1,311 @@
+//! `ka-hooks codex`: Codex CLI's hook contract.
+//!
+//! Codex's hooks (`hooks.json` or `[hooks]` in `config.toml`) copy Claude Code's payload and
+//! answer fields, with less room: in `PreToolUse`, `permissionDecision: "ask"` is rejected,
+//! `"allow"` is accepted only together with `updatedInput` (that is how a rewrite is carried),
+//! and unknown output keys make the whole answer invalid. So:
+//! - a hook's `ask` becomes a block whose reason says a human must approve the call;
+//! - a hook's bare `allow` is said in `systemMessage` (Codex's own approval rules decide);
+//! - a rewrite goes back as `allow` + the whole `updatedInput`, and `systemMessage` says so.
+//!
+//! Codex has no write or edit tool: file changes are `apply_patch` calls whose `tool_input` is
+//! `{"command": "<patch>"}`. A patch that only adds one file is shown to the hooks as ka's
+//! `write` (`path`, `content`); one that only updates one file (no move) as `edit` (`path`,
+//! `patch`); any other patch as `apply_patch` (`patch`, and the `paths` it touches). Paths are
+//! made absolute against the payload's `cwd`, as Claude Code's are. A hook's rewrite is written
+//! back into the patch; a rewrite the patch cannot carry blocks the call and says why.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::claude::{self, row, Dialect};
+use super::{tools, Agent, Answer, Call, EventRow, Flavour, Verdict};
+use crate::event::Event;
+
+/// Codex's events that run ka events.
+pub const EVENTS: &[EventRow] = &[
+    row("PreToolUse", Event::PreToolUse, Flavour::Plain),
+    row("PostToolUse", Event::PostToolUse, Flavour::Plain),
+    row("UserPromptSubmit", Event::UserPromptSubmit, Flavour::Plain),
+    row("Stop", Event::Stop, Flavour::Plain),
+    row("StopFailure", Event::Stop, Flavour::StopError),
+    row("SessionStart", Event::SessionStart, Flavour::Plain),
+    row("PreCompact", Event::PreCompact, Flavour::Plain),
+];
+
+/// Codex's events with no ka event. (Codex has no session end event: ka's `session_end` hooks
+/// never run under Codex.)
+pub const UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "PermissionRequest",
+        "ka decides permissions in pre_tool_use; register PreToolUse instead",
+    ),
+    ("PostCompact", "ka has only pre_compact"),
+    (
+        "SubagentStart",
+        "ka has no subagent events (stop is the end of the main agent's turn)",
+    ),
+    (
+        "SubagentStop",
+        "ka has no subagent events (stop is the end of the main agent's turn)",
+    ),
+];
+
+/// The answer in Codex's contract.
+pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
+    if call.event == Event::PreToolUse {
+        verdict.ask_becomes_block(Agent::Codex);
+        if verdict.input.is_none() {
+            verdict.allow_is_unsupported(Agent::Codex);
+        } else if verdict.decision.is_none() && verdict.block.is_none() {
+            verdict.messages.push(
+                "a ka hook rewrote this call's input; Codex applies a hook's rewrite only with \
+                 `permissionDecision: \"allow\"`, so ka-hooks sent it with one"
+                    .into(),
+            );
+        }
+    }
+    claude::answer_as(call, verdict, Dialect::Codex)
+}
+
+const BEGIN: &str = "*** Begin Patch";
+const END: &str = "*** End Patch";
+const ADD: &str = "*** Add File: ";
+const UPDATE: &str = "*** Update File: ";
+const DELETE: &str = "*** Delete File: ";
+const MOVE: &str = "*** Move to: ";
+
+/// An `apply_patch` call, as the hooks see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    shape: Shape,
+    /// The patch text, as received.
+    text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Shape {
+    /// Only `*** Add File: <header>`: ka's `write`.
+    Add { header: String },
+    /// Only `*** Update File: <header>`, no move: ka's `edit`.
+    Update { header: String },
+    /// Anything else: ka's `apply_patch`.
+    Other,
+}
+
+/// Reads Codex's `apply_patch` call as ka's `write`, `edit` or `apply_patch`; `None` for any
+/// other tool (or an `apply_patch` without a patch string).
+pub(super) fn read_patch(
+    tool: &str,
+    input: &Map<String, Value>,
+    cwd: Option<&Path>,
+) -> Option<(String, Map<String, Value>, Patch)> {
+    if tool != "apply_patch" {
+        return None;
+    }
+    let text = input.get("command")?.as_str()?.to_owned();
+    let mut adds = Vec::new();
+    let mut updates = Vec::new();
+    let mut others = Vec::new();
+    let mut content = String::new();
+    let mut moved = false;
+    for line in text.lines() {
+        if let Some(path) = line.strip_prefix(ADD) {
+            adds.push(path.trim().to_owned());
+        } else if let Some(path) = line.strip_prefix(UPDATE) {
+            updates.push(path.trim().to_owned());
+        } else if let Some(path) = line.strip_prefix(DELETE) {
+            others.push(path.trim().to_owned());
+        } else if let Some(path) = line.strip_prefix(MOVE) {
+            moved = true;
+            others.push(path.trim().to_owned());
+        } else if let Some(added) = line.strip_prefix('+') {
+            content.push_str(added);
+            content.push('\n');
+        }
+    }
+    let absolute = |p: &str| -> Value {
+        let path = Path::new(p);
+        Value::String(match cwd {
+            Some(cwd) if path.is_relative() => cwd.join(path).to_string_lossy().into_owned(),
+            _ => p.to_owned(),
+        })
+    };
+    let mut args = Map::new();
+    let (ka_name, shape) = match (adds.as_slice(), updates.as_slice(), others.is_empty()) {
+        ([header], [], true) => {
+            args.insert("path".into(), absolute(header));
+            args.insert("content".into(), Value::String(content));
+            (
+                "write",
+                Shape::Add {
+                    header: header.clone(),
+                },
+            )
+        }
+        ([], [header], true) if !moved => {
+            args.insert("path".into(), absolute(header));
+            args.insert("patch".into(), Value::String(text.clone()));
+            (
+                "edit",
+                Shape::Update {
+                    header: header.clone(),
+                },
+            )
+        }
+        _ => {
+            args = tools::args_to_ka(Agent::Codex, tool, input);
+            let paths = adds
+                .iter()
+                .chain(&updates)
+                .chain(&others)
+                .map(|p| absolute(p))
+                .collect();
+            args.insert("paths".into(), Value::Array(paths));
+            ("apply_patch", Shape::Other)
+        }
+    };
+    Some((ka_name.to_owned(), args, Patch { shape, text }))
+}
+
+impl Patch {
+    /// Codex's `tool_input` for the arguments the hooks left (`after`), given what they were
+    /// shown (`before`); `Err` when the patch cannot carry the rewrite.
+    pub(super) fn rebuild(
+        &self,
+        original: &Map<String, Value>,
+        before: &Map<String, Value>,
+        after: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, String> {
+        let changed = |key: &str| before.get(key) != after.get(key);
+        let known: &[&str] = match self.shape {
+            Shape::Add { .. } => &["path", "content"],
+            Shape::Update { .. } => &["path", "patch"],
+            Shape::Other => &["patch", "paths"],
+        };
+        let keys = before.keys().chain(after.keys());
+        if let Some(key) = keys
+            .filter(|k| !known.contains(&k.as_str()))
+            .find(|k| changed(k))
+        {
+            return Err(format!("Codex's apply_patch has no argument `{key}`"));
+        }
+        let text_of = |key: &str| -> Result<Option<&str>, String> {
+            match after.get(key) {
+                Some(Value::String(s)) => Ok(Some(s)),
+                None | Some(Value::Null) => Ok(None),
+                Some(_) => Err(format!("`{key}` must be a string")),
+            }
+        };
+        let header = |key: &str, original: &str| -> Result<String, String> {
+            if changed(key) {
+                Ok(text_of(key)?.ok_or("a patch needs a `path`")?.to_owned())
+            } else {
+                Ok(original.to_owned())
+            }
+        };
+        let patch = match &self.shape {
+            Shape::Add { header: original } => {
+                let path = header("path", original)?;
+                let content = text_of("content")?.unwrap_or("");
+                let mut patch = format!("{BEGIN}\n{ADD}{path}\n");
+                for line in content.lines() {
+                    patch.push('+');
+                    patch.push_str(line);
+                    patch.push('\n');
+                }
+                patch.push_str(END);
+                patch.push('\n');
+                patch
+            }
+            Shape::Update { header: original } => {
+                if changed("path") && changed("patch") {
+                    return Err("both `path` and `patch` were rewritten".into());
+                }
+                let path = header("path", original)?;
+                let text = text_of("patch")?.unwrap_or(&self.text);
+                text.lines()
+                    .map(|line| match line.strip_prefix(UPDATE) {
+                        Some(_) if changed("path") => format!("{UPDATE}{path}\n"),
+                        _ => format!("{line}\n"),
+                    })
+                    .collect()
+            }
+            Shape::Other => {
+                if changed("paths") {
+                    return Err("`paths` is read from the patch; rewrite `patch` instead".into());
+                }
+                text_of("patch")?.unwrap_or(&self.text).to_owned()
+            }
+        };
+        let mut input = original.clone();
+        input.insert("command".into(), Value::String(patch));
+        Ok(input)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn input(patch: &str) -> Map<String, Value> {
+        json!({ "command": patch })
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn single_add_is_a_write_with_absolute_path() {
+        let patch = "*** Begin Patch\n*** Add File: README.md\n+hello\n+world\n*** End Patch\n";
+        let (tool, args, _) =
+            read_patch("apply_patch", &input(patch), Some(Path::new("/repo"))).expect("a patch");
+        assert_eq!(tool, "write");
+        assert_eq!(args["path"], "/repo/README.md");
+        assert_eq!(args["content"], "hello\nworld\n");
+    }
+
+    #[test]
+    fn rewritten_content_goes_back_into_the_patch() {
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+secret\n*** End Patch\n";
+        let original = input(patch);
+        let (_, before, shape) = read_patch("apply_patch", &original, None).expect("a patch");
+        let mut after = before.clone();
+        after.insert("content".into(), "[REDACTED]\n".into());
+        let input = shape.rebuild(&original, &before, &after).expect("rebuilt");
+        assert_eq!(
+            input["command"],
+            "*** Begin Patch\n*** Add File: a.txt\n+[REDACTED]\n*** End Patch\n"
+        );
+    }
+
+    #[test]
+    fn multi_file_patch_is_apply_patch_with_paths() {
+        let patch = "*** Begin Patch\n*** Add File: a\n+x\n*** Delete File: b\n*** End Patch";
+        let (tool, args, shape) =
+            read_patch("apply_patch", &input(patch), Some(Path::new("/r"))).expect("a patch");
+        assert_eq!(tool, "apply_patch");
+        assert_eq!(args["paths"], json!(["/r/a", "/r/b"]));
+        assert_eq!(args["patch"], patch);
+        let mut after = args.clone();
+        after.insert("paths".into(), json!(["/elsewhere"]));
+        assert!(shape.rebuild(&input(patch), &args, &after).is_err());
+    }
+
+    #[test]
+    fn update_path_rewrite_changes_the_header_only() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch\n";
+        let original = input(patch);
+        let (tool, before, shape) = read_patch("apply_patch", &original, None).expect("a patch");
+        assert_eq!(tool, "edit");
+        let mut after = before.clone();
+        after.insert("path".into(), "src/b.rs".into());
+        let input = shape.rebuild(&original, &before, &after).expect("rebuilt");
+        assert_eq!(
+            input["command"],
+            "*** Begin Patch\n*** Update File: src/b.rs\n@@\n-a\n+b\n*** End Patch\n"
+        );
+    }
+}

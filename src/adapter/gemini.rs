@@ -1,0 +1,110 @@
+//! `ka-hooks gemini`: Gemini CLI's hook contract.
+//!
+//! Gemini CLI's hooks (`hooks` in `settings.json`) get Claude-like payloads under their own
+//! event names (`BeforeTool`, `AfterTool`, `BeforeAgent`, `AfterAgent`, `PreCompress`, ...) and
+//! read back: exit 2 (block, stderr is the reason), or exit 0 with `decision: "deny"` + `reason`,
+//! `hookSpecificOutput.tool_input` (new tool arguments), `hookSpecificOutput.additionalContext`
+//! (appended to a tool result) and `systemMessage` (shown to the user).
+//!
+//! What Gemini CLI's contract cannot say:
+//! - a `BeforeTool` hook cannot ask the user: a hook's `ask` becomes a block that says so;
+//! - a hook cannot pre-approve a call: a hook's `allow` is said in `systemMessage`;
+//! - an `AfterTool` hook cannot mark the result as an error (its `deny` *replaces* the result):
+//!   the feedback is appended as context and `systemMessage` says the mark was not made.
+//!
+//! A rewrite is sent as the *whole* input, in Gemini's argument names, so it means the same
+//! whether Gemini merges `tool_input` into the arguments or replaces them.
+
+use serde_json::{Map, Value};
+
+use super::claude::row;
+use super::{specific, with_system_message, Agent, Answer, Call, EventRow, Flavour, Verdict};
+use crate::event::Event;
+
+/// Gemini CLI's events that run ka events.
+pub const EVENTS: &[EventRow] = &[
+    row("BeforeTool", Event::PreToolUse, Flavour::Plain),
+    row("AfterTool", Event::PostToolUse, Flavour::Plain),
+    row("BeforeAgent", Event::UserPromptSubmit, Flavour::Plain),
+    row("AfterAgent", Event::Stop, Flavour::Plain),
+    row("SessionStart", Event::SessionStart, Flavour::Plain),
+    row("SessionEnd", Event::SessionEnd, Flavour::Plain),
+    row("PreCompress", Event::PreCompact, Flavour::Plain),
+];
+
+/// Gemini CLI's events with no ka event.
+pub const UNSUPPORTED: &[(&str, &str)] = &[
+    ("Notification", "ka has no notification event"),
+    ("BeforeModel", "ka has no model-request events"),
+    ("AfterModel", "ka has no model-request events"),
+    ("BeforeToolSelection", "ka has no tool-selection event"),
+];
+
+/// ka's `result` and `is_error` from Gemini's `tool_response` (`llmContent`, `error`).
+pub(super) fn result(original: &Map<String, Value>) -> (Value, bool) {
+    let response = original
+        .get("tool_response")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let failed = response
+        .get("error")
+        .is_some_and(|e| !e.is_null() && e != &Value::Bool(false));
+    let result = response
+        .get("llmContent")
+        .cloned()
+        .unwrap_or_else(|| response.clone());
+    (result, failed)
+}
+
+/// The answer in Gemini CLI's contract.
+pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
+    let mut object = Map::new();
+    match call.event {
+        Event::PreToolUse => {
+            verdict.ask_becomes_block(Agent::Gemini);
+            verdict.allow_is_unsupported(Agent::Gemini);
+            if let Some(reason) = &verdict.block {
+                if verdict.messages.is_empty() {
+                    return Answer::exit_two(reason);
+                }
+                object.insert("decision".into(), "deny".into());
+                object.insert("reason".into(), reason.as_str().into());
+            } else if let Some(input) = &verdict.input {
+                let mut hso = specific(call.agent_event);
+                hso.insert("tool_input".into(), Value::Object(input.clone()));
+                object.insert("hookSpecificOutput".into(), Value::Object(hso));
+            }
+        }
+        Event::PostToolUse => {
+            if verdict.mark_error {
+                verdict.messages.push(
+                    "a ka hook marked this tool result as an error; Gemini CLI hooks cannot \
+                     mark a result as an error, so the hook's message was appended to it instead"
+                        .into(),
+                );
+            }
+            let feedback = verdict.feedback.clone().or_else(|| {
+                verdict
+                    .mark_error
+                    .then(|| "a ka hook marked this tool result as an error".to_owned())
+            });
+            if let Some(feedback) = feedback {
+                let mut hso = specific(call.agent_event);
+                hso.insert("additionalContext".into(), feedback.into());
+                object.insert("hookSpecificOutput".into(), Value::Object(hso));
+            }
+        }
+        Event::UserPromptSubmit => {
+            if let Some(reason) = &verdict.block {
+                if verdict.messages.is_empty() {
+                    return Answer::exit_two(reason);
+                }
+                object.insert("decision".into(), "deny".into());
+                object.insert("reason".into(), reason.as_str().into());
+            }
+        }
+        Event::Stop | Event::SessionStart | Event::SessionEnd | Event::PreCompact => {}
+    }
+    with_system_message(&mut object, &verdict);
+    Answer::json(object)
+}

@@ -1,0 +1,444 @@
+//! `ka-hooks import claude`: turn Claude Code's hooks into `[[hooks]]` entries.
+//!
+//! Reads the `hooks` of Claude Code settings files (by default the project's
+//! `.claude/settings.json` and `.claude/settings.local.json`; `--user` the user's; `--from FILE`
+//! any) and writes one `[[hooks]]` entry per `command` hook, each under a comment naming its
+//! origin (file, event, indexes). The entries print by default; `--write` appends them to
+//! `.ka/ka.toml` (the user's `ka.toml` with `--user`), never touching what is there, and skips
+//! hooks that file already has.
+//!
+//! - Events: Claude's names become ka's (`PreToolUse` → `pre_tool_use`). Events ka does not
+//!   have are listed as skipped, with why.
+//! - Matchers: a list of names (`Write|Edit`) becomes ka's names (`write|edit`) through the
+//!   translation table, because the adapter hands ka's names to the hooks. A regex is kept, and
+//!   the ka names of the tools it matched are added (`^(?:write|edit)$|Notebook.*`), so it still
+//!   matches tools the table does not rename (`mcp__...`). A regex ka cannot read is skipped.
+//! - `timeout` is copied (seconds in both). Keys ka has no equivalent for (`async`, `once`,
+//!   `statusMessage`, ...) are named in the comment. Hooks of another `type` (`prompt`, `agent`,
+//!   `http`) cannot run as ka hooks and are skipped.
+//! - The adapter's own entries (`ka-hooks claude`) are skipped: importing them would make ka run
+//!   itself.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::install::{is_adapter_command, user_settings};
+use super::{tools, Agent, Flavour};
+use crate::config::LoadOptions;
+use crate::event::Event;
+use crate::paths;
+
+/// Options of `ka-hooks import`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImportArgs {
+    /// The agent whose hooks to import: claude.
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// Read this settings file (repeatable) instead of the project's `.claude/settings.json`
+    /// and `.claude/settings.local.json`.
+    #[arg(long, value_name = "FILE")]
+    pub from: Vec<PathBuf>,
+    /// Read the user's Claude Code settings and write to the user's ka.toml.
+    #[arg(long)]
+    pub user: bool,
+    /// Append the entries to `.ka/ka.toml` (the user's ka.toml with --user) instead of printing.
+    #[arg(long)]
+    pub write: bool,
+}
+
+/// What an import found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// The `[[hooks]]` entries, each with its origin comment.
+    pub entries: Vec<Entry>,
+    /// What was not imported, and why.
+    pub skipped: Vec<String>,
+}
+
+/// One imported hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub event: Event,
+    pub command: String,
+    /// The TOML text: comment lines, then the `[[hooks]]` table.
+    pub toml: String,
+}
+
+/// Reads the hooks of one Claude Code settings file (`label` names it in comments).
+pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result<(), String> {
+    let settings: Value =
+        serde_json::from_str(text).map_err(|e| format!("{label}: not valid JSON ({e})"))?;
+    let Some(hooks) = settings.get("hooks") else {
+        return Ok(());
+    };
+    let hooks = hooks
+        .as_object()
+        .ok_or_else(|| format!("{label}: `hooks` is not a JSON object"))?;
+    for (event_name, groups) in hooks {
+        let event = Agent::Claude
+            .events()
+            .iter()
+            .find(|row| row.name == event_name && row.flavour == Flavour::Plain)
+            .map(|row| row.event);
+        let Some(groups) = groups.as_array() else {
+            imported
+                .skipped
+                .push(format!("{label}: hooks.{event_name} is not an array"));
+            continue;
+        };
+        let Some(event) = event else {
+            let count: usize = groups
+                .iter()
+                .filter_map(|g| g.get("hooks")?.as_array().map(Vec::len))
+                .sum();
+            let why = Agent::Claude
+                .unsupported()
+                .iter()
+                .find(|(n, _)| n == event_name)
+                .map_or("ka has no such event", |(_, why)| why);
+            if count > 0 {
+                imported
+                    .skipped
+                    .push(format!("{label}: {count} hook(s) of {event_name}: {why}"));
+            }
+            continue;
+        };
+        for (gi, group) in groups.iter().enumerate() {
+            let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or("");
+            let Some(list) = group.get("hooks").and_then(Value::as_array) else {
+                continue;
+            };
+            for (hi, hook) in list.iter().enumerate() {
+                let origin = format!("{label}: hooks.{event_name}[{gi}].hooks[{hi}]");
+                match entry(&origin, event, matcher, hook) {
+                    Ok(Some(entry)) => imported.entries.push(entry),
+                    Ok(None) => {}
+                    Err(why) => imported.skipped.push(format!("{origin}: {why}")),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Hook keys of Claude Code the entry reads; any other is named in the comment.
+const READ_KEYS: &[&str] = &["type", "command", "timeout"];
+
+fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Option<Entry>, String> {
+    let kind = hook
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("command");
+    if kind != "command" {
+        return Err(format!(
+            "a `{kind}` hook has no ka equivalent (ka runs commands)"
+        ));
+    }
+    let command = hook
+        .get("command")
+        .and_then(Value::as_str)
+        .ok_or("no `command` string")?;
+    if is_adapter_command(command, Agent::Claude) {
+        return Ok(None);
+    }
+    let mut toml = format!("# imported from {origin}\n");
+    let mut lines = vec![
+        "[[hooks]]".to_owned(),
+        format!("event = {}", quote(event.as_str())),
+    ];
+    if event.is_tool_event() {
+        match translate_matcher(matcher)? {
+            Matcher::All => {}
+            Matcher::Names(names) => {
+                lines.push(format!("matcher = {}", quote(&names.join("|"))));
+                if names.join("|") != matcher {
+                    let _ = writeln!(toml, "# Claude matcher {}", quote(matcher));
+                }
+            }
+            Matcher::Regex(regex) => {
+                lines.push(format!("matcher = {}", quote(&regex)));
+                if regex != matcher {
+                    let _ = writeln!(
+                        toml,
+                        "# Claude matcher {} (a regex), with the ka names of the tools it matches",
+                        quote(matcher)
+                    );
+                }
+            }
+        }
+    }
+    lines.push(format!("command = {}", quote(command)));
+    match hook.get("timeout") {
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t > 0.0) => {
+            lines.push(format!("timeout = {n}"));
+        }
+        Some(other) => {
+            let _ = writeln!(toml, "# timeout {other} not copied: not a positive number");
+        }
+        None => {}
+    }
+    let extra: Vec<String> = hook
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !READ_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    if !extra.is_empty() {
+        let _ = writeln!(
+            toml,
+            "# not imported (no ka equivalent): {}",
+            extra.join(", ")
+        );
+    }
+    for line in lines {
+        toml.push_str(&line);
+        toml.push('\n');
+    }
+    Ok(Some(Entry {
+        event,
+        command: command.to_owned(),
+        toml,
+    }))
+}
+
+/// A Claude matcher in ka's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Matcher {
+    All,
+    /// Exact ka tool names.
+    Names(Vec<String>),
+    /// A regex over ka tool names.
+    Regex(String),
+}
+
+/// Translates a Claude Code matcher to the names the adapter hands to ka hooks.
+pub fn translate_matcher(matcher: &str) -> Result<Matcher, String> {
+    let trimmed = matcher.trim();
+    if trimmed.is_empty() || trimmed == "*" {
+        return Ok(Matcher::All);
+    }
+    if matcher
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_- ,|".contains(c))
+    {
+        let names = matcher
+            .split(['|', ','])
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|name| tools::ka_tool_name(Agent::Claude, name))
+            .collect();
+        return Ok(Matcher::Names(names));
+    }
+    let regex = regex::Regex::new(matcher).map_err(|e| {
+        format!(
+            "matcher {} is not a regex ka can read ({}); translate it by hand",
+            quote(matcher),
+            e.to_string().lines().last().unwrap_or("invalid")
+        )
+    })?;
+    let matched: Vec<&str> = tools::TOOLS
+        .iter()
+        .filter(|row| row.claude.is_some_and(|name| regex.is_match(name)))
+        .map(|row| row.ka)
+        .collect();
+    if matched.is_empty() {
+        return Ok(Matcher::Regex(matcher.to_owned()));
+    }
+    Ok(Matcher::Regex(format!(
+        "^(?:{})$|{matcher}",
+        matched.join("|")
+    )))
+}
+
+/// A TOML string literal.
+fn quote(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
+}
+
+/// The header written above imported entries.
+pub const HEADER: &str = "\
+# Imported from Claude Code by `ka-hooks import claude`. These commands were written for Claude
+# Code's payload: through `ka-hooks claude` they get it unchanged (`tool_name`, `tool_input`, ...)
+# next to ka's `tool` and `arguments`; under ka itself they get ka's payload only.
+";
+
+/// `ka-hooks import`; prints or appends, returns the exit code.
+pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
+    if args.agent != Agent::Claude {
+        eprintln!(
+            "ka-hooks import {}: not supported: only Claude Code settings can be imported",
+            args.agent.command()
+        );
+        return Ok(1);
+    }
+    let root = paths::find_project_root(&opts.start_dir).unwrap_or_else(|| opts.start_dir.clone());
+    let (sources, explicit) = if !args.from.is_empty() {
+        (args.from.clone(), true)
+    } else if args.user {
+        (user_settings().into_iter().collect(), false)
+    } else {
+        let dir = root.join(".claude");
+        (
+            vec![dir.join("settings.json"), dir.join("settings.local.json")],
+            false,
+        )
+    };
+    let mut imported = Imported::default();
+    let mut read = Vec::new();
+    for file in &sources {
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,
+            Err(e) => return Err(format!("failed to read {}: {e}", file.display())),
+        };
+        let label = paths::absolute(file).display().to_string();
+        read_settings(&label, &text, &mut imported)?;
+        read.push(label);
+    }
+    if read.is_empty() {
+        let looked = sources
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(format!(
+            "no Claude Code settings found (looked for {looked}); name one with --from FILE"
+        ));
+    }
+    let target = if args.user {
+        opts.paths
+            .user_file()
+            .ok_or("no config directory: set KA_CONFIG_DIR")?
+    } else {
+        root.join(paths::PROJECT_DIR).join(paths::CONFIG_FILE)
+    };
+    let mut already = 0;
+    if args.write {
+        let present = existing_hooks(&target);
+        let before = imported.entries.len();
+        imported
+            .entries
+            .retain(|e| !present.contains(&(e.event.as_str().to_owned(), e.command.clone())));
+        already = before - imported.entries.len();
+    }
+    for skipped in &imported.skipped {
+        eprintln!("skipped {skipped}");
+    }
+    if imported.entries.is_empty() {
+        let why = if already > 0 {
+            format!("all {already} hook(s) are already in {}", target.display())
+        } else {
+            "no command hooks".to_owned()
+        };
+        println!("nothing to import from {}: {why}", read.join(", "));
+        return Ok(0);
+    }
+    let mut text = String::from(HEADER);
+    for entry in &imported.entries {
+        text.push('\n');
+        text.push_str(&entry.toml);
+    }
+    if !args.write {
+        print!("{text}");
+        eprintln!(
+            "{} hook(s); nothing written: run again with --write to append them to {}",
+            imported.entries.len(),
+            target.display()
+        );
+        return Ok(0);
+    }
+    append(&target, &text)?;
+    println!(
+        "appended {} hook(s) to {}{}",
+        imported.entries.len(),
+        target.display(),
+        if already > 0 {
+            format!(" ({already} already there)")
+        } else {
+            String::new()
+        }
+    );
+    if !args.user {
+        println!(
+            "the file changed, so it is untrusted until reviewed: run `{}`",
+            crate::config::trust_command(&root)
+        );
+    }
+    Ok(0)
+}
+
+/// (event, command) of the hooks a ka.toml already has.
+fn existing_hooks(file: &Path) -> BTreeSet<(String, String)> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return BTreeSet::new();
+    };
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return BTreeSet::new();
+    };
+    table
+        .get("hooks")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|hook| {
+            let event = hook.get("event")?.as_str()?.parse::<Event>().ok()?;
+            let command = hook.get("command")?.as_str()?;
+            Some((event.as_str().to_owned(), command.to_owned()))
+        })
+        .collect()
+}
+
+/// Appends `text` to `file` (created with its folder when missing), after a blank line.
+fn append(file: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
+    }
+    let existing = std::fs::read_to_string(file).unwrap_or_default();
+    let separator = match existing.as_str() {
+        "" => "",
+        s if s.ends_with("\n\n") => "",
+        s if s.ends_with('\n') => "\n",
+        _ => "\n\n",
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .map_err(|e| format!("failed to open {}: {e}", file.display()))?;
+    f.write_all(format!("{separator}{text}").as_bytes())
+        .map_err(|e| format!("failed to write {}: {e}", file.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_lists_become_ka_names() {
+        assert_eq!(
+            translate_matcher("Write|Edit"),
+            Ok(Matcher::Names(vec!["write".into(), "edit".into()]))
+        );
+        assert_eq!(translate_matcher("*"), Ok(Matcher::All));
+        assert_eq!(translate_matcher(""), Ok(Matcher::All));
+    }
+
+    #[test]
+    fn regexes_keep_their_pattern_and_gain_ka_names() {
+        assert_eq!(
+            translate_matcher("Notebook.*"),
+            Ok(Matcher::Regex("^(?:notebook_edit)$|Notebook.*".into()))
+        );
+        assert_eq!(
+            translate_matcher("mcp__github__.*"),
+            Ok(Matcher::Regex("mcp__github__.*".into()))
+        );
+        assert!(translate_matcher("(?=x)").is_err());
+    }
+}

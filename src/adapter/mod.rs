@@ -1,0 +1,596 @@
+//! Adapters: run the same `ka.toml` hooks inside other agents (SPEC §9).
+//!
+//! `ka-hooks claude`, `ka-hooks codex` and `ka-hooks gemini` are hook commands for those agents.
+//! Each reads the agent's hook payload on stdin, turns it into a ka event and payload (tool and
+//! argument names through the one table in [`tools`]), dispatches the hooks of `ka.toml`, and
+//! answers in the agent's own contract: exit code, stderr and a JSON object on stdout.
+//!
+//! Where the agent's contract cannot say what the hooks decided, the answer says so in words
+//! (`systemMessage`) instead of dropping it, and a verdict that would be unsafe to drop (a human
+//! must approve the call, a rewrite the agent cannot apply) blocks the call with a reason. When
+//! ka-hooks itself cannot run the hooks (unreadable payload, a config error), it fails open, as
+//! users of these agents expect, and says so; `--fail-closed` blocks instead.
+//!
+//! `install` registers the adapter in Claude Code's settings and `import` turns Claude Code's
+//! hooks into `[[hooks]]` entries.
+
+pub mod claude;
+pub mod codex;
+pub mod gemini;
+pub mod import;
+pub mod install;
+pub mod jsonedit;
+pub mod tools;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::action::Decision;
+use crate::config::{Config, LoadError, LoadOptions, OnError};
+use crate::dispatch::Request;
+use crate::event::Event;
+use crate::outcome::{Outcome, Status};
+use crate::paths::{self, Paths};
+
+/// An agent whose hooks can run `ka.toml` hooks through an adapter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Agent {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+
+    /// The `ka-hooks` subcommand of the adapter.
+    pub const fn command(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    /// The agent's name, for messages.
+    pub const fn display(self) -> &'static str {
+        match self {
+            Agent::Claude => "Claude Code",
+            Agent::Codex => "Codex CLI",
+            Agent::Gemini => "Gemini CLI",
+        }
+    }
+
+    /// The agent's hook events and the ka event each one runs.
+    pub fn events(self) -> &'static [EventRow] {
+        match self {
+            Agent::Claude => claude::EVENTS,
+            Agent::Codex => codex::EVENTS,
+            Agent::Gemini => gemini::EVENTS,
+        }
+    }
+
+    /// The agent's hook events that have no ka event, with why.
+    pub fn unsupported(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Agent::Claude => claude::UNSUPPORTED,
+            Agent::Codex => codex::UNSUPPORTED,
+            Agent::Gemini => gemini::UNSUPPORTED,
+        }
+    }
+}
+
+/// One of an agent's hook events, and the ka event it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventRow {
+    /// The agent's name of the event (`PreToolUse`, `BeforeTool`, ...).
+    pub name: &'static str,
+    pub event: Event,
+    pub flavour: Flavour,
+}
+
+/// What an agent event adds to the plain ka event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    Plain,
+    /// The tool call failed (Claude's `PostToolUseFailure`): `is_error` is true.
+    ToolFailed,
+    /// The turn ended on an error (`StopFailure`): `stop` is `error`.
+    StopError,
+}
+
+/// Options of `ka-hooks claude|codex|gemini`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AdapterArgs {
+    /// When ka-hooks itself cannot run the hooks (unreadable payload, configuration error),
+    /// block the tool call or prompt (exit 2) instead of failing open.
+    #[arg(long)]
+    pub fail_closed: bool,
+}
+
+/// Where an adapter run loads its configuration from.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub paths: Paths,
+    /// `--project DIR`; without it, the payload's `cwd` (then the working directory) is used.
+    pub project: Option<PathBuf>,
+    /// `--trust`: load untrusted project layers for this run.
+    pub trust_once: bool,
+    /// `--log FILE`.
+    pub log: Option<PathBuf>,
+}
+
+/// An adapter's reply: exit code, stdout, stderr.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Answer {
+    pub exit: u8,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Answer {
+    /// Exit 0 with this JSON object on stdout (nothing when it is empty).
+    pub fn json(object: Map<String, Value>) -> Answer {
+        Answer {
+            exit: 0,
+            stdout: if object.is_empty() {
+                String::new()
+            } else {
+                Value::Object(object).to_string()
+            },
+            stderr: String::new(),
+        }
+    }
+
+    /// Exit 2 with `reason` on stderr: the agent blocks and shows it.
+    pub fn exit_two(reason: &str) -> Answer {
+        Answer {
+            exit: 2,
+            stdout: String::new(),
+            stderr: format!("{reason}\n"),
+        }
+    }
+}
+
+/// `ka-hooks claude|codex|gemini`: read stdin, answer, print; returns the exit code.
+pub fn run_cli(agent: Agent, ctx: &Context, args: &AdapterArgs) -> u8 {
+    let mut input = String::new();
+    let answer = match std::io::stdin().read_to_string(&mut input) {
+        Ok(_) => respond(agent, ctx, args, &input),
+        Err(e) => fail(
+            agent,
+            args,
+            None,
+            &format!("failed to read the hook payload from stdin: {e}"),
+        ),
+    };
+    let _ = std::io::stdout().write_all(answer.stdout.as_bytes());
+    if !answer.stdout.is_empty() {
+        let _ = std::io::stdout().write_all(b"\n");
+    }
+    let _ = std::io::stderr().write_all(answer.stderr.as_bytes());
+    answer.exit
+}
+
+/// The adapter's answer to one hook payload (`input` is the agent's stdin).
+pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> Answer {
+    let call = match parse(agent, input) {
+        Ok(call) => call,
+        Err(Rejected::Unsupported(message)) => {
+            return Answer {
+                exit: 1,
+                stdout: String::new(),
+                stderr: format!("ka-hooks {}: {message}\n", agent.command()),
+            }
+        }
+        Err(Rejected::Broken(message)) => return fail(agent, args, None, &message),
+    };
+    let config = match load(ctx, &call) {
+        Ok(config) => config,
+        Err(message) => return fail(agent, args, Some(call.event), &message),
+    };
+    let request = Request::new(call.event, call.payload.clone());
+    let outcome = match config.dispatch(request) {
+        Ok(outcome) => outcome,
+        Err(e) => return fail(agent, args, Some(call.event), &e.to_string()),
+    };
+    let verdict = Verdict::of(agent, &call, &outcome);
+    match agent {
+        Agent::Claude => claude::answer(&call, verdict),
+        Agent::Codex => codex::answer(&call, verdict),
+        Agent::Gemini => gemini::answer(&call, verdict),
+    }
+}
+
+/// ka-hooks could not run the hooks: fail open (exit 0, said to the user), or with
+/// `--fail-closed` block what can be blocked.
+fn fail(agent: Agent, args: &AdapterArgs, event: Option<Event>, why: &str) -> Answer {
+    let name = agent.command();
+    let blockable = event.is_none_or(Event::is_pipeline);
+    if args.fail_closed && blockable {
+        return Answer::exit_two(&format!(
+            "ka-hooks {name}: {why}; blocked because of --fail-closed"
+        ));
+    }
+    let message = format!("ka-hooks {name}: {why}; no ka hook ran (failing open)");
+    let mut object = Map::new();
+    object.insert("systemMessage".into(), Value::String(message.clone()));
+    Answer {
+        stderr: format!("{message}\n"),
+        ..Answer::json(object)
+    }
+}
+
+fn load(ctx: &Context, call: &Call) -> Result<Config, String> {
+    let start_dir = match &ctx.project {
+        Some(dir) => paths::absolute(dir),
+        None => call
+            .cwd
+            .clone()
+            .filter(|dir| dir.is_dir())
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/")),
+    };
+    let opts = LoadOptions {
+        paths: ctx.paths.clone(),
+        start_dir,
+        trust_once: ctx.trust_once,
+    };
+    let mut config = Config::load(&opts).map_err(|e| match e {
+        LoadError::Config(errors) => format!(
+            "{} configuration error(s), see `ka-hooks check`: {}",
+            errors.0.len(),
+            errors
+                .0
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default()
+                .replace('\n', " ")
+        ),
+        LoadError::Trust(e) => e.to_string(),
+    })?;
+    if ctx.log.is_some() {
+        config.settings.log.clone_from(&ctx.log);
+    }
+    Ok(config)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The agent's payload as a ka event
+// ---------------------------------------------------------------------------------------------
+
+/// An agent's hook payload, read as a ka event.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub agent: Agent,
+    pub event: Event,
+    /// The agent's name of the event.
+    pub agent_event: &'static str,
+    pub flavour: Flavour,
+    /// The payload the hooks get: the agent's own fields (so scripts written for the agent
+    /// keep working) plus ka's (`tool`, `arguments`, `result`, `is_error`, `prompt`, ...).
+    pub payload: Map<String, Value>,
+    pub cwd: Option<PathBuf>,
+    pub tool: Option<ToolCall>,
+}
+
+/// The tool call of a tool event.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The agent's name (`Write`).
+    pub agent_name: String,
+    /// The ka name (`write`).
+    pub ka_name: String,
+    /// The agent's `tool_input`, as received.
+    pub agent_input: Map<String, Value>,
+    /// The arguments the hooks see, in ka's names.
+    pub ka_args: Map<String, Value>,
+    /// Codex's `apply_patch`, read as a write or an edit.
+    pub patch: Option<codex::Patch>,
+}
+
+/// Why a payload was not run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rejected {
+    /// The agent's event has no ka event (exit 1, said plainly).
+    Unsupported(String),
+    /// The payload cannot be read (fail open).
+    Broken(String),
+}
+
+/// Reads an agent's hook payload. All three agents share Claude Code's field names
+/// (`hook_event_name`, `tool_name`, `tool_input`, `tool_response`, `prompt`, `cwd`).
+pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
+    let original = match serde_json::from_str::<Value>(input.trim()) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => {
+            return Err(Rejected::Broken(
+                "the hook payload is not a JSON object".into(),
+            ))
+        }
+        Err(e) => {
+            return Err(Rejected::Broken(format!(
+                "the hook payload is not valid JSON ({e})"
+            )))
+        }
+    };
+    let name = original
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Rejected::Broken("the hook payload has no `hook_event_name`".into()))?;
+    let row = agent
+        .events()
+        .iter()
+        .find(|row| row.name == name)
+        .ok_or_else(|| Rejected::Unsupported(unsupported_event(agent, name)))?;
+    let cwd = original
+        .get("cwd")
+        .and_then(Value::as_str)
+        .map(PathBuf::from);
+    let mut payload = original.clone();
+    let mut tool = None;
+    if row.event.is_tool_event() {
+        let call = tool_call(agent, &original, cwd.as_deref())?;
+        payload.insert("tool".into(), Value::String(call.ka_name.clone()));
+        payload.insert("arguments".into(), Value::Object(call.ka_args.clone()));
+        tool = Some(call);
+    }
+    match row.event {
+        Event::PostToolUse => {
+            let (result, is_error) = match agent {
+                Agent::Gemini => gemini::result(&original),
+                Agent::Claude | Agent::Codex => claude::result(&original),
+            };
+            payload.insert("result".into(), result);
+            let is_error = is_error || row.flavour == Flavour::ToolFailed;
+            payload.insert("is_error".into(), Value::Bool(is_error));
+        }
+        Event::Stop => {
+            let stop = if row.flavour == Flavour::StopError {
+                "error"
+            } else {
+                "done"
+            };
+            payload.insert("stop".into(), Value::String(stop.into()));
+        }
+        Event::PreCompact => {
+            if let Some(focus) = original
+                .get("custom_instructions")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                payload.insert("focus".into(), Value::String(focus.to_owned()));
+            }
+        }
+        _ => {}
+    }
+    Ok(Call {
+        agent,
+        event: row.event,
+        agent_event: row.name,
+        flavour: row.flavour,
+        payload,
+        cwd,
+        tool,
+    })
+}
+
+fn unsupported_event(agent: Agent, name: &str) -> String {
+    let who = agent.display();
+    let supported = agent
+        .events()
+        .iter()
+        .map(|row| row.name)
+        .collect::<Vec<_>>()
+        .join(", ");
+    match agent.unsupported().iter().find(|(n, _)| *n == name) {
+        Some((_, why)) => {
+            format!("{who}'s `{name}` event is not supported: {why}. Supported events: {supported}")
+        }
+        None => format!("unknown {who} hook event `{name}`; supported events: {supported}"),
+    }
+}
+
+fn tool_call(
+    agent: Agent,
+    original: &Map<String, Value>,
+    cwd: Option<&Path>,
+) -> Result<ToolCall, Rejected> {
+    let agent_name = original
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Rejected::Broken("the tool event's payload has no `tool_name`".into()))?
+        .to_owned();
+    let agent_input = match original.get("tool_input") {
+        Some(Value::Object(input)) => input.clone(),
+        None | Some(Value::Null) => Map::new(),
+        Some(_) => {
+            return Err(Rejected::Broken(
+                "the payload's `tool_input` is not a JSON object".into(),
+            ))
+        }
+    };
+    if agent == Agent::Codex {
+        if let Some((ka_name, ka_args, patch)) = codex::read_patch(&agent_name, &agent_input, cwd) {
+            return Ok(ToolCall {
+                agent_name,
+                ka_name,
+                agent_input,
+                ka_args,
+                patch: Some(patch),
+            });
+        }
+    }
+    Ok(ToolCall {
+        ka_name: tools::ka_tool_name(agent, &agent_name),
+        ka_args: tools::args_to_ka(agent, &agent_name, &agent_input),
+        agent_name,
+        agent_input,
+        patch: None,
+    })
+}
+
+impl ToolCall {
+    /// The whole input for the agent after the hooks patched ka's arguments into `ka_args`,
+    /// in the agent's names; `Err` says why the agent cannot take this rewrite.
+    pub fn input_for_agent(
+        &self,
+        agent: Agent,
+        ka_args: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, String> {
+        match &self.patch {
+            Some(patch) => patch.rebuild(&self.agent_input, &self.ka_args, ka_args),
+            None => Ok(tools::args_from_ka(agent, &self.ka_name, ka_args)),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The outcome, ready to be said in an agent's contract
+// ---------------------------------------------------------------------------------------------
+
+/// What the hooks decided, in terms every adapter can answer with.
+#[derive(Debug, Clone, Default)]
+pub struct Verdict {
+    /// Block the call or prompt, with this reason.
+    pub block: Option<String>,
+    /// `allow` or `ask` (a deny is a block).
+    pub decision: Option<Decision>,
+    /// Why, for `decision`.
+    pub reason: Option<String>,
+    /// The whole rewritten input, in the agent's names.
+    pub input: Option<Map<String, Value>>,
+    /// Text for the model, appended to the tool result.
+    pub feedback: Option<String>,
+    /// The tool result is an error.
+    pub mark_error: bool,
+    /// The permission mode the hooks asked for.
+    pub mode: Option<String>,
+    /// For the user: notes, failed hooks, skipped layers, what the agent cannot express.
+    pub messages: Vec<String>,
+}
+
+impl Verdict {
+    fn of(agent: Agent, call: &Call, outcome: &Outcome) -> Verdict {
+        let mut verdict = Verdict {
+            block: outcome.blocked.then(|| {
+                outcome
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| "blocked by a ka hook".into())
+            }),
+            decision: if outcome.blocked {
+                None
+            } else {
+                outcome.decision
+            },
+            reason: if outcome.blocked {
+                None
+            } else {
+                outcome.reason.clone()
+            },
+            feedback: outcome.feedback.clone(),
+            mark_error: outcome.mark_error,
+            mode: outcome.mode.clone(),
+            ..Verdict::default()
+        };
+        for untrusted in &outcome.untrusted {
+            verdict.messages.push(untrusted.to_string());
+        }
+        verdict.messages.extend(outcome.notes.iter().cloned());
+        // A failure that blocked is already the block's reason.
+        let said_in_reason = |on_error| outcome.blocked && on_error == OnError::Block;
+        for h in outcome
+            .hooks
+            .iter()
+            .filter(|h| h.status == Status::Error && !said_in_reason(h.on_error))
+        {
+            verdict.messages.push(format!(
+                "hook `{}` failed ({}); on_error = \"{}\"",
+                h.name,
+                h.error.as_deref().unwrap_or("error"),
+                h.on_error.as_str()
+            ));
+        }
+        verdict.messages.extend(
+            outcome
+                .diagnostics
+                .iter()
+                .filter(|d| d.contains("the whole object was ignored"))
+                .cloned(),
+        );
+        if let Some(mode) = &verdict.mode {
+            verdict.messages.push(format!(
+                "a ka hook asked to switch to `{mode}` mode; {} hooks cannot switch the \
+                 permission mode, so switch to it yourself if you agree",
+                agent.display()
+            ));
+        }
+        if let (Some(args), Some(tool), None) = (&outcome.updated_input, &call.tool, &verdict.block)
+        {
+            match tool.input_for_agent(agent, args) {
+                Ok(input) => verdict.input = Some(input),
+                Err(why) => {
+                    verdict.block = Some(format!(
+                        "a ka hook rewrote this call's input, but {} cannot take that rewrite \
+                         ({why}); blocked rather than run the original input",
+                        agent.display()
+                    ));
+                    verdict.decision = None;
+                    verdict.reason = None;
+                }
+            }
+        }
+        verdict
+    }
+
+    /// The messages for the user, one per line (`None` when there are none).
+    pub fn system_message(&self) -> Option<String> {
+        (!self.messages.is_empty()).then(|| self.messages.join("\n"))
+    }
+
+    /// An `ask` the agent cannot put to the user becomes a block that says so.
+    fn ask_becomes_block(&mut self, agent: Agent) {
+        if self.block.is_none() && self.decision == Some(Decision::Ask) {
+            let why = self
+                .reason
+                .take()
+                .unwrap_or_else(|| "a ka hook asks for a human".into());
+            self.block = Some(format!(
+                "{why} — a human must approve this call, and {} hooks cannot ask the user, so \
+                 ka-hooks blocked it",
+                agent.display()
+            ));
+            self.decision = None;
+            self.input = None;
+        }
+    }
+
+    /// A pre-approval the agent cannot express is said, not dropped.
+    fn allow_is_unsupported(&mut self, agent: Agent) {
+        if self.block.is_none() && self.decision == Some(Decision::Allow) {
+            self.decision = None;
+            self.messages.push(format!(
+                "a ka hook pre-approved this call; {} hooks cannot pre-approve, so its own \
+                 permission rules decide",
+                agent.display()
+            ));
+        }
+    }
+}
+
+/// `{"systemMessage": ..}` when there is something to tell the user.
+fn with_system_message(object: &mut Map<String, Value>, verdict: &Verdict) {
+    if let Some(message) = verdict.system_message() {
+        object.insert("systemMessage".into(), Value::String(message));
+    }
+}
+
+/// `{"hookEventName": name, ..}`
+fn specific(name: &str) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("hookEventName".into(), Value::String(name.to_owned()));
+    map
+}

@@ -1,0 +1,275 @@
+//! The one translation table between ka's tool and argument names and those of other agents.
+//!
+//! Every adapter reads it in both directions: an agent's payload is turned into ka names before
+//! the hooks run (`Write` + `file_path` → `write` + `path`), and a rewritten input goes back in the
+//! agent's names (`path` → `file_path`), because the agent replaces its input with what it gets.
+//! `ka-hooks import` and `install` use it for matchers. The README shows this table; a test
+//! checks every row in both directions.
+//!
+//! A tool that is not in the table (MCP tools such as `mcp__github__create_issue`, tools added
+//! after this table was written) keeps its name and its arguments as they are.
+//!
+//! Codex has no discrete write or edit tool: its edits are `apply_patch` calls, which
+//! [`crate::adapter::codex`] turns into `write` / `edit` / `apply_patch` by reading the patch.
+
+use serde_json::{Map, Value};
+
+use super::Agent;
+
+/// One tool under each agent's name (`None`: the agent has no such tool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolRow {
+    pub ka: &'static str,
+    pub claude: Option<&'static str>,
+    pub codex: Option<&'static str>,
+    pub gemini: Option<&'static str>,
+    /// Arguments whose name differs in some agent. Any other argument keeps its name.
+    pub args: &'static [ArgRow],
+}
+
+/// One argument under each agent's name (the ka name again where it is the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArgRow {
+    pub ka: &'static str,
+    pub claude: &'static str,
+    pub codex: &'static str,
+    pub gemini: &'static str,
+}
+
+impl ToolRow {
+    /// The tool's name in `agent`.
+    pub const fn name(&self, agent: Agent) -> Option<&'static str> {
+        match agent {
+            Agent::Claude => self.claude,
+            Agent::Codex => self.codex,
+            Agent::Gemini => self.gemini,
+        }
+    }
+}
+
+impl ArgRow {
+    /// The argument's name in `agent`.
+    pub const fn name(&self, agent: Agent) -> &'static str {
+        match agent {
+            Agent::Claude => self.claude,
+            Agent::Codex => self.codex,
+            Agent::Gemini => self.gemini,
+        }
+    }
+}
+
+const fn arg(
+    ka: &'static str,
+    claude: &'static str,
+    codex: &'static str,
+    gemini: &'static str,
+) -> ArgRow {
+    ArgRow {
+        ka,
+        claude,
+        codex,
+        gemini,
+    }
+}
+
+/// A file path: Claude and Gemini say `file_path`.
+const FILE_PATH: ArgRow = arg("path", "file_path", "path", "file_path");
+/// A directory to search or list: Gemini says `dir_path`.
+const DIR_PATH: ArgRow = arg("path", "path", "path", "dir_path");
+
+/// The table. Sources: Claude Code's hooks reference (tool names and `tool_input` fields),
+/// Codex's hook payloads (`Bash` with `{"command"}`, `apply_patch` with the patch as
+/// `command`), Gemini CLI's tool names (`packages/core/src/tools/tool-names.ts`).
+pub const TOOLS: &[ToolRow] = &[
+    ToolRow {
+        ka: "write",
+        claude: Some("Write"),
+        codex: None,
+        gemini: Some("write_file"),
+        args: &[FILE_PATH],
+    },
+    ToolRow {
+        ka: "edit",
+        claude: Some("Edit"),
+        codex: None,
+        gemini: Some("replace"),
+        args: &[FILE_PATH],
+    },
+    ToolRow {
+        ka: "multi_edit",
+        claude: Some("MultiEdit"),
+        codex: None,
+        gemini: None,
+        args: &[FILE_PATH],
+    },
+    ToolRow {
+        ka: "read",
+        claude: Some("Read"),
+        codex: None,
+        gemini: Some("read_file"),
+        args: &[FILE_PATH],
+    },
+    ToolRow {
+        ka: "bash",
+        claude: Some("Bash"),
+        codex: Some("Bash"),
+        gemini: Some("run_shell_command"),
+        args: &[],
+    },
+    ToolRow {
+        ka: "glob",
+        claude: Some("Glob"),
+        codex: None,
+        gemini: Some("glob"),
+        args: &[DIR_PATH],
+    },
+    ToolRow {
+        ka: "grep",
+        claude: Some("Grep"),
+        codex: None,
+        gemini: Some("grep_search"),
+        args: &[DIR_PATH],
+    },
+    ToolRow {
+        ka: "ls",
+        claude: Some("LS"),
+        codex: None,
+        gemini: Some("list_directory"),
+        args: &[DIR_PATH],
+    },
+    ToolRow {
+        ka: "web_fetch",
+        claude: Some("WebFetch"),
+        codex: None,
+        gemini: Some("web_fetch"),
+        args: &[],
+    },
+    ToolRow {
+        ka: "web_search",
+        claude: Some("WebSearch"),
+        codex: None,
+        gemini: Some("google_web_search"),
+        args: &[],
+    },
+    ToolRow {
+        ka: "notebook_edit",
+        claude: Some("NotebookEdit"),
+        codex: None,
+        gemini: None,
+        args: &[arg("path", "notebook_path", "path", "path")],
+    },
+    ToolRow {
+        ka: "todo_write",
+        claude: Some("TodoWrite"),
+        codex: None,
+        gemini: Some("write_todos"),
+        args: &[],
+    },
+    ToolRow {
+        ka: "agent",
+        claude: Some("Agent"),
+        codex: None,
+        gemini: None,
+        args: &[],
+    },
+    ToolRow {
+        ka: "task",
+        claude: Some("Task"),
+        codex: None,
+        gemini: None,
+        args: &[],
+    },
+    ToolRow {
+        ka: "apply_patch",
+        claude: None,
+        codex: Some("apply_patch"),
+        gemini: None,
+        args: &[arg("patch", "patch", "command", "patch")],
+    },
+];
+
+/// The row of a tool by its name in `agent`.
+pub fn by_agent_name(agent: Agent, name: &str) -> Option<&'static ToolRow> {
+    TOOLS.iter().find(|row| row.name(agent) == Some(name))
+}
+
+/// The row of a tool by its ka name.
+pub fn by_ka_name(name: &str) -> Option<&'static ToolRow> {
+    TOOLS.iter().find(|row| row.ka == name)
+}
+
+/// The ka name of `agent`'s tool `name` (unchanged when the table does not know it).
+pub fn ka_tool_name(agent: Agent, name: &str) -> String {
+    by_agent_name(agent, name).map_or_else(|| name.to_owned(), |row| row.ka.to_owned())
+}
+
+/// `agent`'s name for ka's tool `name`: `None` when the agent has no such tool; the name itself
+/// when the table does not know it.
+pub fn agent_tool_name(agent: Agent, name: &str) -> Option<String> {
+    match by_ka_name(name) {
+        Some(row) => row.name(agent).map(str::to_owned),
+        None => Some(name.to_owned()),
+    }
+}
+
+/// `agent`'s arguments for its tool `tool`, renamed to ka's names.
+pub fn args_to_ka(agent: Agent, tool: &str, args: &Map<String, Value>) -> Map<String, Value> {
+    let renames = by_agent_name(agent, tool).map_or(&[][..], |row| row.args);
+    rename(args, renames, |row| row.name(agent), |row| row.ka)
+}
+
+/// ka's arguments for ka's tool `ka_tool`, renamed to `agent`'s names.
+pub fn args_from_ka(agent: Agent, ka_tool: &str, args: &Map<String, Value>) -> Map<String, Value> {
+    let renames = by_ka_name(ka_tool).map_or(&[][..], |row| row.args);
+    rename(args, renames, |row| row.ka, |row| row.name(agent))
+}
+
+/// Renames keys `from(row)` → `to(row)`, keeping every other key, in the original order.
+fn rename(
+    args: &Map<String, Value>,
+    rows: &[ArgRow],
+    from: impl Fn(&ArgRow) -> &'static str,
+    to: impl Fn(&ArgRow) -> &'static str,
+) -> Map<String, Value> {
+    args.iter()
+        .map(|(key, value)| {
+            let key = rows
+                .iter()
+                .find(|row| from(row) == key)
+                .map_or_else(|| key.clone(), |row| to(row).to_owned());
+            (key, value.clone())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_are_unique_per_agent_and_in_ka() {
+        for (i, a) in TOOLS.iter().enumerate() {
+            for b in &TOOLS[i + 1..] {
+                assert_ne!(a.ka, b.ka, "ka name {} twice", a.ka);
+                for agent in Agent::ALL {
+                    if let (Some(x), Some(y)) = (a.name(agent), b.name(agent)) {
+                        assert_ne!(x, y, "{agent:?} name {x} twice");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_tools_and_arguments_pass_through() {
+        assert_eq!(
+            ka_tool_name(Agent::Claude, "mcp__github__create_issue"),
+            "mcp__github__create_issue"
+        );
+        let args = json!({"title": "x", "file_path": "a"});
+        let args = args.as_object().cloned().unwrap_or_default();
+        assert_eq!(args_to_ka(Agent::Claude, "mcp__x__y", &args), args);
+        assert_eq!(args_from_ka(Agent::Claude, "mcp__x__y", &args), args);
+    }
+}
