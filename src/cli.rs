@@ -302,6 +302,7 @@ fn run(
             event,
             payload,
             only_hook: hook,
+            on_patch: None,
         })
         .map_err(|e| e.to_string())?;
     if json {

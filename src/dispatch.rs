@@ -26,6 +26,20 @@ pub struct Request {
     pub payload: Map<String, Value>,
     /// Replay against this hook only (`ka-hooks run --hook`): runs even if disabled or filtered out.
     pub only_hook: Option<String>,
+    /// Called on the payload after each pipeline patch of `arguments`, so fields that restate the
+    /// arguments in another shape (an adapter's `tool_input`) stay in step: every later guard
+    /// must judge what will really run, whichever field it reads.
+    pub on_patch: Option<PayloadMirror>,
+}
+
+/// See [`Request::on_patch`].
+#[derive(Clone)]
+pub struct PayloadMirror(pub Arc<dyn Fn(&mut Map<String, Value>) + Send + Sync>);
+
+impl std::fmt::Debug for PayloadMirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PayloadMirror(..)")
+    }
 }
 
 impl Request {
@@ -34,6 +48,7 @@ impl Request {
             event,
             payload,
             only_hook: None,
+            on_patch: None,
         }
     }
 
@@ -82,6 +97,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         event,
         mut payload,
         only_hook,
+        on_patch,
     } = request;
     let tool = payload
         .get("tool")
@@ -145,7 +161,14 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
 
     let base_env = base_env(event, &run_dir, tool.as_deref());
     if event.is_pipeline() {
-        run_pipeline(&hooks, payload, &run_dir, &base_env, &mut outcome);
+        run_pipeline(
+            &hooks,
+            payload,
+            on_patch.as_ref(),
+            &run_dir,
+            &base_env,
+            &mut outcome,
+        );
     } else {
         let bytes: Arc<[u8]> = serialize(&payload);
         let finished: Vec<process::Finished> = if hooks.len() == 1 {
@@ -235,6 +258,7 @@ fn run_one(
 fn run_pipeline(
     hooks: &[&Hook],
     mut payload: Map<String, Value>,
+    on_patch: Option<&PayloadMirror>,
     run_dir: &Path,
     base_env: &[(String, String)],
     outcome: &mut Outcome,
@@ -272,6 +296,9 @@ fn run_pipeline(
                             }
                         }
                         patched = true;
+                        if let Some(mirror) = on_patch {
+                            (mirror.0)(&mut payload);
+                        }
                         bytes = serialize(&payload);
                     }
                     apply_common(&action, outcome);

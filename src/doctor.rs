@@ -1287,6 +1287,7 @@ fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check {
         event: hook.event,
         payload,
         only_hook: Some(hook.name.clone()),
+        on_patch: None,
     }) {
         Ok(outcome) => outcome,
         Err(e) => return Check::failing("exec", format!("not run: {e}"), None),

@@ -454,3 +454,32 @@ fn payload_cwd_finds_the_project_from_anywhere() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("/etc/passwd is outside"));
 }
+
+#[test]
+fn a_claude_style_guard_after_a_rewrite_judges_the_rewritten_tool_input() {
+    // The scrubber patches ka's `arguments`; the guard, written for Claude Code, reads
+    // `tool_input`. It must see the scrubbed command, not the original.
+    let p = project(&format!(
+        "{}{}",
+        hook(
+            "scrub",
+            "pre_tool_use",
+            r#"echo '{"updated_input":{"command":"echo [scrubbed]"}}'"#,
+            &[],
+        ),
+        hook(
+            "claude-guard",
+            "pre_tool_use",
+            r#"python3 -c 'import json,sys; c=json.load(sys.stdin)["tool_input"]["command"]; sys.exit(2 if "AKIA" in c else 0)' || { echo "secret in tool_input" >&2; exit 2; }"#,
+            &[],
+        )
+    ));
+    let reply = claude(
+        &p,
+        &pre_tool_use(&p, "Bash", json!({"command": "echo AKIAABCDEFGHIJKLMNOP"})),
+        &[],
+    );
+    assert_eq!(reply.code, Some(0), "stderr: {}", reply.stderr);
+    let input = &reply.json()["hookSpecificOutput"]["updatedInput"];
+    assert_eq!(input["command"], "echo [scrubbed]");
+}

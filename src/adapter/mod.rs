@@ -24,12 +24,13 @@ pub mod tools;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use crate::action::Decision;
 use crate::config::{Config, LoadError, LoadOptions, OnError};
-use crate::dispatch::Request;
+use crate::dispatch::{PayloadMirror, Request};
 use crate::event::Event;
 use crate::outcome::{Outcome, Status};
 use crate::paths::{self, Paths};
@@ -191,7 +192,20 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
         Ok(config) => config,
         Err(message) => return fail(agent, args, Some(call.event), &message),
     };
-    let request = Request::new(call.event, call.payload.clone());
+    let mut request = Request::new(call.event, call.payload.clone());
+    if let Some(tool) = call.tool.clone() {
+        // Scripts written for the agent read `tool_input`: keep it equal to the patched
+        // `arguments`, so a guard later in the pipeline judges what will really run.
+        let agent = call.agent;
+        request.on_patch = Some(PayloadMirror(Arc::new(move |payload| {
+            let Some(Value::Object(args)) = payload.get("arguments") else {
+                return;
+            };
+            if let Ok(input) = tool.input_for_agent(agent, args) {
+                payload.insert("tool_input".into(), Value::Object(input));
+            }
+        })));
+    }
     let outcome = match config.dispatch(request) {
         Ok(outcome) => outcome,
         Err(e) => return fail(agent, args, Some(call.event), &e.to_string()),
