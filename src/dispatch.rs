@@ -34,7 +34,10 @@ pub struct Request {
 
 /// See [`Request::on_patch`].
 #[derive(Clone)]
-pub struct PayloadMirror(pub Arc<dyn Fn(&mut Map<String, Value>) + Send + Sync>);
+pub struct PayloadMirror(pub Arc<MirrorFn>);
+
+/// Rewrites the agent-shaped fields of a payload from its `arguments`.
+pub type MirrorFn = dyn Fn(&mut Map<String, Value>) + Send + Sync;
 
 impl std::fmt::Debug for PayloadMirror {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
