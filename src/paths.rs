@@ -64,6 +64,13 @@ pub fn settings_env() -> figment::providers::Env {
     figment::providers::Env::prefixed("KA_HOOKS_").only(&["timeout", "log"])
 }
 
+/// Claude Code's user config dir: `$CLAUDE_CONFIG_DIR` (Claude Code's own override), else
+/// `~/.claude`.
+pub fn claude_config_dir() -> Option<PathBuf> {
+    env_path("CLAUDE_CONFIG_DIR")
+        .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().join(".claude")))
+}
+
 fn env_path(var: &str) -> Option<PathBuf> {
     std::env::var_os(var)
         .filter(|v| !v.is_empty())

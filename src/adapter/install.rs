@@ -214,11 +214,7 @@ pub fn project_settings(start_dir: &Path) -> PathBuf {
 /// The user's Claude Code settings file: `$CLAUDE_CONFIG_DIR/settings.json` (the variable
 /// Claude Code itself reads), else `~/.claude/settings.json`.
 pub fn user_settings() -> Option<PathBuf> {
-    let dir = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().join(".claude")))?;
-    Some(dir.join("settings.json"))
+    crate::paths::claude_config_dir().map(|dir| dir.join("settings.json"))
 }
 
 /// `ka-hooks install`; prints what it did and returns the exit code.

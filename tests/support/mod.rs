@@ -16,7 +16,8 @@ use ka_hooks::Event;
 use serde_json::{Map, Value};
 
 /// Environment variables the binary reads that a test must not inherit from the developer.
-pub const AMBIENT_VARS: [&str; 5] = [
+pub const AMBIENT_VARS: [&str; 6] = [
+    "CLAUDE_CONFIG_DIR",
     "KA_HOOKS_DISABLE",
     "KA_HOOKS_TIMEOUT",
     "KA_HOOKS_LOG",
