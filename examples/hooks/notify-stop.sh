@@ -9,6 +9,9 @@
 # Prints: nothing.
 # Exits:  0 (a stop hook cannot block anything; a failure to write the log exits 1 and is recorded).
 
+# `ka-hooks doctor --exec` runs hooks on a synthetic payload: read it, but notify nobody.
+doctor=${KA_HOOKS_DOCTOR:-0}
+
 root=${KA_PROJECT_DIR:-$PWD}
 log=${KA_NOTIFY_FILE:-$root/.ka/notifications.log}
 
@@ -18,6 +21,8 @@ import json, sys
 stop = json.load(sys.stdin).get("stop")
 print(str(stop or "unknown").replace("\n", " "))
 ' 2>/dev/null) || reason=unknown
+
+[ "$doctor" = 1 ] && exit 0
 
 mkdir -p "$(dirname "$log")" || exit 1
 printf '%s stop=%s project=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$reason" "$root" >>"$log" || exit 1
