@@ -71,7 +71,9 @@ for candidate in "$tmp"/npm/node_modules/lefthook-*/bin/lefthook \
     break
   fi
 done
-[ -n "$lefthook" ] || die "no lefthook binary under $tmp/npm/node_modules ($(ls "$tmp/npm/node_modules" | tr '\n' ' '))"
+[ -n "$lefthook" ] || die "no lefthook binary under $tmp/npm/node_modules: $(
+  find "$tmp/npm/node_modules" -maxdepth 1 -mindepth 1 -printf '%f ' 2>/dev/null
+)"
 chmod +x "$lefthook"
 lefthook_version="$("$lefthook" version 2>&1)" || die "\`$lefthook version\` failed: $lefthook_version"
 say "lefthook $lefthook_version ($lefthook)"
@@ -132,7 +134,8 @@ EOF
 
 # --- one hyperfine run -----------------------------------------------------------------------
 shell_args=()
-if hyperfine --help 2>/dev/null | grep -q -- '--shell'; then
+# `--shell=none` (hyperfine >= 1.13) runs the commands directly, without a shell in between.
+if hyperfine --help 2>/dev/null | grep -q -- "--shell=none"; then
   shell_args=(--shell=none)
 else
   say "this hyperfine has no --shell=none: timing through a shell (hyperfine subtracts its cost)"
@@ -171,13 +174,20 @@ one = by["ka-hooks one hook"]["mean"]
 lefthook = by["lefthook run pre-commit"]["mean"]
 
 print()
-print(f"{'command':<28} {'mean':>10} {'± σ':>9} {'median':>10} {'min':>10} {'× sh -c true':>13}")
+print(f"{'command':<28} {'mean':>10} {'± σ':>9} {'median':>10} {'min':>10} {'mean ×sh':>9} {'median ×sh':>11}")
+base_median = by["sh -c true"]["median"]
 for r in results:
     print(
         f"{r['command']:<28} {r['mean'] * 1e3:8.3f}ms {r['stddev'] * 1e3:7.3f}ms "
-        f"{r['median'] * 1e3:8.3f}ms {r['min'] * 1e3:8.3f}ms {r['mean'] / base:12.2f}×"
+        f"{r['median'] * 1e3:8.3f}ms {r['min'] * 1e3:8.3f}ms {r['mean'] / base:8.2f}× "
+        f"{r['median'] / base_median:10.2f}×"
     )
-print(f"{'lefthook / ka one hook':<28} {lefthook / one:10.2f}×")
+one_median = by["ka-hooks one hook"]["median"]
+lefthook_median = by["lefthook run pre-commit"]["median"]
+print(
+    f"{'lefthook / ka one hook':<28} {lefthook / one:8.2f}× (means), "
+    f"{lefthook_median / one_median:.2f}× (medians)"
+)
 print()
 
 def verdict(ok):
@@ -188,6 +198,7 @@ targets = [
     ("ka no matching hook <= 1.5x sh -c true", none / base, none / base <= 1.5),
     ("ka one hook >= 6x faster than lefthook", lefthook / one, lefthook / one >= 6.0),
 ]
+print("targets (on means; a shared machine inflates means, see the median columns):")
 for name, value, ok in targets:
-    print(f"target {name:<42} {value:6.2f}  {verdict(ok)}")
+    print(f"  {name:<42} {value:6.2f}  {verdict(ok)}")
 EOF

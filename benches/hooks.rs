@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{black_box, criterion_group, BatchSize, Criterion, SamplingMode};
 use ka_hooks::action;
 use ka_hooks::config::{Config, LoadOptions};
 use ka_hooks::dispatch::Request;
@@ -237,7 +237,9 @@ fn concurrent(c: &mut Criterion) {
     assert_eq!(probe.hooks.len(), 10, "ten hooks run");
 
     let mut group = c.benchmark_group("concurrent");
+    // Flat sampling: the same iteration count per sample, so 10 samples of ~0.1 s fit the budget.
     group
+        .sampling_mode(SamplingMode::Flat)
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
@@ -283,18 +285,24 @@ fn action_parse(c: &mut Criterion) {
         .collect();
     let nested_arrays = "[".repeat(1024 * 1024);
     let nested_objects = "{\"a\":".repeat(100_000);
+    // Looks like an object, so the parser must scan the whole MiB before it fails.
+    let unterminated = format!("{{\"note\":\"{}", "a".repeat(1024 * 1024));
+    // Valid, at the stdout cap: a 1 MiB note that must be cut to 200 chars.
+    let huge_note = serde_json::json!({ "note": "a".repeat(1024 * 1024 - 16) }).to_string();
 
     let mut group = c.benchmark_group("action_parse");
     group
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    let cases: [(&str, &str); 6] = [
+    let cases: [(&str, &str); 8] = [
         ("typical", typical),
         ("note_heavy", &note_heavy),
         ("note_over_long_8k", &long_note),
         ("garbage_1mib", &garbage),
         ("nested_arrays_1mib", &nested_arrays),
         ("nested_objects_100k", &nested_objects),
+        ("unterminated_string_1mib", &unterminated),
+        ("huge_note_1mib", &huge_note),
     ];
     for (name, stdout) in cases {
         group.bench_function(name, |b| {
@@ -312,4 +320,83 @@ criterion_group!(
     concurrent,
     action_parse
 );
-criterion_main!(benches);
+
+/// `criterion_main!` plus a summary of the targets, computed from the estimates criterion wrote
+/// in this run (groups filtered out of the run are skipped).
+fn main() {
+    let started = std::time::SystemTime::now();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    summary(started);
+}
+
+/// Where criterion keeps its results: `$CRITERION_HOME`, else `<target dir>/criterion`.
+fn criterion_home() -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("CRITERION_HOME") {
+        return Some(PathBuf::from(home));
+    }
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Some(PathBuf::from(target).join("criterion"));
+    }
+    // The bench runs as <target>/<profile>/deps/hooks-<hash>.
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
+}
+
+/// Mean time in ns of `group/function`, if this run measured it.
+fn mean_ns(home: &std::path::Path, id: &str, since: std::time::SystemTime) -> Option<f64> {
+    let path = home.join(id).join("new/estimates.json");
+    let fresh = std::fs::metadata(&path).ok()?.modified().ok()? >= since;
+    let estimates: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    fresh
+        .then(|| estimates["mean"]["point_estimate"].as_f64())
+        .flatten()
+}
+
+fn summary(since: std::time::SystemTime) {
+    let Some(home) = criterion_home() else {
+        return;
+    };
+    let mean = |id: &str| mean_ns(&home, id, since);
+    let mut lines = Vec::new();
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    if let Some(ns) = mean("dispatch_no_match/pre_tool_use_read_50_hooks") {
+        lines.push(format!(
+            "{:<22} {:>8.3} µs {:<24} target <= 2 µs    {}",
+            "dispatch_no_match",
+            ns / 1e3,
+            "",
+            verdict(ns <= 2_000.0)
+        ));
+    }
+    if let (Some(ka), Some(raw)) = (
+        mean("spawn_one/ka_hooks_dispatch_true"),
+        mean("spawn_one/raw_sh_c_true"),
+    ) {
+        let ratio = ka / raw;
+        lines.push(format!(
+            "{:<22} {ratio:>8.3} × {:<24} target <= 1.10 × {}",
+            "spawn_one ka / raw",
+            format!("({:.3} / {:.3} ms)", ka / 1e6, raw / 1e6),
+            verdict(ratio <= 1.10)
+        ));
+    }
+    if let (Some(ten), Some(one)) = (
+        mean("concurrent/ten_sleep_0.1"),
+        mean("concurrent/one_sleep_0.1"),
+    ) {
+        let ratio = ten / one;
+        lines.push(format!(
+            "{:<22} {ratio:>8.3} × {:<24} target <= 1.05 × {}",
+            "concurrent ten / one",
+            format!("({:.1} / {:.1} ms)", ten / 1e6, one / 1e6),
+            verdict(ratio <= 1.05)
+        ));
+    }
+    if !lines.is_empty() {
+        println!("\nTargets (criterion means of this run):");
+        for line in lines {
+            println!("  {line}");
+        }
+    }
+}
