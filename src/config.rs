@@ -22,6 +22,8 @@ use crate::trust::{TrustError, TrustStatus, TrustStore};
 
 /// Default hook timeout when neither the hook nor `[hook_settings]` sets one.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Why every hook is off when `KA_HOOKS_DISABLE` is set.
+const DISABLED_BY_ENV: &str = "KA_HOOKS_DISABLE is set";
 /// Longest timeout accepted: anything longer is certainly a typo.
 const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 
@@ -1029,6 +1031,14 @@ struct ExtractedSettings {
 }
 
 fn layer_settings(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigError>) -> Settings {
+    // Nothing to layer: skip figment (and its scan of the environment). Every `ka-hooks run`
+    // pays for this load, and most configurations have no `[hook_settings]` at all.
+    if files.iter().all(|f| f.settings.is_none()) && !paths::settings_env_is_set() {
+        return Settings {
+            disabled: paths.disabled_by_env.then(|| DISABLED_BY_ENV.to_owned()),
+            ..Settings::default()
+        };
+    }
     let mut figment = Figment::new();
     let mut disabled_by = None;
     for file in files {
@@ -1098,7 +1108,7 @@ fn layer_settings(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigEr
         }
     }
     if paths.disabled_by_env {
-        settings.disabled = Some("KA_HOOKS_DISABLE is set".into());
+        settings.disabled = Some(DISABLED_BY_ENV.into());
     }
     for key in ["timeout", "log", "trusted_roots", "disable_all"] {
         if let Some(meta) = figment.find_metadata(key) {

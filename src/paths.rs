@@ -71,6 +71,13 @@ pub fn claude_config_dir() -> Option<PathBuf> {
         .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().join(".claude")))
 }
 
+/// Whether any `KA_HOOKS_*` override of [`settings_env`] is set.
+pub fn settings_env_is_set() -> bool {
+    ["KA_HOOKS_TIMEOUT", "KA_HOOKS_LOG"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
 fn env_path(var: &str) -> Option<PathBuf> {
     std::env::var_os(var)
         .filter(|v| !v.is_empty())
