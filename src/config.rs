@@ -567,8 +567,9 @@ impl<T> At<T> {
 struct RawHook {
     name: Option<At<String>>,
     event: Option<At<Event>>,
-    tool: Option<At<Vec<String>>>,
-    matcher: Option<At<String>>,
+    /// Compiled while parsing, once: `tool` and `matcher` are two spellings of one filter.
+    tool: Option<At<ToolFilter>>,
+    matcher: Option<At<ToolFilter>>,
     command: Option<At<String>>,
     timeout: Option<At<Duration>>,
     on_error: Option<At<OnError>>,
@@ -855,7 +856,13 @@ fn parse_hook(
                         Some("list tool names or globs, such as `tool = [\"write\", \"mcp__*\"]`; remove `tool` to match every tool".into()),
                     ),
                     Some(names) => match compile_globs(&names) {
-                        Ok(_) => hook.tool = Some(At::new(names, pos)),
+                        Ok(set) => {
+                            let filter = ToolFilter::Tools {
+                                patterns: names,
+                                set,
+                            };
+                            hook.tool = Some(At::new(filter, pos));
+                        }
                         Err(e) => fail(format!("invalid glob: {e}"), None),
                     },
                     None => fail(
@@ -866,7 +873,7 @@ fn parse_hook(
             }
             "matcher" => match value.as_str() {
                 Some(s) => match compile_matcher(s) {
-                    Ok(_) => hook.matcher = Some(At::new(s.to_owned(), pos)),
+                    Ok(filter) => hook.matcher = Some(At::new(filter, pos)),
                     Err(e) => fail(
                         format!("invalid matcher regex: {e}"),
                         Some("write an exact list such as `Edit|Write`, or a valid regex".into()),
@@ -1387,13 +1394,7 @@ fn merge_hooks(
                 ));
                 continue;
             }
-            match compile_globs(&tool.value) {
-                Ok(set) => ToolFilter::Tools {
-                    patterns: tool.value.clone(),
-                    set,
-                },
-                Err(_) => continue, // reported while parsing
-            }
+            tool.value.clone()
         } else if let Some(matcher) = &raw.matcher {
             if !event.is_tool_event() {
                 errors.push(err(
@@ -1406,10 +1407,7 @@ fn merge_hooks(
                 ));
                 continue;
             }
-            match compile_matcher(&matcher.value) {
-                Ok(f) => f,
-                Err(_) => continue,
-            }
+            matcher.value.clone()
         } else {
             ToolFilter::All
         };
@@ -1484,11 +1482,8 @@ pub fn describe_entries(
             if let Some(event) = &raw.event {
                 line.push_str(&format!(" event={}", event.value));
             }
-            if let Some(tool) = &raw.tool {
-                line.push_str(&format!(" tool={:?}", tool.value));
-            }
-            if let Some(matcher) = &raw.matcher {
-                line.push_str(&format!(" matcher={:?}", matcher.value));
+            for filter in [&raw.tool, &raw.matcher].into_iter().flatten() {
+                line.push_str(&format!(" {}", filter.value.describe().replace(" = ", "=")));
             }
             if let Some(enabled) = &raw.enabled {
                 line.push_str(&format!(" enabled={}", enabled.value));
