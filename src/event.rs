@@ -152,17 +152,19 @@ fn closest_name(given: &str) -> Option<&'static str> {
         .map(|(_, name)| name)
 }
 
-/// Levenshtein distance over chars; names are short, so the O(n·m) row is fine.
+/// Levenshtein distance over chars, with two reused rows (it runs for every unknown key a
+/// hook prints, so it should not allocate per character).
 pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut row = vec![0; b.len() + 1];
     for (i, ca) in a.chars().enumerate() {
-        let mut row = vec![i + 1; b.len() + 1];
+        row[0] = i + 1;
         for (j, &cb) in b.iter().enumerate() {
             let cost = usize::from(ca != cb);
             row[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(row[j] + 1);
         }
-        prev = row;
+        std::mem::swap(&mut prev, &mut row);
     }
     prev[b.len()]
 }
