@@ -398,3 +398,252 @@ fn many_fast_hooks_in_a_row_all_exit_zero() {
         assert!(!f.output_held_open);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The single poll loop: several pipes at once, none of them may starve or deadlock another.
+// ---------------------------------------------------------------------------------------------
+
+/// `n` numbered lines of about 110 bytes, as a hook prints them with `echo "<tag> $i <pad>"`.
+fn numbered_lines(tag: &str, n: usize, pad: &str) -> String {
+    (0..n).map(|i| format!("{tag} {i} {pad}\n")).collect()
+}
+
+#[test]
+fn interleaved_stdout_and_stderr_while_a_large_stdin_is_never_read() {
+    let pad = "x".repeat(100);
+    let command = format!(
+        r#"i=0; while [ $i -lt 5000 ]; do echo "out $i {pad}"; echo "err $i {pad}" >&2; i=$((i+1)); done"#
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let payload: Arc<[u8]> = vec![b'p'; 2_000_000].into();
+    let f = run_with(dir.path(), &command, &[], payload, TIMEOUT);
+    assert_eq!(f.termination, Termination::Exited(0));
+    // 550 kB: more than a pipe holds, less than the cap.
+    let out = numbered_lines("out", 5000, &pad);
+    assert_eq!(f.stdout, out);
+    assert!(!f.stdout_truncated);
+    let err = numbered_lines("err", 5000, &pad);
+    assert_eq!(f.stderr.len(), STDERR_CAP);
+    assert!(err.starts_with(&f.stderr));
+    assert!(f.stderr_truncated);
+    assert!(!f.output_held_open);
+}
+
+#[test]
+fn output_written_before_reading_a_large_stdin_does_not_deadlock() {
+    // Both sides block on a full pipe unless the runner reads while it still has payload to write.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let payload: Arc<[u8]> = vec![b'p'; 1_000_000].into();
+    let f = run_with(
+        dir.path(),
+        "head -c 200000 /dev/zero >&2; head -c 500000 /dev/zero; wc -c",
+        &[],
+        payload,
+        TIMEOUT,
+    );
+    assert_eq!(f.termination, Termination::Exited(0));
+    let (zeros, count) = f.stdout.split_at(500_000);
+    assert!(zeros.bytes().all(|b| b == 0));
+    assert_eq!(count.trim(), "1000000");
+    assert_eq!(f.stderr.len(), STDERR_CAP);
+    assert!(f.stderr_truncated);
+}
+
+#[test]
+fn payload_larger_than_a_pipe_reaches_a_slow_reader_exactly() {
+    // 1000 lines of 100 bytes. The hook first lets the pipe fill up, then reads byte by byte (the
+    // shell's `read` on a pipe), so the runner waits for room many times.
+    let line = format!("{}\n", "y".repeat(99));
+    let payload: String = line.repeat(1000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = run_with(
+        dir.path(),
+        r#"sleep 0.2; n=0; while IFS= read -r line; do [ ${#line} -eq 99 ] && n=$((n+1)); done; echo $n"#,
+        &[],
+        Arc::from(payload.as_bytes()),
+        TIMEOUT,
+    );
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, "1000\n");
+}
+
+#[test]
+fn payload_is_received_exactly_by_a_reader_that_starts_late() {
+    // Printable, position-dependent bytes: a lost or repeated chunk shows.
+    let payload: Vec<u8> = (0..600_000u32).map(|i| b'!' + (i % 94) as u8).collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = run_with(
+        dir.path(),
+        "sleep 0.2; cat",
+        &[],
+        Arc::from(&payload[..]),
+        TIMEOUT,
+    );
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert!(f.stdout.as_bytes() == &payload[..], "payload garbled");
+}
+
+#[test]
+fn hook_closing_stdout_early_is_still_waited_for() {
+    let started = Instant::now();
+    let f = run_sh(
+        "echo early; exec >&-; sleep 0.3; echo late >&2; exit 0",
+        TIMEOUT,
+    );
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, "early\n");
+    assert_eq!(f.stderr, "late\n");
+    assert!(!f.output_held_open);
+}
+
+#[test]
+fn hook_closing_all_its_pipes_early_is_still_waited_for() {
+    let started = Instant::now();
+    let f = run_sh("echo bye; exec <&- >&- 2>&-; sleep 0.3; exit 4", TIMEOUT);
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(f.termination, Termination::Exited(4));
+    assert_eq!(f.stdout, "bye\n");
+    assert!(!f.output_held_open);
+}
+
+#[test]
+fn hook_closing_all_its_pipes_still_times_out() {
+    let f = run_sh("exec <&- >&- 2>&-; sleep 1000", Duration::from_secs(1));
+    assert_eq!(f.termination, Termination::TimedOut);
+    let pgid = pid_of(&f);
+    eventually("the hook's process group survived the timeout", || {
+        !group_alive(pgid)
+    });
+}
+
+#[test]
+fn endless_output_on_both_streams_does_not_delay_the_timeout() {
+    let f = run_sh("yes to-stderr >&2 & yes", Duration::from_secs(1));
+    assert_eq!(f.termination, Termination::TimedOut);
+    assert_eq!(f.stdout.len(), STDOUT_CAP);
+    assert!(f.stdout_truncated);
+    assert_eq!(f.stderr.len(), STDERR_CAP);
+    assert!(f.stderr_truncated);
+    let pgid = pid_of(&f);
+    eventually("the hook's process group survived the timeout", || {
+        !group_alive(pgid)
+    });
+}
+
+#[test]
+fn an_sh_planted_earlier_in_path_is_not_used() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = dir.path().join("bin");
+    fs::create_dir(&bin).expect("mkdir bin");
+    let planted = bin.join("sh");
+    fs::write(&planted, "#!/bin/sh\necho planted\n").expect("write planted sh");
+    fs::set_permissions(
+        &planted,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod planted sh");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let f = run_with(
+        dir.path(),
+        "echo real",
+        &[("PATH".to_owned(), path)],
+        Arc::from(&b""[..]),
+        TIMEOUT,
+    );
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, "real\n");
+}
+
+static SIGPIPES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+extern "C" fn count_sigpipe(_: libc::c_int) {
+    SIGPIPES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+#[test]
+fn sigpipe_from_a_hook_that_stops_reading_never_reaches_the_process() {
+    // Behave like an embedding program that did not ignore SIGPIPE (Rust programs do): count them.
+    // SAFETY: sigaction is plain old data; the handler only touches an atomic (async-signal-safe).
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = count_sigpipe as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        assert_eq!(libc::sigaction(libc::SIGPIPE, &action, &mut old), 0);
+    }
+    let payload: Arc<[u8]> = vec![b'x'; 4_000_000].into();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Each stops reading with most of the payload unwritten, so a write fails with EPIPE.
+    for command in [
+        "exec 0<&-; sleep 0.1; exit 0",
+        "head -c 10 >/dev/null; exec 0<&-; sleep 0.1; exit 5",
+        "exit 0",
+    ] {
+        let f = run_with(dir.path(), command, &[], Arc::clone(&payload), TIMEOUT);
+        assert!(f.termination.exit_code().is_some(), "{command}: {f:?}");
+    }
+    // SAFETY: plain libc calls on valid sigaction/sigset values owned by this frame.
+    let pending = unsafe {
+        libc::sigaction(libc::SIGPIPE, &old, std::ptr::null_mut());
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigpending(&mut set);
+        libc::sigismember(&set, libc::SIGPIPE) == 1
+    };
+    assert_eq!(SIGPIPES.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!(!pending, "a SIGPIPE was left pending");
+}
+
+/// The poll loop needs no helper thread; the thread fallback (no `pidfd_open`) names its threads
+/// `ka-hook-*`.
+#[cfg(target_os = "linux")]
+#[test]
+fn no_helper_thread_runs_while_a_hook_runs() {
+    // SAFETY: pidfd_open takes no pointers; the fd, if any, is closed at once.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
+    if pidfd < 0 {
+        eprintln!("no pidfd_open on this kernel: the thread fallback is in use");
+        return;
+    }
+    // SAFETY: closing the descriptor just opened.
+    unsafe { libc::close(pidfd as libc::c_int) };
+
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let monitor = {
+        let stop = Arc::clone(&stop);
+        thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                for task in fs::read_dir("/proc/self/task")
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                {
+                    let comm = fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                    if comm.starts_with("ka-hook") {
+                        seen.push(comm.trim().to_owned());
+                    }
+                }
+                thread::sleep(Duration::from_millis(5));
+            }
+            seen
+        })
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = run_with(
+        dir.path(),
+        "cat >/dev/null; echo out; echo err >&2; sleep 0.3",
+        &[],
+        vec![b'x'; 1_000_000].into(),
+        TIMEOUT,
+    );
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let seen = monitor.join().expect("monitor thread");
+    assert_eq!(f.termination, Termination::Exited(0));
+    assert_eq!(f.stdout, "out\n");
+    assert!(seen.is_empty(), "helper threads ran: {seen:?}");
+}
