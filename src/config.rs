@@ -115,7 +115,11 @@ pub enum ToolFilter {
     /// `tool = [...]`: exact names or globs.
     Tools {
         patterns: Vec<String>,
-        set: globset::GlobSet,
+        /// The patterns without glob syntax, compared as strings: the common case, and the
+        /// check every tool call pays for.
+        exact: Vec<String>,
+        /// The real globs (`mcp__*`), when there are any.
+        globs: Option<globset::GlobSet>,
     },
     /// `matcher = "..."`, Claude Code semantics: an exact name list or an unanchored regex.
     Matcher { source: String, kind: MatcherKind },
@@ -133,7 +137,9 @@ impl ToolFilter {
         match (self, tool) {
             (ToolFilter::All, _) => true,
             (_, None) => false,
-            (ToolFilter::Tools { set, .. }, Some(t)) => set.is_match(t),
+            (ToolFilter::Tools { exact, globs, .. }, Some(t)) => {
+                exact.iter().any(|n| n == t) || globs.as_ref().is_some_and(|g| g.is_match(t))
+            }
             (ToolFilter::Matcher { kind, .. }, Some(t)) => match kind {
                 MatcherKind::Names(names) => names.iter().any(|n| n == t),
                 MatcherKind::Regex(re) => re.is_match(t),
@@ -855,14 +861,8 @@ fn parse_hook(
                         "a tool name is empty".into(),
                         Some("list tool names or globs, such as `tool = [\"write\", \"mcp__*\"]`; remove `tool` to match every tool".into()),
                     ),
-                    Some(names) => match compile_globs(&names) {
-                        Ok(set) => {
-                            let filter = ToolFilter::Tools {
-                                patterns: names,
-                                set,
-                            };
-                            hook.tool = Some(At::new(filter, pos));
-                        }
+                    Some(names) => match compile_tools(names) {
+                        Ok(filter) => hook.tool = Some(At::new(filter, pos)),
                         Err(e) => fail(format!("invalid glob: {e}"), None),
                     },
                     None => fail(
@@ -968,12 +968,26 @@ fn valid_env_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn compile_globs(patterns: &[String]) -> Result<globset::GlobSet, globset::Error> {
+/// `tool = [...]`: names without glob syntax are compared as strings, the rest become a GlobSet.
+fn compile_tools(patterns: Vec<String>) -> Result<ToolFilter, globset::Error> {
+    let is_glob = |p: &str| p.contains(['*', '?', '[', ']', '{', '}', '\\']);
+    let exact = patterns.iter().filter(|p| !is_glob(p)).cloned().collect();
     let mut builder = globset::GlobSetBuilder::new();
-    for p in patterns {
+    let mut any_glob = false;
+    for p in patterns.iter().filter(|p| is_glob(p)) {
         builder.add(globset::Glob::new(p)?);
+        any_glob = true;
     }
-    builder.build()
+    let globs = if any_glob {
+        Some(builder.build()?)
+    } else {
+        None
+    };
+    Ok(ToolFilter::Tools {
+        patterns,
+        exact,
+        globs,
+    })
 }
 
 /// Claude Code matcher semantics: `*`, `""` → all; only name characters → exact list;
