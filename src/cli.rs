@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use serde_json::{Map, Value};
 
 use crate::adapter::Agent;
@@ -44,6 +44,15 @@ pub const EXIT_BLOCKED: u8 = 2;
                   <root>/.ka/ka.local.toml (local). Project layers run only once trusted."
 )]
 struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Flags accepted before or after any command.
+#[derive(Debug, Args)]
+struct GlobalArgs {
     /// Project directory (default: the working directory); its nearest ancestor with `.ka/` is the root.
     #[arg(long, global = true, value_name = "DIR")]
     project: Option<PathBuf>,
@@ -53,29 +62,66 @@ struct Cli {
     /// Append a JSON line per hook and per outcome to FILE (overrides hook_settings.log).
     #[arg(long, global = true, value_name = "FILE")]
     log: Option<PathBuf>,
+}
+
+/// `ka-hooks run`.
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// Event name: pre_tool_use, post_tool_use, stop, ... (Claude spellings accepted).
+    event: String,
+    /// Tool name, for tool events (filled into the payload's `tool`).
+    #[arg(long)]
+    tool: Option<String>,
+    /// Payload object: inline JSON, `@FILE`, or `-` for stdin.
+    #[arg(long, value_name = "JSON|@FILE|-")]
+    input: Option<String>,
+    /// Replay the payload against this one hook only.
+    #[arg(long, value_name = "NAME")]
+    hook: Option<String>,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The commands an agent runs once per tool call, parsed by a clap tree that holds only them.
+/// Building the whole tree was about 40% of a no-hook `ka-hooks run`. Anything this parser
+/// rejects (another command, `--help`, a typo) is parsed again by [`Cli`], which owns every
+/// message, so both parsers accept exactly the same command lines for these commands.
+#[derive(Debug, Parser)]
+#[command(name = "ka-hooks")]
+struct HotCli {
+    #[command(flatten)]
+    global: GlobalArgs,
     #[command(subcommand)]
-    command: Command,
+    command: HotCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum HotCommand {
+    Run(RunArgs),
+    Claude(crate::adapter::AdapterArgs),
+    Codex(crate::adapter::AdapterArgs),
+    Gemini(crate::adapter::AdapterArgs),
+}
+
+impl From<HotCli> for Cli {
+    fn from(hot: HotCli) -> Cli {
+        Cli {
+            global: hot.global,
+            command: match hot.command {
+                HotCommand::Run(args) => Command::Run(args),
+                HotCommand::Claude(args) => Command::Claude(args),
+                HotCommand::Codex(args) => Command::Codex(args),
+                HotCommand::Gemini(args) => Command::Gemini(args),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Dispatch an event to the hooks and print the outcome (exit 2 when blocked).
-    Run {
-        /// Event name: pre_tool_use, post_tool_use, stop, ... (Claude spellings accepted).
-        event: String,
-        /// Tool name, for tool events (filled into the payload's `tool`).
-        #[arg(long)]
-        tool: Option<String>,
-        /// Payload object: inline JSON, `@FILE`, or `-` for stdin.
-        #[arg(long, value_name = "JSON|@FILE|-")]
-        input: Option<String>,
-        /// Replay the payload against this one hook only.
-        #[arg(long, value_name = "NAME")]
-        hook: Option<String>,
-        /// Print the outcome as JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    Run(RunArgs),
     /// List the hooks in effect, in run order, with where each came from.
     List {
         /// Only hooks of this event.
@@ -130,7 +176,11 @@ enum Command {
 
 /// Run the CLI; returns the process exit code.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let parsed = HotCli::try_parse_from(&args)
+        .map(Cli::from)
+        .or_else(|_| Cli::try_parse_from(&args));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -183,7 +233,7 @@ impl Output {
 }
 
 fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
-    let start_dir = match &cli.project {
+    let start_dir = match &cli.global.project {
         Some(dir) if !dir.is_dir() => {
             return Err(format!(
                 "--project {}: not a directory; give the project's directory",
@@ -197,24 +247,36 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
     let opts = LoadOptions {
         paths: Paths::from_env(),
         start_dir,
-        trust_once: cli.trust,
+        trust_once: cli.global.trust,
     };
-    let explicit = cli.project.is_some();
+    let explicit = cli.global.project.is_some();
     match cli.command {
-        Command::Run {
-            event,
-            tool,
-            input,
-            hook,
-            json,
-        } => run(&opts, cli.log, &event, tool, input, hook, json, out),
+        Command::Run(args) => run(&opts, cli.global.log, args, out),
         Command::List { event, json } => list(&opts, event.as_deref(), json, out),
         Command::Check { json } => check(&opts, json, out),
         Command::Trust { show, revoke } => trust(&opts, show, revoke, out),
         Command::Init => init(&opts),
-        Command::Claude(args) => Ok(adapter_run(Agent::Claude, explicit, cli.log, &opts, &args)),
-        Command::Codex(args) => Ok(adapter_run(Agent::Codex, explicit, cli.log, &opts, &args)),
-        Command::Gemini(args) => Ok(adapter_run(Agent::Gemini, explicit, cli.log, &opts, &args)),
+        Command::Claude(args) => Ok(adapter_run(
+            Agent::Claude,
+            explicit,
+            cli.global.log.clone(),
+            &opts,
+            &args,
+        )),
+        Command::Codex(args) => Ok(adapter_run(
+            Agent::Codex,
+            explicit,
+            cli.global.log.clone(),
+            &opts,
+            &args,
+        )),
+        Command::Gemini(args) => Ok(adapter_run(
+            Agent::Gemini,
+            explicit,
+            cli.global.log.clone(),
+            &opts,
+            &args,
+        )),
         Command::Install(args) => crate::adapter::install::run(&opts, &args),
         Command::Import(args) => crate::adapter::import::run(&opts, &args),
         Command::Doctor { exec, json } => doctor(&opts, exec, json, out),
@@ -267,18 +329,20 @@ fn parse_event(name: &str) -> Result<Event, String> {
 // run
 // ---------------------------------------------------------------------------------------------
 
-#[allow(clippy::too_many_arguments)]
 fn run(
     opts: &LoadOptions,
     log: Option<PathBuf>,
-    event: &str,
-    tool: Option<String>,
-    input: Option<String>,
-    hook: Option<String>,
-    json: bool,
+    args: RunArgs,
     out: &Output,
 ) -> Result<u8, String> {
-    let event = parse_event(event)?;
+    let RunArgs {
+        event,
+        tool,
+        input,
+        hook,
+        json,
+    } = args;
+    let event = parse_event(&event)?;
     if tool.is_some() && !event.is_tool_event() {
         return Err(format!(
             "--tool only applies to pre_tool_use and post_tool_use, not {event}"
