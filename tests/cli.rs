@@ -373,3 +373,45 @@ fn bad_env_override_is_an_error_naming_the_variable() {
             "KA_HOOKS_TIMEOUT: `hook_settings.timeout`: invalid type",
         ));
 }
+
+#[test]
+fn a_closed_stdout_is_an_error_not_a_death_by_sigpipe() {
+    use std::os::unix::process::ExitStatusExt;
+    let w = World::new();
+    w.user(STOP_HOOK);
+    let bin = assert_cmd::cargo::cargo_bin("ka-hooks");
+    let mut child = std::process::Command::new(bin)
+        .args(["list", "--json"])
+        .current_dir(&w.root)
+        .env("KA_CONFIG_DIR", &w.config_dir)
+        .env("KA_DATA_DIR", &w.data_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take()); // the reader goes away before anything is written
+    let status = child.wait().expect("wait");
+    assert_eq!(status.signal(), None, "killed by a signal: {status:?}");
+}
+
+#[test]
+fn runs_with_stdin_and_stdout_closed() {
+    let w = World::new();
+    w.user(
+        "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"cat >/dev/null; echo no >&2; exit 2\"\n",
+    );
+    let bin = assert_cmd::cargo::cargo_bin("ka-hooks");
+    // stdin and stdout closed: the hook's pipes must not take fds 0 and 1.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{}' run pre_tool_use --tool bash <&- >&-",
+            bin.display()
+        ))
+        .current_dir(&w.root)
+        .env("KA_CONFIG_DIR", &w.config_dir)
+        .env("KA_DATA_DIR", &w.data_dir)
+        .status()
+        .expect("run");
+    assert_eq!(status.code(), Some(2), "the hook's veto still decides");
+}
