@@ -1,58 +1,49 @@
 //! The `ka-hooks` binary: `check`, `list`, `init`, `trust`, global flags and exit codes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-/// A scratch home (config + data dirs) and a project with `.ka/`.
+mod support;
+
+/// The shared scratch project, with the layer writers and commands these tests use.
 struct World {
-    _tmp: tempfile::TempDir,
-    config_dir: PathBuf,
-    data_dir: PathBuf,
-    root: PathBuf,
+    p: support::Project,
+}
+
+impl std::ops::Deref for World {
+    type Target = support::Project;
+    fn deref(&self) -> &support::Project {
+        &self.p
+    }
 }
 
 impl World {
     fn new() -> World {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let config_dir = tmp.path().join("config");
-        let data_dir = tmp.path().join("data");
-        let root = tmp.path().join("repo");
-        std::fs::create_dir_all(&config_dir).expect("mkdir");
-        std::fs::create_dir_all(root.join(".ka")).expect("mkdir");
         World {
-            _tmp: tmp,
-            config_dir,
-            data_dir,
-            root,
+            p: support::Project::new(),
         }
     }
 
     fn user(&self, toml: &str) -> &Self {
-        std::fs::write(self.config_dir.join("ka.toml"), toml).expect("write");
+        self.p.write_user_toml(toml);
         self
     }
 
     fn project(&self, toml: &str) -> &Self {
-        std::fs::write(self.root.join(".ka/ka.toml"), toml).expect("write");
+        self.p.write(".ka/ka.toml", toml);
         self
     }
 
     /// `ka-hooks` run in the project root, with the environment it reads cleared.
     fn cmd(&self) -> Command {
-        self.cmd_in(&self.root)
+        self.p.cli()
     }
 
     fn cmd_in(&self, dir: &Path) -> Command {
-        let mut cmd = Command::cargo_bin("ka-hooks").expect("binary");
-        cmd.current_dir(dir)
-            .env("KA_CONFIG_DIR", &self.config_dir)
-            .env("KA_DATA_DIR", &self.data_dir)
-            .env("NO_COLOR", "1")
-            .env_remove("KA_HOOKS_DISABLE")
-            .env_remove("KA_HOOKS_TIMEOUT")
-            .env_remove("KA_HOOKS_LOG");
+        let mut cmd = self.p.cli();
+        cmd.current_dir(dir);
         cmd
     }
 }

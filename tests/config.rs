@@ -5,36 +5,32 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ka_hooks::config::{CheckReport, Config, ConfigError, Layer, LayerState, LoadError, OnError};
-use ka_hooks::paths::Paths;
 use ka_hooks::trust::TrustStore;
 use ka_hooks::{Event, LoadOptions};
 
-/// A scratch world: user config dir, data dir, and a project with `.ka/`.
+mod support;
+
+/// The shared scratch project, with the layer writers and loaders these tests use.
 struct World {
-    _tmp: tempfile::TempDir,
-    config_dir: PathBuf,
-    data_dir: PathBuf,
-    root: PathBuf,
+    p: support::Project,
+}
+
+impl std::ops::Deref for World {
+    type Target = support::Project;
+    fn deref(&self) -> &support::Project {
+        &self.p
+    }
 }
 
 impl World {
     fn new() -> World {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let config_dir = tmp.path().join("config");
-        let data_dir = tmp.path().join("data");
-        let root = tmp.path().join("repo");
-        std::fs::create_dir_all(&config_dir).expect("mkdir");
-        std::fs::create_dir_all(root.join(".ka")).expect("mkdir");
         World {
-            _tmp: tmp,
-            config_dir,
-            data_dir,
-            root,
+            p: support::Project::new(),
         }
     }
 
     fn user(&self, toml: &str) -> &Self {
-        std::fs::write(self.config_dir.join("ka.toml"), toml).expect("write");
+        self.p.write_user_toml(toml);
         self
     }
 
@@ -42,17 +38,13 @@ impl World {
         self.root.join(".ka/ka.toml")
     }
 
-    fn local_file(&self) -> PathBuf {
-        self.root.join(".ka/ka.local.toml")
-    }
-
     fn project(&self, toml: &str) -> &Self {
-        std::fs::write(self.project_file(), toml).expect("write");
+        self.p.write(".ka/ka.toml", toml);
         self
     }
 
     fn local(&self, toml: &str) -> &Self {
-        std::fs::write(self.local_file(), toml).expect("write");
+        self.p.write(".ka/ka.local.toml", toml);
         self
     }
 
@@ -64,11 +56,7 @@ impl World {
     }
 
     fn opts_at(&self, start: &Path, trust_once: bool) -> LoadOptions {
-        LoadOptions {
-            paths: Paths::new(&self.config_dir, &self.data_dir),
-            start_dir: start.to_path_buf(),
-            trust_once,
-        }
+        self.p.options(start, trust_once)
     }
 
     fn load(&self) -> Config {
