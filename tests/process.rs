@@ -8,7 +8,10 @@ use std::{
     time::{Duration, Instant},
 };
 
+mod support;
+
 use ka_hooks::process::*;
+use support::{eventually, group_gone, process_gone};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// The contract: `run` returns within the timeout plus this.
@@ -41,53 +44,6 @@ fn run_with(
 fn run_sh(command: &str, timeout: Duration) -> Finished {
     let dir = tempfile::tempdir().expect("tempdir");
     run_with(dir.path(), command, &[], Arc::from(&b""[..]), timeout)
-}
-
-/// Process state letter from /proc, `None` if the process does not exist.
-fn proc_state(pid: i32) -> Option<(char, i32)> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let pgrp = fields.nth(1)?.parse().ok()?;
-    Some((state, pgrp))
-}
-
-/// Alive = exists and is not a zombie (an orphan reparented to a PID 1 that does not reap stays a
-/// zombie, but it runs nothing).
-fn is_alive(pid: i32) -> bool {
-    if Path::new("/proc/self/stat").exists() {
-        return matches!(proc_state(pid), Some((state, _)) if state != 'Z' && state != 'X');
-    }
-    // SAFETY: signal 0 only checks for existence.
-    unsafe { libc::kill(pid, 0) == 0 }
-}
-
-/// Some non-zombie process is still in process group `pgid`.
-fn group_alive(pgid: i32) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    if unsafe { libc::kill(-pgid, 0) } != 0 {
-        return false;
-    }
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return true;
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .any(|pid| match proc_state(pid) {
-            Some((state, pgrp)) => pgrp == pgid && state != 'Z' && state != 'X',
-            None => false,
-        })
-}
-
-/// SIGKILL is delivered asynchronously: give the kernel a moment to finish the kill.
-fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}");
-        thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn pid_of(finished: &Finished) -> i32 {
@@ -200,7 +156,7 @@ fn timeout_kills_the_process_group() {
     );
     let pgid = pid_of(&f);
     eventually("the hook's process group survived the timeout", || {
-        !group_alive(pgid)
+        group_gone(pgid)
     });
 }
 
@@ -214,10 +170,10 @@ fn timeout_kills_grandchild_holding_stdout() {
     assert!(!f.output_held_open);
     let grandchild = first_line_pid(&f.stderr);
     eventually("the grandchild survived the timeout", || {
-        !is_alive(grandchild)
+        process_gone(grandchild)
     });
     let pgid = pid_of(&f);
-    eventually("the hook's process group survived", || !group_alive(pgid));
+    eventually("the hook's process group survived", || group_gone(pgid));
 }
 
 #[test]
@@ -229,7 +185,7 @@ fn hook_ignoring_sigterm_is_killed_after_grace() {
     assert_eq!(f.termination, Termination::TimedOut);
     assert_eq!(f.stdout, "");
     let pgid = pid_of(&f);
-    eventually("the TERM-ignoring group survived", || !group_alive(pgid));
+    eventually("the TERM-ignoring group survived", || group_gone(pgid));
 }
 
 #[test]
@@ -241,10 +197,10 @@ fn exit_kills_background_daemon_holding_stdout() {
     assert!(!f.output_held_open);
     let daemon = first_line_pid(&f.stderr);
     eventually("the background daemon survived the hook", || {
-        !is_alive(daemon)
+        process_gone(daemon)
     });
     let pgid = pid_of(&f);
-    eventually("the hook's process group survived", || !group_alive(pgid));
+    eventually("the hook's process group survived", || group_gone(pgid));
 }
 
 #[test]
@@ -513,7 +469,7 @@ fn hook_closing_all_its_pipes_still_times_out() {
     assert_eq!(f.termination, Termination::TimedOut);
     let pgid = pid_of(&f);
     eventually("the hook's process group survived the timeout", || {
-        !group_alive(pgid)
+        group_gone(pgid)
     });
 }
 
@@ -527,7 +483,7 @@ fn endless_output_on_both_streams_does_not_delay_the_timeout() {
     assert!(f.stderr_truncated);
     let pgid = pid_of(&f);
     eventually("the hook's process group survived the timeout", || {
-        !group_alive(pgid)
+        group_gone(pgid)
     });
 }
 
