@@ -7,42 +7,16 @@ use predicates::prelude::*;
 
 mod support;
 
-/// The shared scratch project, with the layer writers and commands these tests use.
-struct World {
-    p: support::Project,
-}
-
-impl std::ops::Deref for World {
-    type Target = support::Project;
-    fn deref(&self) -> &support::Project {
-        &self.p
-    }
-}
+use support::Project as World;
 
 impl World {
-    fn new() -> World {
-        World {
-            p: support::Project::new(),
-        }
-    }
-
-    fn user(&self, toml: &str) -> &Self {
-        self.p.write_user_toml(toml);
-        self
-    }
-
-    fn project(&self, toml: &str) -> &Self {
-        self.p.write(".ka/ka.toml", toml);
-        self
-    }
-
     /// `ka-hooks` run in the project root, with the environment it reads cleared.
     fn cmd(&self) -> Command {
-        self.p.cli()
+        self.cli()
     }
 
     fn cmd_in(&self, dir: &Path) -> Command {
-        let mut cmd = self.p.cli();
+        let mut cmd = self.cli();
         cmd.current_dir(dir);
         cmd
     }

@@ -69,6 +69,22 @@ impl Project {
         fs::write(self.config_dir.join("ka.toml"), toml).expect("write user ka.toml");
     }
 
+    /// Chainable layer writers: the user, project and local `ka.toml` files.
+    pub fn user(&self, toml: &str) -> &Self {
+        self.write_user_toml(toml);
+        self
+    }
+
+    pub fn project(&self, toml: &str) -> &Self {
+        self.write(".ka/ka.toml", toml);
+        self
+    }
+
+    pub fn local(&self, toml: &str) -> &Self {
+        self.write(".ka/ka.local.toml", toml);
+        self
+    }
+
     /// Write `content` to `rel` under the root, creating folders.
     pub fn write(&self, rel: &str, content: &str) -> PathBuf {
         let path = self.root.join(rel);
