@@ -60,6 +60,7 @@ pub mod outcome;
 pub mod paths;
 pub mod process;
 pub mod schema;
+pub mod terminal;
 pub mod trust;
 
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};
