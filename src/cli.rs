@@ -10,12 +10,12 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::{Map, Value};
 
 use crate::adapter::Agent;
-use crate::config::{self, Config, ConfigError, Hook, Layer, LayerState, LoadError, LoadOptions};
+use crate::config::{Config, Hook, LayerState, LoadError, LoadOptions};
 use crate::dispatch::Request;
 use crate::event::Event;
 use crate::outcome::{Outcome, Status};
 use crate::paths::{self, Paths};
-use crate::trust::{TrustStatus, TrustStore};
+use crate::trust::TrustStore;
 
 /// Print to stdout, ignoring a closed pipe (`ka-hooks list | head` must not panic).
 macro_rules! out {
@@ -143,9 +143,16 @@ enum Command {
         /// Forget the trust of the project's files.
         #[arg(long)]
         revoke: bool,
+        /// Record without asking (required when there is no terminal to confirm on).
+        #[arg(long, conflicts_with_all = ["show", "revoke"])]
+        yes: bool,
     },
     /// Write a commented starter `.ka/ka.toml` (never overwrites).
-    Init,
+    Init {
+        /// Create it even though a parent directory already has `.ka/` (both then apply).
+        #[arg(long)]
+        nested: bool,
+    },
     /// Claude Code hook: run the ka.toml hooks on Claude's payload (stdin), answer in its contract.
     Claude(crate::adapter::AdapterArgs),
     /// Codex CLI hook: run the ka.toml hooks on Codex's payload (stdin), answer in its contract.
@@ -244,6 +251,11 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
         None => std::env::current_dir()
             .map_err(|e| format!("failed to read the working directory: {e}"))?,
     };
+    if cli.global.trust {
+        if let Some(refusal) = crate::review::refusal_inside_agent("load untrusted hooks (--trust)") {
+            return Err(refusal);
+        }
+    }
     let opts = LoadOptions {
         paths: Paths::from_env(),
         start_dir,
@@ -254,8 +266,15 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
         Command::Run(args) => run(&opts, cli.global.log, args, out),
         Command::List { event, json } => list(&opts, event.as_deref(), json, out),
         Command::Check { json } => check(&opts, json, out),
-        Command::Trust { show, revoke } => trust(&opts, show, revoke, out),
-        Command::Init => init(&opts),
+        Command::Trust { show, revoke, yes } => crate::review::run(
+            &opts,
+            match (show, revoke) {
+                (true, _) => crate::review::Mode::Show,
+                (_, true) => crate::review::Mode::Revoke,
+                _ => crate::review::Mode::Trust { yes },
+            },
+        ),
+        Command::Init { nested } => init(&opts, nested),
         Command::Claude(args) => Ok(adapter_run(
             Agent::Claude,
             explicit,
@@ -311,13 +330,15 @@ fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
             for u in &config.untrusted {
                 out.warn(&u.to_string());
             }
+            for w in &config.warnings {
+                out.warn(w);
+            }
             Ok(config)
         }
         Err(LoadError::Config(errors)) => Err(format!(
             "{errors}\n{} configuration error(s); run `ka-hooks check` after fixing",
             errors.0.len()
         )),
-        Err(LoadError::Trust(e)) => Err(e.to_string()),
     }
 }
 
@@ -525,7 +546,10 @@ fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Re
             LayerState::TrustedOnce => "loaded (--trust, this run only)",
             LayerState::TrustedRoot => "loaded (under a trusted root)",
             LayerState::Untrusted => "SKIPPED: untrusted",
-            LayerState::Stale => "SKIPPED: changed since trusted",
+            LayerState::Stale => "CHANGED since trusted: new content skipped, its guards fail closed",
+            LayerState::Removed => "REMOVED since trusted: its guards fail closed",
+            LayerState::Refused => "SKIPPED: refused (see the warning)",
+            LayerState::Invalid => "SKIPPED: configuration errors (see `ka-hooks check`)",
         };
         let _ = writeln!(
             w,
@@ -592,7 +616,7 @@ fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Re
 // ---------------------------------------------------------------------------------------------
 
 fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
-    let report = Config::check(opts).map_err(|e| e.to_string())?;
+    let report = Config::check(opts);
     if json {
         let value = serde_json::json!({
             "ok": report.errors.is_empty(),
@@ -620,6 +644,9 @@ fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
             for u in &config.untrusted {
                 out.warn(&u.to_string());
             }
+            for w in &config.warnings {
+                out.warn(w);
+            }
             let files = config.layers.len();
             outln!(
                 "ok: {} active hook(s) from {files} file(s)",
@@ -640,100 +667,6 @@ fn active_hooks(config: &Config) -> usize {
 // ---------------------------------------------------------------------------------------------
 // trust
 // ---------------------------------------------------------------------------------------------
-
-fn project_files(opts: &LoadOptions) -> Result<(PathBuf, Vec<(Layer, PathBuf)>), String> {
-    let root = paths::find_project_root(&opts.start_dir).ok_or_else(|| {
-        format!(
-            "no `.ka/` folder in {} or its parents: nothing to trust (create one with `ka-hooks init`)",
-            opts.start_dir.display()
-        )
-    })?;
-    let dir = root.join(paths::PROJECT_DIR);
-    let files = [
-        (Layer::Project, dir.join(paths::CONFIG_FILE)),
-        (Layer::Local, dir.join(paths::LOCAL_FILE)),
-    ]
-    .into_iter()
-    .filter(|(_, p)| p.is_file())
-    .collect();
-    Ok((root, files))
-}
-
-fn trust(opts: &LoadOptions, show: bool, revoke: bool, out: &Output) -> Result<u8, String> {
-    let (root, files) = project_files(opts)?;
-    let mut store = TrustStore::load(opts.paths.trust_file()).map_err(|e| e.to_string())?;
-    if files.is_empty() {
-        outln!("{}: no hook files in .ka/", root.display());
-        return Ok(EXIT_OK);
-    }
-    for (layer, file) in files {
-        let bytes =
-            std::fs::read(&file).map_err(|e| format!("failed to read {}: {e}", file.display()))?;
-        if show {
-            let status = store.status(&file, &bytes);
-            let since = store
-                .record(&file)
-                .map(|r| {
-                    format!(
-                        " (recorded sha256 {}…)",
-                        &r.sha256[..12.min(r.sha256.len())]
-                    )
-                })
-                .unwrap_or_default();
-            outln!("{layer:8} {}: {status}{since}", file.display());
-            if status != TrustStatus::Trusted {
-                outln!("         trust it with `{}`", config::trust_command(&root));
-            }
-        } else if revoke {
-            let removed = store.revoke(&file).map_err(|e| e.to_string())?;
-            outln!(
-                "{layer:8} {}: {}",
-                file.display(),
-                if removed {
-                    "trust revoked"
-                } else {
-                    "was not trusted"
-                }
-            );
-        } else {
-            let text = String::from_utf8_lossy(&bytes);
-            let mut errors = Vec::new();
-            let hooks = describe_file_hooks(layer, &file, &text, &mut errors);
-            if !errors.is_empty() {
-                for e in &errors {
-                    out.error(&e.to_string());
-                }
-                return Err(format!(
-                    "{} has errors; fix them (see `ka-hooks check`) before trusting it",
-                    file.display()
-                ));
-            }
-            outln!("{layer:8} {} defines:", file.display());
-            if hooks.is_empty() {
-                outln!("           (no hooks)");
-            }
-            for line in hooks {
-                outln!("           {line}");
-            }
-            store.allow(&file, &bytes).map_err(|e| e.to_string())?;
-            outln!(
-                "         trusted (sha256 {}); editing the file untrusts it",
-                &crate::trust::content_hash(&bytes)[..12]
-            );
-        }
-    }
-    Ok(EXIT_OK)
-}
-
-/// One line per hook entry of a file, as the trust review shows it.
-fn describe_file_hooks(
-    layer: Layer,
-    file: &Path,
-    text: &str,
-    errors: &mut Vec<ConfigError>,
-) -> Vec<String> {
-    config::describe_entries(layer, file, text, errors)
-}
 
 // ---------------------------------------------------------------------------------------------
 // doctor, completions
@@ -776,8 +709,19 @@ fn completions(shell: clap_complete::Shell) -> Result<u8, String> {
 
 const STARTER: &str = include_str!("starter.toml");
 
-fn init(opts: &LoadOptions) -> Result<u8, String> {
-    let dir = opts.start_dir.join(paths::PROJECT_DIR);
+fn init(opts: &LoadOptions, nested: bool) -> Result<u8, String> {
+    let start = paths::absolute(&opts.start_dir);
+    if let Some(outer) = start.parent().and_then(paths::find_project_root) {
+        if !nested {
+            return Err(format!(
+                "{} already has `.ka/`: its hooks apply here too. Add hooks to {}, or pass \
+                 --nested to add a second layer in this directory (both then run)",
+                crate::terminal::escape_path(&outer),
+                crate::terminal::escape_path(&outer.join(paths::PROJECT_DIR).join(paths::CONFIG_FILE))
+            ));
+        }
+    }
+    let dir = start.join(paths::PROJECT_DIR);
     let file = dir.join(paths::CONFIG_FILE);
     if file.exists() {
         return Err(format!(
@@ -796,11 +740,20 @@ fn init(opts: &LoadOptions) -> Result<u8, String> {
         )?;
     }
     // The starter defines no active hook, so trusting it exposes nothing; the user's first edit
-    // makes it stale, and that edit is what `ka-hooks trust` then reviews.
-    let mut store = TrustStore::load(opts.paths.trust_file()).map_err(|e| e.to_string())?;
-    store
-        .allow(&file, STARTER.as_bytes())
-        .map_err(|e| e.to_string())?;
+    // makes it stale, and that edit is what `ka-hooks trust` then reviews (as a diff).
+    if let Some(data_dir) = &opts.paths.data_dir {
+        crate::trust::keep_reviewed(data_dir, STARTER.as_bytes())
+            .map_err(|e| format!("failed to write {}: {e}", data_dir.display()))?;
+    }
+    TrustStore::update(opts.paths.trust_file().as_deref(), |store| {
+        store.allow(
+            &start,
+            ".ka/ka.toml",
+            crate::trust::TrustRecord::new(STARTER.as_bytes(), Vec::new()),
+        );
+        (true, ())
+    })
+    .map_err(|e| e.to_string())?;
     outln!("wrote {}", file.display());
     outln!("next: uncomment or add hooks, then review and trust them with `ka-hooks trust`");
     Ok(EXIT_OK)

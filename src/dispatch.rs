@@ -108,6 +108,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         .map(str::to_owned);
     let mut outcome = Outcome::new(event, tool.clone());
     outcome.untrusted = config.untrusted.clone();
+    outcome.diagnostics.extend(config.warnings.iter().cloned());
 
     let mut hooks: Vec<&Hook> = match &only_hook {
         Some(name) => {
@@ -139,22 +140,33 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     };
     if let Some(why) = &config.settings.disabled {
         if only_hook.is_none() {
-            hooks.clear();
+            // Managed hooks cannot be turned off from below.
+            hooks.retain(|h| h.is_managed());
             outcome
                 .diagnostics
                 .push(format!("every hook is off: {why}"));
+        }
+    }
+    let cwd_fallback = || {
+        payload
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"))
+    };
+    if event == Event::PreToolUse && only_hook.is_none() {
+        let args = payload.get("arguments").and_then(Value::as_object);
+        if let Some(reason) = crate::protect::check(config, args, &cwd_fallback()) {
+            outcome.decision = Some(Decision::Ask);
+            outcome.reason = Some(reason);
         }
     }
     if hooks.is_empty() {
         return Ok(outcome);
     }
 
-    let cwd_fallback = payload
-        .get("cwd")
-        .and_then(Value::as_str)
-        .map(PathBuf::from)
-        .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| PathBuf::from("/"));
+    let cwd_fallback = cwd_fallback();
     let run_dir = config.run_dir(&cwd_fallback).to_path_buf();
     // The dispatcher, not the caller's payload, says which event this is (KA_EVENT agrees).
     payload.insert("event".into(), Value::String(event.as_str().to_owned()));
@@ -224,6 +236,8 @@ fn base_env(event: Event, run_dir: &Path, tool: Option<&str>) -> Vec<(String, St
         ("KA_EVENT".to_owned(), event.as_str().to_owned()),
         ("KA_PROJECT_DIR".to_owned(), dir.clone()),
         ("CLAUDE_PROJECT_DIR".to_owned(), dir),
+        // A hook runs inside an agent's tool call: `ka-hooks trust` refuses there.
+        ("KA_AGENT_TOOL_CALL".to_owned(), "1".to_owned()),
     ];
     if let (true, Some(tool)) = (event.is_tool_event(), tool) {
         env.push(("KA_TOOL".to_owned(), tool.to_owned()));
@@ -244,13 +258,28 @@ fn run_one(
     run_dir: &Path,
     base_env: &[(String, String)],
 ) -> process::Finished {
+    if let Some(reason) = &hook.stale {
+        // A guard of a changed or removed layer: never spawned, it blocks (see config::stale).
+        return process::Finished {
+            termination: Termination::Exited(2),
+            stdout: String::new(),
+            stdout_truncated: false,
+            stderr: reason.clone(),
+            stderr_truncated: false,
+            duration: Duration::ZERO,
+            output_held_open: false,
+            pid: None,
+        };
+    }
     let mut env = Vec::with_capacity(base_env.len() + 1 + hook.env.len());
     env.extend_from_slice(base_env);
     env.push(("KA_HOOK_NAME".to_owned(), hook.name.clone()));
     env.extend(hook.env.iter().cloned());
+    // A project layer's hooks run in their own root (an outer `.ka/` is not the inner one).
+    let cwd = hook.root.as_deref().filter(|r| r.is_dir()).unwrap_or(run_dir);
     process::run(&HookProcess {
         command: &hook.command,
-        cwd: run_dir,
+        cwd,
         env: &env,
         stdin: Arc::clone(payload),
         timeout: hook.timeout,

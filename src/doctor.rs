@@ -272,14 +272,13 @@ pub fn diagnose(
     progress: &mut dyn FnMut(&str),
 ) -> Result<Report, TrustError> {
     let mut entries = Vec::new();
-    let checked = Config::check(opts)?;
+    let checked = Config::check(opts);
     for error in &checked.errors {
         entries.push(config_entry(error));
     }
     let start_dir = paths::absolute(&opts.start_dir);
     let gated = match Config::load(opts) {
         Ok(config) => config,
-        Err(LoadError::Trust(e)) => return Err(e),
         Err(LoadError::Config(_)) => {
             // Already reported, one entry per error: nothing loads until they are fixed.
             return Ok(Report {
@@ -426,6 +425,7 @@ fn trust_fix(root: Option<&Path>) -> String {
 fn trust_words(status: TrustStatus) -> &'static str {
     match status {
         TrustStatus::Stale => "has changed since it was trusted",
+        TrustStatus::Removed => "was removed since it was trusted",
         TrustStatus::Untrusted | TrustStatus::Trusted => "is not trusted",
     }
 }

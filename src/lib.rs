@@ -59,6 +59,8 @@ pub mod event;
 pub mod outcome;
 pub mod paths;
 pub mod process;
+pub mod protect;
+pub mod review;
 pub mod schema;
 pub mod terminal;
 pub mod trust;

@@ -15,6 +15,9 @@ pub struct Paths {
     pub config_dir: Option<PathBuf>,
     /// Directory of the trust store (`$KA_DATA_DIR`, else `~/.local/share/ka` on Linux).
     pub data_dir: Option<PathBuf>,
+    /// Directory of the managed layer (`$KA_MANAGED_DIR`, else `/etc/ka`); `None` in
+    /// [`Paths::new`], so tests and embedders never read the machine's.
+    pub managed_dir: Option<PathBuf>,
     /// `KA_HOOKS_DISABLE` is set to a true value.
     pub disabled_by_env: bool,
 }
@@ -31,9 +34,11 @@ impl Paths {
         let disabled_by_env = std::env::var("KA_HOOKS_DISABLE")
             .map(|v| is_truthy(&v))
             .unwrap_or(false);
+        let managed_dir = env_path("KA_MANAGED_DIR").or_else(|| Some(PathBuf::from("/etc/ka")));
         Paths {
             config_dir,
             data_dir,
+            managed_dir,
             disabled_by_env,
         }
     }
@@ -43,8 +48,14 @@ impl Paths {
         Paths {
             config_dir: Some(config_dir.into()),
             data_dir: Some(data_dir.into()),
+            managed_dir: None,
             disabled_by_env: false,
         }
+    }
+
+    /// The managed layer's file.
+    pub fn managed_file(&self) -> Option<PathBuf> {
+        self.managed_dir.as_ref().map(|d| d.join(CONFIG_FILE))
     }
 
     /// The user layer's file.
@@ -91,6 +102,28 @@ fn is_truthy(v: &str) -> bool {
     )
 }
 
+/// Environment variables that say this process runs inside an agent's tool call, with the agent
+/// that sets each: Claude Code sets `CLAUDECODE=1` in the shell of its Bash tool (added in
+/// v0.2.47, anthropics/claude-code#531); Gemini CLI sets `GEMINI_CLI=1` in its shell tool; Codex
+/// sets `CODEX_SANDBOX` / `CODEX_SANDBOX_NETWORK_DISABLED` for the commands it runs (openai/codex
+/// AGENTS.md); ka's host sets `KA_AGENT_TOOL_CALL=1` for its tools, and ka-hooks sets it for every
+/// hook it runs.
+pub const AGENT_MARKERS: &[(&str, &str)] = &[
+    ("KA_AGENT_TOOL_CALL", "ka"),
+    ("CLAUDECODE", "Claude Code"),
+    ("GEMINI_CLI", "Gemini CLI"),
+    ("CODEX_SANDBOX", "Codex"),
+    ("CODEX_SANDBOX_NETWORK_DISABLED", "Codex"),
+];
+
+/// The agent whose tool call this process runs in, with the variable that says so.
+pub fn inside_agent_tool_call() -> Option<(&'static str, &'static str)> {
+    AGENT_MARKERS
+        .iter()
+        .find(|(var, _)| std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0"))
+        .copied()
+}
+
 /// The project root: the nearest ancestor of `start` (itself included) holding a `.ka/` folder.
 pub fn find_project_root(start: &Path) -> Option<PathBuf> {
     start
@@ -104,4 +137,9 @@ pub fn absolute(path: &Path) -> PathBuf {
     path.canonicalize()
         .or_else(|_| std::path::absolute(path))
         .unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The user's home directory (for `~` in `trusted_roots`).
+pub fn home_dir() -> Option<PathBuf> {
+    directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf())
 }

@@ -1,27 +1,47 @@
-//! The trust store: which project files the user has reviewed, by path and SHA-256 of content.
+//! The trust store: which project files the user has reviewed, and exactly what they reviewed.
 //!
-//! Project and local layers can run arbitrary commands, so they load only once the user has
-//! trusted their exact content. Editing a file makes it [`TrustStatus::Stale`]: it must be
-//! reviewed again. The store is a small JSON file in the data dir, rewritten atomically.
+//! Project and local layers run commands from a repository someone cloned, so they load only once
+//! the user has trusted them. A record binds three things: the project root, the layer file's
+//! path inside it, and the content — the file's SHA-256 and that of every script its hooks run
+//! from inside the project ([`ScriptRecord`]). A record therefore never vouches for a file of
+//! another project reached through a symlink, and editing a covered script untrusts the layer
+//! just as editing the file does.
+//!
+//! `trust` also keeps the reviewed bytes of each file in the data dir (`reviewed/<sha256>`), so
+//! that when a trusted file changes or vanishes, the guards of the version the user reviewed can
+//! still fail closed, and the next review can show a diff.
+//!
+//! The store is `trust.json` in the data dir. Every change is a read-modify-write under an
+//! exclusive lock on `trust.lock` ([`TrustStore::update`]), written to a fresh temporary file
+//! (created exclusively, never following an existing name) and renamed over the store, so
+//! concurrent `trust` and `trust --revoke` runs never lose each other's updates and a crash never
+//! leaves a half-written store.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+/// Largest store read: far above any real one, and a bound on what a crafted file can cost.
+const MAX_STORE_BYTES: u64 = 64 << 20;
+/// Largest reviewed file kept (the config files themselves are limited to 1 MiB).
+const MAX_REVIEWED_BYTES: u64 = 8 << 20;
+
 /// Whether a project file may load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TrustStatus {
-    /// Trusted with exactly this content.
+    /// Trusted with exactly this content (file and covered scripts).
     Trusted,
     /// Never trusted (or revoked).
     Untrusted,
-    /// Trusted once, but the content changed since.
+    /// Trusted once, but the file or a script it runs changed since.
     Stale,
+    /// Trusted once, but the file is gone.
+    Removed,
 }
 
 impl fmt::Display for TrustStatus {
@@ -30,22 +50,58 @@ impl fmt::Display for TrustStatus {
             TrustStatus::Trusted => "trusted",
             TrustStatus::Untrusted => "untrusted",
             TrustStatus::Stale => "changed since it was trusted",
+            TrustStatus::Removed => "removed since it was trusted",
         })
     }
 }
 
+/// What was reviewed of one layer file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TrustRecord {
+    /// SHA-256 of the file's bytes (also the name of its reviewed copy).
     pub sha256: String,
+    /// Every path the file's commands name inside the project, with its SHA-256 then (`None`:
+    /// no such file then; creating it later untrusts the layer too).
+    #[serde(default)]
+    pub scripts: Vec<ScriptRecord>,
     /// Seconds since the Unix epoch.
     pub trusted_at: u64,
 }
 
+/// One path a hook command names, relative to the project root.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ScriptRecord {
+    pub path: String,
+    pub sha256: Option<String>,
+}
+
+impl TrustRecord {
+    /// A record of `content` and `scripts`, trusted now.
+    pub fn new(content: &[u8], scripts: Vec<ScriptRecord>) -> TrustRecord {
+        let trusted_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        TrustRecord {
+            sha256: content_hash(content),
+            scripts,
+            trusted_at,
+        }
+    }
+}
+
+/// The store file. Version 1 (records by absolute path only) is read as empty: such records did
+/// not bind the project, and every project is reviewed again once.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct StoreFile {
     #[serde(default)]
-    files: BTreeMap<String, TrustRecord>,
+    version: u32,
+    /// Project root key → layer file (relative to the root) → record.
+    #[serde(default)]
+    projects: BTreeMap<String, BTreeMap<String, TrustRecord>>,
 }
+
+const STORE_VERSION: u32 = 2;
 
 /// Failure to read or write the trust store.
 #[derive(Debug, thiserror::Error)]
@@ -57,11 +113,8 @@ pub enum TrustError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("the trust store {} is corrupt ({source}); delete it and trust your projects again", path.display())]
-    Corrupt {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    #[error("the trust store {} is corrupt ({why}); delete it and trust your projects again", path.display())]
+    Corrupt { path: PathBuf, why: String },
     #[error("failed to write the trust store {}: {source}", path.display())]
     Write {
         path: PathBuf,
@@ -70,119 +123,214 @@ pub enum TrustError {
 }
 
 /// The trust store, loaded in memory.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct TrustStore {
-    path: Option<PathBuf>,
-    files: BTreeMap<String, TrustRecord>,
+    projects: BTreeMap<String, BTreeMap<String, TrustRecord>>,
 }
 
-/// Hex SHA-256 of a file's content.
+/// Hex SHA-256 of `content`.
 pub fn content_hash(content: &[u8]) -> String {
-    let digest = Sha256::digest(content);
-    let mut hex = String::with_capacity(64);
-    for byte in digest {
+    hex(&Sha256::digest(content))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
         use fmt::Write as _;
-        let _ = write!(hex, "{byte:02x}");
+        let _ = write!(out, "{byte:02x}");
     }
-    hex
+    out
+}
+
+/// The store's key of a path. A UTF-8 absolute path is itself (readable in `trust.json`); any
+/// other path is `hex:` and its bytes, which no absolute path starts with, so two paths never
+/// share a key (a lossy conversion would merge every non-UTF-8 name into one).
+pub fn path_key(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    match path.to_str() {
+        Some(s) if s.starts_with('/') => s.to_owned(),
+        _ => format!("hex:{}", hex(path.as_os_str().as_bytes())),
+    }
 }
 
 impl TrustStore {
     /// Load the store at `path` (`None`: no data dir, nothing is trusted). A missing file is empty.
-    pub fn load(path: Option<PathBuf>) -> Result<TrustStore, TrustError> {
+    /// Never panics on a crafted file: anything that is not a store is [`TrustError::Corrupt`].
+    pub fn load(path: Option<&Path>) -> Result<TrustStore, TrustError> {
         let Some(path) = path else {
-            return Ok(TrustStore {
-                path: None,
-                files: BTreeMap::new(),
-            });
+            return Ok(TrustStore::default());
         };
-        let files = match std::fs::read(&path) {
-            Ok(bytes) => {
-                serde_json::from_slice::<StoreFile>(&bytes)
-                    .map_err(|source| TrustError::Corrupt {
-                        path: path.clone(),
-                        source,
-                    })?
-                    .files
+        let bytes = match read_regular(path, MAX_STORE_BYTES) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(TrustStore::default()),
+            Err(source) => {
+                return Err(TrustError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(source) => return Err(TrustError::Read { path, source }),
         };
-        Ok(TrustStore {
-            path: Some(path),
-            files,
-        })
+        let file: StoreFile = serde_json::from_slice(&bytes).map_err(|e| TrustError::Corrupt {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        })?;
+        let projects = if file.version == STORE_VERSION {
+            file.projects
+        } else {
+            BTreeMap::new()
+        };
+        Ok(TrustStore { projects })
     }
 
-    /// The status of `file` whose current content is `content`.
-    pub fn status(&self, file: &Path, content: &[u8]) -> TrustStatus {
-        match self.files.get(&key(file)) {
-            None => TrustStatus::Untrusted,
-            Some(rec) if rec.sha256 == content_hash(content) => TrustStatus::Trusted,
-            Some(_) => TrustStatus::Stale,
+    /// The record of the layer file `file` (relative to `root`, such as `.ka/ka.toml`).
+    pub fn record(&self, root: &Path, file: &str) -> Option<&TrustRecord> {
+        self.projects.get(&path_key(root))?.get(file)
+    }
+
+    /// Every record of the project at `root`, by layer file.
+    pub fn records(&self, root: &Path) -> impl Iterator<Item = (&str, &TrustRecord)> {
+        self.projects
+            .get(&path_key(root))
+            .into_iter()
+            .flat_map(|files| files.iter().map(|(f, r)| (f.as_str(), r)))
+    }
+
+    /// Record `record` for `file` of `root` (in memory; see [`TrustStore::update`]).
+    pub fn allow(&mut self, root: &Path, file: &str, record: TrustRecord) {
+        self.projects
+            .entry(path_key(root))
+            .or_default()
+            .insert(file.to_owned(), record);
+    }
+
+    /// Forget `file` of `root`; returns the record that was removed.
+    pub fn revoke(&mut self, root: &Path, file: &str) -> Option<TrustRecord> {
+        let key = path_key(root);
+        let files = self.projects.get_mut(&key)?;
+        let removed = files.remove(file);
+        if files.is_empty() {
+            self.projects.remove(&key);
         }
+        removed
     }
 
-    /// The record of `file`, if any.
-    pub fn record(&self, file: &Path) -> Option<&TrustRecord> {
-        self.files.get(&key(file))
-    }
-
-    /// Trust `file` with exactly `content`, and save.
-    pub fn allow(&mut self, file: &Path, content: &[u8]) -> Result<(), TrustError> {
-        let trusted_at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        self.files.insert(
-            key(file),
-            TrustRecord {
-                sha256: content_hash(content),
-                trusted_at,
-            },
-        );
-        self.save()
-    }
-
-    /// Forget `file`; returns whether it was recorded. Saves when something changed.
-    pub fn revoke(&mut self, file: &Path) -> Result<bool, TrustError> {
-        let removed = self.files.remove(&key(file)).is_some();
-        if removed {
-            self.save()?;
-        }
-        Ok(removed)
-    }
-
-    /// Write to a temp file beside the store and rename over it, so a crash never leaves a
-    /// half-written store (which would silently distrust, or fail, every project).
-    fn save(&self) -> Result<(), TrustError> {
-        let path = self.path.as_ref().ok_or(TrustError::NoDataDir)?;
+    /// Read-modify-write the store at `path` under an exclusive lock, so concurrent runs never
+    /// lose each other's changes: `change` sees the store as it is on disk now. The new store is
+    /// written only when `change` returns `true`.
+    pub fn update<R>(
+        path: Option<&Path>,
+        change: impl FnOnce(&mut TrustStore) -> (bool, R),
+    ) -> Result<R, TrustError> {
+        let path = path.ok_or(TrustError::NoDataDir)?;
         let write_err = |source| TrustError::Write {
-            path: path.clone(),
+            path: path.to_path_buf(),
             source,
         };
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(write_err)?;
-        let body = serde_json::to_vec_pretty(&StoreFile {
-            files: self.files.clone(),
-        })
-        .map_err(|e| write_err(std::io::Error::other(e)))?;
-        let tmp = dir.join(format!(".trust.json.{}.tmp", std::process::id()));
-        let result = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&body)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        let lock = open_nofollow(&dir.join("trust.lock"), true).map_err(write_err)?;
+        lock.lock().map_err(write_err)?;
+        // A store that cannot be read is not overwritten: the user decides what to do with it.
+        let mut store = TrustStore::load(Some(path))?;
+        let (changed, result) = change(&mut store);
+        if changed {
+            store.save(path).map_err(write_err)?;
         }
-        result.map_err(write_err)
+        drop(lock);
+        Ok(result)
+    }
+
+    /// Write to a fresh temporary file beside the store (created exclusively under a random
+    /// name) and rename it over the store.
+    fn save(&self, path: &Path) -> std::io::Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let body = serde_json::to_vec_pretty(&StoreFile {
+            version: STORE_VERSION,
+            projects: self.projects.clone(),
+        })
+        .map_err(std::io::Error::other)?;
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".trust.json.")
+            .tempfile_in(dir)?;
+        tmp.write_all(&body)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
     }
 }
 
-fn key(file: &Path) -> String {
-    crate::paths::absolute(file).to_string_lossy().into_owned()
+/// Keep the reviewed bytes of a file under `data_dir/reviewed/<sha256>`.
+pub fn keep_reviewed(data_dir: &Path, content: &[u8]) -> std::io::Result<()> {
+    let dir = data_dir.join("reviewed");
+    std::fs::create_dir_all(&dir)?;
+    let target = dir.join(content_hash(content));
+    if reviewed(data_dir, &content_hash(content)).is_some() {
+        return Ok(());
+    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".reviewed.")
+        .tempfile_in(&dir)?;
+    tmp.write_all(content)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(&target).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The reviewed bytes whose SHA-256 is `sha256`, when they are kept and intact.
+pub fn reviewed(data_dir: &Path, sha256: &str) -> Option<Vec<u8>> {
+    if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let bytes = read_regular(&data_dir.join("reviewed").join(sha256), MAX_REVIEWED_BYTES)
+        .ok()
+        .flatten()?;
+    (content_hash(&bytes) == sha256).then_some(bytes)
+}
+
+/// Open `path` without following a symlink at its last component, and without blocking on a
+/// FIFO (`create`: make it when missing, never through an existing name's link).
+fn open_nofollow(path: &Path, create: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    if create {
+        options.write(true).create(true);
+    }
+    options.open(path)
+}
+
+/// The bytes of the regular file `path` (`None` when it does not exist), at most `limit` bytes;
+/// a symlink, FIFO, device or directory is an error.
+pub(crate) fn read_regular(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let file = match open_nofollow(path, false) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(std::io::Error::other("is a symlink; it is not followed here"))
+        }
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("is not a regular file"));
+    }
+    if meta.len() > limit {
+        return Err(std::io::Error::other(format!(
+            "is larger than {} bytes",
+            limit
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!(
+            "is larger than {} bytes",
+            limit
+        )));
+    }
+    Ok(Some(bytes))
 }
 
 #[cfg(test)]
@@ -190,31 +338,79 @@ mod tests {
     use super::*;
 
     #[test]
-    fn trust_then_edit_is_stale_and_revoke_untrusts() -> Result<(), Box<dyn std::error::Error>> {
+    fn allow_then_revoke_round_trips_through_the_file() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
-        let file = dir.path().join("ka.toml");
-        std::fs::write(&file, "a = 1")?;
         let store_path = dir.path().join("data/trust.json");
-        let mut store = TrustStore::load(Some(store_path.clone()))?;
-        assert_eq!(store.status(&file, b"a = 1"), TrustStatus::Untrusted);
-        store.allow(&file, b"a = 1")?;
-        let store = TrustStore::load(Some(store_path.clone()))?;
-        assert_eq!(store.status(&file, b"a = 1"), TrustStatus::Trusted);
-        assert_eq!(store.status(&file, b"a = 2"), TrustStatus::Stale);
-        let mut store = store;
-        assert!(store.revoke(&file)?);
-        let store = TrustStore::load(Some(store_path))?;
-        assert_eq!(store.status(&file, b"a = 1"), TrustStatus::Untrusted);
+        let root = Path::new("/repo");
+        TrustStore::update(Some(&store_path), |s| {
+            s.allow(root, ".ka/ka.toml", TrustRecord::new(b"a = 1", Vec::new()));
+            (true, ())
+        })?;
+        let store = TrustStore::load(Some(&store_path))?;
+        let rec = store.record(root, ".ka/ka.toml").ok_or("no record")?;
+        assert_eq!(rec.sha256, content_hash(b"a = 1"));
+        assert!(store.record(Path::new("/other"), ".ka/ka.toml").is_none());
+        let removed = TrustStore::update(Some(&store_path), |s| {
+            let r = s.revoke(root, ".ka/ka.toml");
+            (r.is_some(), r.is_some())
+        })?;
+        assert!(removed);
+        assert!(TrustStore::load(Some(&store_path))?
+            .record(root, ".ka/ka.toml")
+            .is_none());
         Ok(())
     }
 
     #[test]
-    fn corrupt_store_is_a_clear_error() -> Result<(), Box<dyn std::error::Error>> {
+    fn corrupt_and_crafted_stores_are_errors_not_panics() -> Result<(), Box<dyn std::error::Error>>
+    {
         let dir = tempfile::tempdir()?;
         let store_path = dir.path().join("trust.json");
-        std::fs::write(&store_path, "{not json")?;
-        let err = TrustStore::load(Some(store_path)).unwrap_err();
-        assert!(err.to_string().contains("corrupt"), "{err}");
+        for crafted in [
+            "{not json",
+            "",
+            "[]",
+            "{\"version\":2,\"projects\":{\"/r\":{\"x\":{\"sha256\":7}}}}",
+        ] {
+            std::fs::write(&store_path, crafted)?;
+            let err = TrustStore::load(Some(&store_path)).err().ok_or("no error")?;
+            assert!(err.to_string().contains("corrupt"), "{err}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn non_utf8_paths_never_share_a_key() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let a = Path::new(OsStr::from_bytes(b"/repo/\xff"));
+        let b = Path::new(OsStr::from_bytes(b"/repo/\xfe"));
+        assert_ne!(path_key(a), path_key(b));
+        assert_eq!(path_key(Path::new("/repo")), "/repo");
+        assert_ne!(path_key(Path::new("hex:2f")), path_key(Path::new("/")));
+    }
+
+    #[test]
+    fn reviewed_copies_are_checked_against_their_name() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        keep_reviewed(dir.path(), b"hooks")?;
+        let sha = content_hash(b"hooks");
+        assert_eq!(reviewed(dir.path(), &sha).as_deref(), Some(&b"hooks"[..]));
+        std::fs::write(dir.path().join("reviewed").join(&sha), b"tampered")?;
+        assert_eq!(reviewed(dir.path(), &sha), None);
+        assert_eq!(reviewed(dir.path(), "../../etc/passwd"), None);
+        Ok(())
+    }
+
+    #[test]
+    fn a_symlinked_or_special_store_is_refused() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let target = dir.path().join("elsewhere.json");
+        std::fs::write(&target, "{}")?;
+        let link = dir.path().join("trust.json");
+        std::os::unix::fs::symlink(&target, &link)?;
+        assert!(TrustStore::load(Some(&link)).is_err());
+        assert!(TrustStore::load(Some(Path::new("/dev/zero"))).is_err());
         Ok(())
     }
 }

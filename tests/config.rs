@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use ka_hooks::config::{CheckReport, Config, ConfigError, Layer, LayerState, LoadError, OnError};
-use ka_hooks::trust::TrustStore;
 use ka_hooks::Event;
 
 mod support;
@@ -18,10 +17,10 @@ impl World {
         self.root.join(".ka/ka.toml")
     }
 
+    /// Trust every project file as it is now (`file` names the one the test cares about).
     fn trust(&self, file: &Path) -> &Self {
-        let bytes = std::fs::read(file).expect("read");
-        let mut store = TrustStore::load(Some(self.data_dir.join("trust.json"))).expect("store");
-        store.allow(file, &bytes).expect("allow");
+        assert!(file.exists(), "{} does not exist", file.display());
+        ka_hooks::review::record_current(&self.options(&self.root, false)).expect("trust");
         self
     }
 
@@ -38,12 +37,11 @@ impl World {
         match Config::load(&self.options(&self.root, true)) {
             Ok(_) => panic!("expected configuration errors"),
             Err(LoadError::Config(errors)) => errors.0,
-            Err(e) => panic!("unexpected error: {e}"),
         }
     }
 
     fn check(&self) -> CheckReport {
-        Config::check(&self.options(&self.root, false)).expect("check")
+        Config::check(&self.options(&self.root, false))
     }
 }
 

@@ -38,7 +38,7 @@ fn schema_errors(text: &str) -> Vec<String> {
 /// The loader's complaints about `text` as a user file.
 fn loader_errors(text: &str) -> Vec<String> {
     let project = Project::with_user_toml(text);
-    let report = ka_hooks::Config::check(&project.options(&project.root, false)).expect("check");
+    let report = ka_hooks::Config::check(&project.options(&project.root, false));
     report.errors.iter().map(ToString::to_string).collect()
 }
 

@@ -228,7 +228,6 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
         LoadError::Config(errors) => {
             format!("{errors}\nfix the configuration first (`ka-hooks check`)")
         }
-        LoadError::Trust(e) => e.to_string(),
     })?;
     let planned = plan(&config, args.agent, args.all_events);
     let command = args

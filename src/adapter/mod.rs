@@ -263,7 +263,6 @@ fn load(ctx: &Context, call: &Call) -> Result<Config, String> {
                 .unwrap_or_default()
                 .replace('\n', " ")
         ),
-        LoadError::Trust(e) => e.to_string(),
     })?;
     if ctx.log.is_some() {
         config.settings.log.clone_from(&ctx.log);

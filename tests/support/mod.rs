@@ -16,8 +16,17 @@ use ka_hooks::Event;
 use serde_json::{Map, Value};
 
 /// Environment variables the binary reads that a test must not inherit from the developer.
-pub const AMBIENT_VARS: [&str; 6] = [
+pub const AMBIENT_VARS: [&str; 14] = [
     "CLAUDE_CONFIG_DIR",
+    "CLAUDE_PROJECT_DIR",
+    "GEMINI_PROJECT_DIR",
+    "KA_MANAGED_DIR",
+    // Markers of an agent's tool call: `trust` refuses under them.
+    "KA_AGENT_TOOL_CALL",
+    "CLAUDECODE",
+    "GEMINI_CLI",
+    "CODEX_SANDBOX",
+    "CODEX_SANDBOX_NETWORK_DISABLED",
     "KA_HOOKS_DISABLE",
     "KA_HOOKS_TIMEOUT",
     "KA_HOOKS_LOG",

@@ -1,0 +1,218 @@
+//! Which tool calls a hook sees: `tool` (names and globs) and `matcher` (Claude Code syntax).
+//!
+//! Users copy filters from other agents' settings: `tool = "Write"`, `matcher = "Write|Edit"`,
+//! `run_shell_command`. A name in another agent's spelling from the translation table
+//! ([`crate::adapter::tools`]) matches the ka tool it translates to, and a regex or glob is tried
+//! against the ka name and every agent's spelling of it, so such a filter never silently matches
+//! nothing. A name that no agent knows is a warning ([`unknown_names`]).
+
+use crate::adapter::tools::{ToolRow, TOOLS};
+
+/// Which tool calls a hook of a tool event sees. Compiled once at load.
+#[derive(Debug, Clone)]
+pub enum ToolFilter {
+    /// No filter (or a matcher of `*` / `""`): every tool.
+    All,
+    /// `tool = [...]`: exact names or globs.
+    Tools {
+        patterns: Vec<String>,
+        /// The patterns without glob syntax, compared as strings: the common case, and the
+        /// check every tool call pays for.
+        exact: Vec<String>,
+        /// The real globs (`mcp__*`), when there are any.
+        globs: Option<globset::GlobSet>,
+    },
+    /// `matcher = "..."`, Claude Code semantics: an exact name list or an unanchored regex.
+    Matcher { source: String, kind: MatcherKind },
+}
+
+#[derive(Debug, Clone)]
+pub enum MatcherKind {
+    Names(Vec<String>),
+    Regex(regex::Regex),
+}
+
+impl ToolFilter {
+    /// Whether a call of `tool` passes the filter. `None` (no tool) passes only [`ToolFilter::All`].
+    pub fn matches(&self, tool: Option<&str>) -> bool {
+        match (self, tool) {
+            (ToolFilter::All, _) => true,
+            (_, None) => false,
+            (ToolFilter::Tools { exact, globs, .. }, Some(t)) => {
+                exact.iter().any(|n| n == t)
+                    || globs
+                        .as_ref()
+                        .is_some_and(|g| any_spelling(t, |name| g.is_match(name)))
+            }
+            (ToolFilter::Matcher { kind, .. }, Some(t)) => match kind {
+                MatcherKind::Names(names) => names.iter().any(|n| n == t),
+                MatcherKind::Regex(re) => any_spelling(t, |name| re.is_match(name)),
+            },
+        }
+    }
+
+    /// The filter as written, for listings and de-duplication.
+    pub fn describe(&self) -> String {
+        match self {
+            ToolFilter::All => "*".to_owned(),
+            ToolFilter::Tools { patterns, .. } => format!("tool = {patterns:?}"),
+            ToolFilter::Matcher { source, .. } => format!("matcher = {source:?}"),
+        }
+    }
+}
+
+/// Whether `test` holds for `tool` or any agent's spelling of it (`write`, `Write`, `write_file`).
+fn any_spelling(tool: &str, test: impl Fn(&str) -> bool) -> bool {
+    test(tool)
+        || TOOLS
+            .iter()
+            .find(|r| r.ka == tool)
+            .is_some_and(|r| agent_names(r).any(&test))
+}
+
+fn agent_names(row: &ToolRow) -> impl Iterator<Item = &'static str> {
+    [row.claude, row.codex, row.gemini].into_iter().flatten()
+}
+
+/// The ka tool that `name` (in any agent's spelling) translates to, when it is not ka's own.
+pub fn translation(name: &str) -> Option<&'static str> {
+    if TOOLS.iter().any(|r| r.ka == name) {
+        return None;
+    }
+    TOOLS
+        .iter()
+        .find(|r| agent_names(r).any(|n| n == name))
+        .map(|r| r.ka)
+}
+
+/// Whether any agent (ka included) has a tool called `name`, or it names an MCP tool.
+fn known(name: &str) -> bool {
+    name.starts_with("mcp__")
+        || TOOLS
+            .iter()
+            .any(|r| r.ka == name || agent_names(r).any(|n| n == name))
+}
+
+/// The closest known tool name to `name`, for a did-you-mean.
+fn closest(name: &str) -> Option<&'static str> {
+    TOOLS
+        .iter()
+        .flat_map(|r| std::iter::once(r.ka).chain(agent_names(r)))
+        .map(|known| (crate::event::edit_distance(&name.to_lowercase(), &known.to_lowercase()), known))
+        .min()
+        .filter(|(d, known)| *d <= 2.max(known.len() / 3))
+        .map(|(_, known)| known)
+}
+
+impl ToolFilter {
+    /// The exact names of the filter as written (globs and regexes are not names).
+    fn names(&self) -> Vec<String> {
+        match self {
+            ToolFilter::Tools { patterns, .. } => patterns.clone(),
+            ToolFilter::Matcher {
+                source,
+                kind: MatcherKind::Names(_),
+            } => matcher_names(source).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// For `check` and `doctor`: one note per name read in another agent's spelling, and one
+    /// warning per name that matches no tool ka or any adapter knows.
+    pub fn review(&self) -> (Vec<String>, Vec<String>) {
+        let (mut notes, mut warnings) = (Vec::new(), Vec::new());
+        let is_glob = |p: &str| p.contains(['*', '?', '[', ']', '{', '}', '\\']);
+        for name in self.names().iter().filter(|n| !is_glob(n)) {
+            let shown = crate::terminal::escape(name);
+            if let Some(ka) = translation(name) {
+                notes.push(format!("`{shown}` is another agent's name of ka's `{ka}`: it matches `{ka}` calls"));
+            } else if !known(name) {
+                warnings.push(match closest(name) {
+                    Some(close) => format!(
+                        "`{shown}` matches no tool that ka or any adapter knows; did you mean `{close}`?"
+                    ),
+                    None => format!(
+                        "`{shown}` matches no tool that ka or any adapter knows (MCP tools are `mcp__<server>__<tool>`)"
+                    ),
+                });
+            }
+        }
+        (notes, warnings)
+    }
+}
+
+impl PartialEq for ToolFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.describe() == other.describe()
+    }
+}
+
+
+/// `tool = [...]`: names without glob syntax are compared as strings, the rest become a GlobSet.
+pub(super) fn compile_tools(patterns: Vec<String>) -> Result<ToolFilter, globset::Error> {
+    let is_glob = |p: &str| p.contains(['*', '?', '[', ']', '{', '}', '\\']);
+    let exact = with_translations(patterns.iter().filter(|p| !is_glob(p)).cloned());
+    let mut builder = globset::GlobSetBuilder::new();
+    let mut any_glob = false;
+    for p in patterns.iter().filter(|p| is_glob(p)) {
+        builder.add(globset::Glob::new(p)?);
+        any_glob = true;
+    }
+    let globs = if any_glob {
+        Some(builder.build()?)
+    } else {
+        None
+    };
+    Ok(ToolFilter::Tools {
+        patterns,
+        exact,
+        globs,
+    })
+}
+
+/// The names of an exact-list matcher (`Edit|Write`, `Edit, Write`).
+fn matcher_names(source: &str) -> impl Iterator<Item = String> + '_ {
+    source
+        .split(['|', ','])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+/// `names` plus the ka name of each one written in another agent's spelling, compared as
+/// strings on every call (no table lookup on the hot path).
+fn with_translations(names: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in names {
+        if let Some(ka) = translation(&name) {
+            if !out.iter().any(|n| n == ka) {
+                out.push(ka.to_owned());
+            }
+        }
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// Claude Code matcher semantics: `*`, `""` → all; only name characters → exact list;
+/// anything else → unanchored regex.
+pub(super) fn compile_matcher(source: &str) -> Result<ToolFilter, regex::Error> {
+    let trimmed = source.trim();
+    if trimmed.is_empty() || trimmed == "*" {
+        return Ok(ToolFilter::All);
+    }
+    let kind = if source
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_- ,|".contains(c))
+    {
+        MatcherKind::Names(with_translations(matcher_names(source)))
+    } else {
+        MatcherKind::Regex(regex::Regex::new(source)?)
+    };
+    Ok(ToolFilter::Matcher {
+        source: source.to_owned(),
+        kind,
+    })
+}

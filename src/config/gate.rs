@@ -1,0 +1,387 @@
+//! The load itself: read every layer, judge each gated file against the trust store, parse what
+//! may run, merge, and add the fail-closed guards of changed or removed files.
+
+use std::path::{Path, PathBuf};
+
+use super::discover::{self, GATED_FILES};
+use super::error::ConfigError;
+use super::hook::{Hook, Layer};
+use super::merge::merge_hooks;
+use super::parse::{parse_file, ParsedFile};
+use super::read::{self, Found};
+use super::settings::{layer_settings, Gate, StalePolicy};
+use super::stale::{tombstones, Change};
+use super::{scripts, trust_command, Config, LayerFile, LayerState, LoadOptions, Untrusted};
+use crate::paths;
+use crate::trust::{TrustRecord, TrustStatus, TrustStore};
+
+/// Everything a load gathers before merging.
+#[derive(Default)]
+struct Loading {
+    errors: Vec<ConfigError>,
+    warnings: Vec<String>,
+    layers: Vec<LayerFile>,
+    untrusted: Vec<Untrusted>,
+    parsed: Vec<ParsedFile>,
+    tombstones: Vec<Hook>,
+}
+
+/// Load every layer. With `check_all`, gated files that do not load are parsed too, and their
+/// errors returned (reading is safe; running is what the gate guards).
+pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<ConfigError>) {
+    let mut l = Loading::default();
+    let start = paths::absolute(&opts.start_dir);
+    let trust_file = opts.paths.trust_file();
+    let store = match TrustStore::load(trust_file.as_deref()) {
+        Ok(store) => store,
+        Err(e) => {
+            l.warnings.push(format!(
+                "{e}; until then every project layer is treated as untrusted"
+            ));
+            TrustStore::default()
+        }
+    };
+    for (layer, path) in discover::ungated(&opts.paths) {
+        load_ungated(&mut l, layer, &path);
+    }
+    let gate = Gate::from_files(&l.parsed);
+    let ungated = l.parsed.clone();
+    let roots = discover::roots(&start, &store);
+    for root in &roots {
+        for (layer, rel) in GATED_FILES {
+            let judged = judge(root, rel, &store);
+            load_gated(&mut l, opts, &gate, &ungated, check_all, root, layer, judged);
+        }
+    }
+
+    let Loading {
+        mut errors,
+        mut warnings,
+        layers,
+        untrusted,
+        parsed,
+        tombstones,
+    } = l;
+    let settings = layer_settings(&parsed, &opts.paths, &gate, &mut errors);
+    let (mut hooks, deduplicated) = merge_hooks(parsed, &settings, &mut errors, &mut warnings);
+    if !errors.is_empty() {
+        // Report in reading order: layer by layer, top to bottom (errors are found in phases).
+        let file_rank = |e: &ConfigError| {
+            layers
+                .iter()
+                .position(|l| l.file == e.file)
+                .unwrap_or(usize::MAX)
+        };
+        errors.sort_by_key(|e| (file_rank(e), e.line, e.column));
+        return (None, errors);
+    }
+    if settings.managed_only {
+        let before = hooks.len();
+        hooks.retain(Hook::is_managed);
+        if before > hooks.len() {
+            warnings.push(format!(
+                "the managed file allows managed hooks only: {} other hook(s) do not run",
+                before - hooks.len()
+            ));
+        }
+    }
+    // Fail-closed guards first: a call they block spawns nothing.
+    if settings.stale == StalePolicy::Block && !settings.managed_only {
+        hooks.splice(0..0, tombstones);
+    }
+    for hook in &hooks {
+        let (notes, unknown) = hook.filter.review();
+        for w in notes.into_iter().chain(unknown) {
+            warnings.push(format!("hook `{}` ({}): {w}", crate::terminal::escape(&hook.name), hook.source));
+        }
+    }
+    let mut config = Config {
+        project_root: roots.last().cloned(),
+        protected: protected_paths(opts, &roots),
+        roots,
+        hooks,
+        deduplicated,
+        settings,
+        layers,
+        untrusted,
+        warnings,
+        by_event: Default::default(),
+    };
+    config.index();
+    (Some(config), errors)
+}
+
+/// The managed or user file: loaded as it is; its errors fail the load.
+fn load_ungated(l: &mut Loading, layer: Layer, path: &Path) {
+    match read::ungated(path) {
+        Found::Missing => {}
+        Found::Refused(why) => l.errors.push(ConfigError::unpositioned(
+            path,
+            None,
+            format!("the {layer} file {why}"),
+            None,
+        )),
+        Found::Text { text, sha256 } => {
+            let file = parse_file(layer, path, &text, &mut l.errors);
+            l.parsed.push(file);
+            l.layers.push(LayerFile {
+                layer,
+                file: path.to_path_buf(),
+                root: None,
+                state: LayerState::Loaded,
+                sha256: Some(sha256),
+            });
+        }
+    }
+}
+
+/// A gated file as found, judged against its trust record.
+struct Judged<'a> {
+    path: PathBuf,
+    found: Found,
+    record: Option<&'a TrustRecord>,
+    status: TrustStatus,
+    /// What changed, for a stale file.
+    what: Option<String>,
+}
+
+fn judge<'a>(root: &Path, rel: &str, store: &'a TrustStore) -> Judged<'a> {
+    let path = root.join(rel);
+    let found = read::gated(root, &path);
+    let record = store.record(root, rel);
+    let (status, what) = match (&found, record) {
+        (Found::Missing, Some(_)) => (TrustStatus::Removed, Some("the file is gone".to_owned())),
+        (Found::Missing | Found::Refused(_), None) => (TrustStatus::Untrusted, None),
+        (Found::Refused(why), Some(_)) => (TrustStatus::Stale, Some(format!("the file {why}"))),
+        (Found::Text { .. }, None) => (TrustStatus::Untrusted, None),
+        (Found::Text { sha256, .. }, Some(rec)) if *sha256 != rec.sha256 => {
+            (TrustStatus::Stale, Some("the file itself changed".to_owned()))
+        }
+        (Found::Text { .. }, Some(rec)) => match scripts::first_change(root, &rec.scripts) {
+            Some(change) => (
+                TrustStatus::Stale,
+                Some(format!("{change}, which its hooks run")),
+            ),
+            None => (TrustStatus::Trusted, None),
+        },
+    };
+    Judged {
+        path,
+        found,
+        record,
+        status,
+        what,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn load_gated(
+    l: &mut Loading,
+    opts: &LoadOptions,
+    gate: &Gate,
+    ungated: &[ParsedFile],
+    check_all: bool,
+    root: &Path,
+    layer: Layer,
+    judged: Judged<'_>,
+) {
+    let Judged {
+        path,
+        found,
+        record,
+        status,
+        what,
+    } = judged;
+    if matches!(found, Found::Missing) && record.is_none() {
+        return;
+    }
+    let fix = trust_command(root);
+    let text = match &found {
+        Found::Text { text, .. } => Some(text.as_str()),
+        _ => None,
+    };
+    let sha256 = match &found {
+        Found::Text { sha256, .. } => Some(sha256.clone()),
+        _ => None,
+    };
+    // The user's own file decides the gate: trusted roots, then `--trust`.
+    let state = match status {
+        TrustStatus::Trusted => LayerState::Loaded,
+        _ if text.is_some() && gate.trusted_roots.iter().any(|r| root.starts_with(r)) => {
+            LayerState::TrustedRoot
+        }
+        _ if text.is_some() && opts.trust_once => LayerState::TrustedOnce,
+        TrustStatus::Stale => LayerState::Stale,
+        TrustStatus::Removed => LayerState::Removed,
+        TrustStatus::Untrusted if matches!(found, Found::Refused(_)) => LayerState::Refused,
+        TrustStatus::Untrusted => LayerState::Untrusted,
+    };
+    let mut layer_file = LayerFile {
+        layer,
+        file: path.clone(),
+        root: Some(root.to_path_buf()),
+        state,
+        sha256,
+    };
+    let skipped = |state, why: Option<String>, guards| Untrusted {
+        layer,
+        file: path.clone(),
+        status,
+        state,
+        why,
+        guards,
+        fix: fix.clone(),
+    };
+    match (state, text) {
+        (LayerState::Loaded | LayerState::TrustedRoot | LayerState::TrustedOnce, Some(text)) => {
+            let mut errors = Vec::new();
+            let mut file = parse_file(layer, &path, text, &mut errors);
+            file.root = Some(root.to_path_buf());
+            validate_alone(ungated, &file, &mut errors);
+            if errors.is_empty() {
+                l.parsed.push(file);
+            } else {
+                layer_file.state = LayerState::Invalid;
+                let why = format!(
+                    ": {} configuration error(s), the first: {}; run `ka-hooks check`",
+                    errors.len(),
+                    errors[0]
+                );
+                l.untrusted.push(skipped(LayerState::Invalid, Some(why), 0));
+                if check_all {
+                    l.errors.extend(errors);
+                }
+            }
+        }
+        (LayerState::Stale | LayerState::Removed, _) => {
+            let reviewed = record.and_then(|rec| {
+                let bytes = crate::trust::reviewed(opts.paths.data_dir.as_deref()?, &rec.sha256)?;
+                let text = String::from_utf8(bytes).ok()?;
+                Some(parse_file(layer, &path, &text, &mut Vec::new()))
+            });
+            let change = Change {
+                layer,
+                file: &path,
+                root,
+                removed: state == LayerState::Removed,
+                what: what.clone().unwrap_or_default(),
+            };
+            let guards = tombstones(reviewed, &change);
+            let count = if gate.stale == StalePolicy::Block { guards.len() } else { 0 };
+            l.tombstones.extend(guards);
+            l.untrusted.push(skipped(state, what, count));
+            check_text(l, check_all, layer, &path, text, ungated);
+        }
+        (state, _) => {
+            let why = match &found {
+                Found::Refused(why) => Some(format!(" — it {why}")),
+                _ => None,
+            };
+            l.untrusted.push(skipped(state, why.map(|w| w.trim_start_matches(" — ").to_owned()), 0));
+            check_text(l, check_all, layer, &path, text, ungated);
+        }
+    }
+    l.layers.push(layer_file);
+}
+
+/// `check` reports every error of a file that does not load, as if it did.
+fn check_text(
+    l: &mut Loading,
+    check_all: bool,
+    layer: Layer,
+    path: &Path,
+    text: Option<&str>,
+    ungated: &[ParsedFile],
+) {
+    if let (true, Some(text)) = (check_all, text) {
+        let file = parse_file(layer, path, text, &mut l.errors);
+        validate_alone(ungated, &file, &mut l.errors);
+    }
+}
+
+/// The errors only merging finds (a missing `event` or `command`, `tool` on a non-tool event),
+/// for `file` on top of the managed and user files: each gated file is judged on its own, so
+/// its errors stay in its layer.
+fn validate_alone(ungated: &[ParsedFile], file: &ParsedFile, errors: &mut Vec<ConfigError>) {
+    let mut files = ungated.to_vec();
+    files.push(file.clone());
+    let mut found = Vec::new();
+    merge_hooks(
+        files,
+        &super::Settings::default(),
+        &mut found,
+        &mut Vec::new(),
+    );
+    errors.extend(found.into_iter().filter(|e| e.file == file.path));
+}
+
+/// ka's own files: every root's layer files, the user file, the managed and data dirs.
+fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = roots
+        .iter()
+        .flat_map(|root| GATED_FILES.iter().map(move |(_, rel)| root.join(rel)))
+        .collect();
+    out.extend(opts.paths.user_file());
+    out.extend(opts.paths.managed_dir.clone());
+    out.extend(opts.paths.data_dir.clone());
+    out
+}
+
+/// One project or local file as `ka-hooks trust` reviews it.
+#[derive(Debug)]
+pub struct Reviewed {
+    pub root: PathBuf,
+    pub layer: Layer,
+    /// Relative to the root, as the store keys it (`.ka/ka.toml`).
+    pub rel: &'static str,
+    pub path: PathBuf,
+    /// The file's text; `Err` when it cannot be loaded (why), `Ok(None)` when it is gone.
+    pub text: Result<Option<String>, String>,
+    pub record: Option<TrustRecord>,
+    pub status: TrustStatus,
+    /// What changed, for a stale or removed file.
+    pub what: Option<String>,
+}
+
+/// Every gated file of every project root from `opts.start_dir` up, judged against `store`.
+pub fn review_files(opts: &LoadOptions, store: &TrustStore) -> Vec<Reviewed> {
+    let start = paths::absolute(&opts.start_dir);
+    let mut out = Vec::new();
+    for root in discover::roots(&start, store) {
+        for (layer, rel) in GATED_FILES {
+            let judged = judge(&root, rel, store);
+            if matches!(judged.found, Found::Missing) && judged.record.is_none() {
+                continue;
+            }
+            out.push(Reviewed {
+                root: root.clone(),
+                layer,
+                rel,
+                path: judged.path,
+                text: match judged.found {
+                    Found::Text { text, .. } => Ok(Some(text)),
+                    Found::Missing => Ok(None),
+                    Found::Refused(why) => Err(why),
+                },
+                record: judged.record.cloned(),
+                status: judged.status,
+                what: judged.what,
+            });
+        }
+    }
+    out
+}
+
+/// The commands of a file's entries (for trust's script coverage), and its errors as `check`
+/// reports them.
+pub fn file_commands(layer: Layer, path: &Path, text: &str) -> (Vec<String>, Vec<ConfigError>) {
+    let mut errors = Vec::new();
+    let file = parse_file(layer, path, text, &mut errors);
+    validate_alone(&[], &file, &mut errors);
+    let commands = file
+        .hooks
+        .iter()
+        .filter_map(|(_, raw)| raw.command.as_ref().map(|c| c.value.clone()))
+        .collect();
+    (commands, errors)
+}

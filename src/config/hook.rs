@@ -1,0 +1,147 @@
+//! One effective hook and where it came from: layers, sources, `on_error`.
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::filter::ToolFilter;
+use crate::event::Event;
+
+/// A configuration layer. Declaration order is precedence: later layers win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// `/etc/ka/ka.toml` (`$KA_MANAGED_DIR`): the organisation's; cannot be disabled from above.
+    Managed,
+    /// `$KA_CONFIG_DIR/ka.toml` (`~/.config/ka/ka.toml`): personal, always trusted.
+    User,
+    /// `<root>/.ka/ka.toml`: travels with the repository; trust-gated.
+    Project,
+    /// `<root>/.ka/ka.local.toml`: personal per project, git-ignored; trust-gated.
+    Local,
+}
+
+impl Layer {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Layer::Managed => "managed",
+            Layer::User => "user",
+            Layer::Project => "project",
+            Layer::Local => "local",
+        }
+    }
+
+    /// Whether the layer can only load once trusted.
+    pub const fn is_gated(self) -> bool {
+        !matches!(self, Layer::Managed | Layer::User)
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a hook entry (or one of its overrides) was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    pub layer: Layer,
+    pub file: PathBuf,
+    /// 0-based index of the entry in the file's `[[hooks]]` array.
+    pub index: usize,
+    /// 1-based line of the entry.
+    pub line: usize,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}:{} hooks[{}]",
+            self.layer,
+            self.file.display(),
+            self.line,
+            self.index
+        )
+    }
+}
+
+/// What a failing hook (crash, timeout, exit other than 0 and 2) means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnError {
+    /// Fail open: recorded, the event proceeds.
+    #[default]
+    Ignore,
+    /// Fail closed: treated as a block whose reason names the hook and the failure.
+    Block,
+    /// The call needs a human: decision `ask`.
+    Ask,
+}
+
+impl OnError {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            OnError::Ignore => "ignore",
+            OnError::Block => "block",
+            OnError::Ask => "ask",
+        }
+    }
+}
+
+/// One effective hook, after merging all layers.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    /// The entry's `name`, or `<event>#<n>` (n counts that event's hooks, from 1).
+    pub name: String,
+    /// Whether the name was written in a file (only written names merge across entries).
+    pub named: bool,
+    pub event: Event,
+    pub filter: ToolFilter,
+    pub command: String,
+    pub timeout: Duration,
+    pub on_error: OnError,
+    pub enabled: bool,
+    /// Extra environment, sorted by name.
+    pub env: Vec<(String, String)>,
+    /// Where the hook was first defined.
+    pub source: Source,
+    /// Later entries merged over it by name, in order, with the keys each one set.
+    pub overrides: Vec<Override>,
+    /// The project root of the hook's layer, where it runs (`None`: managed and user hooks,
+    /// which run in the session's project root).
+    pub root: Option<PathBuf>,
+    /// Set on a guard of a trusted layer that changed or vanished: the hook is not run, and
+    /// every call it would have matched is blocked with this reason (see [`super::stale`]).
+    pub stale: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Override {
+    pub source: Source,
+    pub keys: Vec<String>,
+}
+
+impl Hook {
+    /// Whether the hook runs for a call of `tool` (tool events) or at all (other events).
+    pub fn matches_tool(&self, tool: Option<&str>) -> bool {
+        !self.event.is_tool_event() || self.filter.matches(tool)
+    }
+
+    /// Whether the hook comes from the managed layer (it cannot be disabled from above).
+    pub fn is_managed(&self) -> bool {
+        self.source.layer == Layer::Managed
+    }
+}
+
+/// A hook that does not run because a later identical one replaces it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Deduplicated {
+    pub name: String,
+    pub source: Source,
+    /// Name of the hook that runs instead.
+    pub kept: String,
+}
+

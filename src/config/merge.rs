@@ -1,0 +1,220 @@
+//! Entries of all layers into effective hooks: merge by name, validate, de-duplicate.
+//!
+//! Both passes are linear in the number of entries (maps by name and by handler), so a file of
+//! 10 000 hooks loads in about ten times the time of 1 000.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::error::ConfigError;
+use super::filter::ToolFilter;
+use super::hook::{Deduplicated, Hook, Layer, Override, Source};
+use super::parse::{ParsedFile, RawHook};
+use super::settings::Settings;
+use super::{event_slot, DEFAULT_TIMEOUT};
+use crate::event::Event;
+
+struct Merged {
+    raw: RawHook,
+    source: Source,
+    overrides: Vec<Override>,
+    root: Option<PathBuf>,
+}
+
+/// Merge entries by name in run order, validate the merged hooks, compile filters, dedupe.
+/// An entry of another layer that names a managed hook is ignored, with a warning: managed hooks
+/// cannot be disabled or changed from above.
+pub(super) fn merge_hooks(
+    files: Vec<ParsedFile>,
+    settings: &Settings,
+    errors: &mut Vec<ConfigError>,
+    warnings: &mut Vec<String>,
+) -> (Vec<Hook>, Vec<Deduplicated>) {
+    let mut merged: Vec<Merged> = Vec::new();
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    for file in files {
+        for (source, raw) in file.hooks {
+            let name = raw.name.as_ref().map(|n| n.value.clone());
+            let earlier = name.as_ref().and_then(|n| by_name.get(n).copied());
+            match earlier {
+                Some(i) if merged[i].source.layer == Layer::Managed && source.layer != Layer::Managed => {
+                    warnings.push(format!(
+                        "{}:{}: `hooks[{}]` names the managed hook `{}`, which cannot be disabled \
+                         or overridden; the entry is ignored",
+                        crate::terminal::escape_path(&source.file),
+                        source.line,
+                        source.index,
+                        crate::terminal::escape(name.as_deref().unwrap_or_default()),
+                    ));
+                }
+                Some(i) => {
+                    let m = &mut merged[i];
+                    let keys = raw.keys().into_iter().filter(|k| k != "name").collect();
+                    m.overrides.push(Override { source, keys });
+                    m.raw.merge(raw);
+                }
+                None => {
+                    if let Some(name) = name {
+                        by_name.insert(name, merged.len());
+                    }
+                    merged.push(Merged {
+                        raw,
+                        source,
+                        overrides: Vec::new(),
+                        root: file.root.clone(),
+                    })
+                }
+            }
+        }
+    }
+
+    let mut hooks: Vec<Hook> = Vec::new();
+    let mut counts = [0usize; 7];
+    for m in merged {
+        let Merged {
+            raw,
+            source,
+            overrides,
+            root,
+        } = m;
+        let err =
+            |key: &str, at: Option<(usize, usize)>, message: String, help: &str| ConfigError {
+                file: source.file.clone(),
+                line: Some(at.map_or(source.line, |a| a.0)),
+                column: at.map(|a| a.1),
+                key: Some(format!("hooks[{}].{key}", source.index)),
+                message,
+                help: Some(help.to_owned()),
+            };
+        let named = raw.name.as_ref().map(|n| n.value.clone());
+        let Some(event) = raw.event.as_ref().map(|e| e.value) else {
+            errors.push(err(
+                "event",
+                None,
+                match &named {
+                    Some(n) => {
+                        format!("hook `{n}` has no `event`, and no earlier hook is named `{n}`")
+                    }
+                    None => "missing `event`".into(),
+                },
+                &format!(
+                    "add `event = \"pre_tool_use\"` (valid events: {})",
+                    Event::valid_names()
+                ),
+            ));
+            continue;
+        };
+        let Some(command) = raw.command.as_ref().map(|c| c.value.clone()) else {
+            errors.push(err(
+                "command",
+                None,
+                match &named {
+                    Some(n) => {
+                        format!("hook `{n}` has no `command`, and no earlier hook is named `{n}`")
+                    }
+                    None => "missing `command`".into(),
+                },
+                "add the shell command to run, such as `command = \"examples/hooks/guard.sh\"`",
+            ));
+            continue;
+        };
+        let filter = if let Some(tool) = &raw.tool {
+            if !event.is_tool_event() {
+                errors.push(err(
+                    "tool",
+                    Some((tool.line, tool.column)),
+                    format!("`tool` only applies to pre_tool_use and post_tool_use, not {event}"),
+                    "remove `tool`, or change the event to a tool event",
+                ));
+                continue;
+            }
+            tool.value.clone()
+        } else if let Some(matcher) = &raw.matcher {
+            if !event.is_tool_event() {
+                errors.push(err(
+                    "matcher",
+                    Some((matcher.line, matcher.column)),
+                    format!(
+                        "`matcher` only applies to pre_tool_use and post_tool_use, not {event}"
+                    ),
+                    "remove `matcher`, or change the event to a tool event",
+                ));
+                continue;
+            }
+            matcher.value.clone()
+        } else {
+            ToolFilter::All
+        };
+        counts[event_slot(event)] += 1;
+        hooks.push(Hook {
+            name: named
+                .clone()
+                .unwrap_or_else(|| format!("{event}#{}", counts[event_slot(event)])),
+            named: named.is_some(),
+            event,
+            filter,
+            command,
+            timeout: raw
+                .timeout
+                .map(|t| t.value)
+                .or(settings.timeout)
+                .unwrap_or(DEFAULT_TIMEOUT),
+            on_error: raw.on_error.map(|o| o.value).unwrap_or_default(),
+            enabled: raw.enabled.is_none_or(|e| e.value),
+            env: raw
+                .env
+                .map(|e| e.value.into_iter().collect())
+                .unwrap_or_default(),
+            source,
+            overrides,
+            root,
+            stale: None,
+        });
+    }
+
+    let deduplicated = dedupe(&mut hooks);
+    (hooks, deduplicated)
+}
+
+
+/// Identical enabled handlers (event, filter, command) run once; the later one (its settings and
+/// place) wins. One pass from the end: the first occurrence seen from there is the one kept.
+fn dedupe(hooks: &mut Vec<Hook>) -> Vec<Deduplicated> {
+    let mut kept_by_handler: HashMap<(Event, String, &str), usize> = HashMap::new();
+    let mut drop = vec![None; hooks.len()];
+    for (i, hook) in hooks.iter().enumerate().rev() {
+        if !hook.enabled {
+            continue;
+        }
+        let key = (hook.event, hook.filter.describe(), hook.command.as_str());
+        match kept_by_handler.get(&key) {
+            Some(&kept) => drop[i] = Some(kept),
+            None => {
+                kept_by_handler.insert(key, i);
+            }
+        }
+    }
+    let kept_names: Vec<Option<String>> = drop
+        .iter()
+        .map(|d| d.map(|k| hooks[k].name.clone()))
+        .collect();
+    let mut deduplicated = Vec::new();
+    let mut i = 0;
+    hooks.retain(|hook| {
+        let keep = match &kept_names[i] {
+            Some(kept) => {
+                deduplicated.push(Deduplicated {
+                    name: hook.name.clone(),
+                    source: hook.source.clone(),
+                    kept: kept.clone(),
+                });
+                false
+            }
+            None => true,
+        };
+        i += 1;
+        keep
+    });
+    deduplicated
+}
+

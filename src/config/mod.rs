@@ -1,0 +1,303 @@
+//! Loading the configuration: which layers exist, which may run, and the hooks they define.
+//!
+//! A load goes through five passes, one module each:
+//! 1. **Discover** ([`discover`]): the managed file, the user file, and every directory from the
+//!    filesystem root down to the working directory that holds a `.ka/` folder or has trust
+//!    records (so a deleted `.ka/` is still seen), outermost first. An inner `.ka/` adds layers;
+//!    it never hides an outer one.
+//! 2. **Read and judge** ([`read`], [`gate`]): each file is read once (regular file, 1 MiB,
+//!    UTF-8; a project file must stay inside its project). The same bytes are hashed for the trust
+//!    gate and parsed. A gated file loads only when its record matches its bytes and the scripts
+//!    its hooks run ([`scripts`]).
+//! 3. **Parse** ([`parse`]): entries with `file:line:column` errors for every problem.
+//! 4. **Merge** ([`merge`], [`settings`]): entries by name, settings by figment, de-duplication.
+//! 5. **Fail closed** ([`stale`]): the guards of a trusted layer that changed or vanished block
+//!    every call they would have matched, until a person reviews the change.
+//!
+//! Failures stay in their layer: an untrusted, unreadable or invalid project file is reported
+//! and skipped, and the other layers load and run. A corrupt trust store makes project layers
+//! untrusted; it never disables the user's own hooks.
+
+mod discover;
+mod error;
+mod filter;
+mod gate;
+mod hook;
+mod merge;
+mod parse;
+mod read;
+pub mod scripts;
+mod settings;
+mod stale;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use error::{ConfigError, ConfigErrors};
+pub use gate::{file_commands, review_files, Reviewed};
+pub use filter::{MatcherKind, ToolFilter};
+pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
+pub use parse::{describe_entries, HOOK_KEYS, SETTINGS_KEYS};
+pub use read::MAX_CONFIG_BYTES;
+pub use settings::{Settings, StalePolicy};
+
+use crate::event::Event;
+use crate::paths::Paths;
+use crate::trust::TrustStatus;
+
+/// Default hook timeout when neither the hook nor `[hook_settings]` sets one.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How a layer file fared in a load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerState {
+    /// Loaded (managed or user layer, or a trusted project file).
+    Loaded,
+    /// Loaded because `--trust` was given for this run only.
+    TrustedOnce,
+    /// Loaded because it lies under a user-configured trusted root.
+    TrustedRoot,
+    /// Skipped whole: never trusted.
+    Untrusted,
+    /// Edited (or a script it runs was) since it was trusted: its new content does not run, and
+    /// the guards of the reviewed version fail closed.
+    Stale,
+    /// Deleted since it was trusted: the guards of the reviewed version fail closed.
+    Removed,
+    /// Skipped whole: not a regular file, too large, not UTF-8, or a link out of its project.
+    Refused,
+    /// Skipped whole: it has configuration errors (see `ka-hooks check`).
+    Invalid,
+}
+
+/// One layer file that exists (or existed, when it was trusted).
+#[derive(Debug, Clone, Serialize)]
+pub struct LayerFile {
+    pub layer: Layer,
+    pub file: PathBuf,
+    /// The project root of a project or local layer.
+    pub root: Option<PathBuf>,
+    pub state: LayerState,
+    /// SHA-256 of the content read (`None` when nothing could be read).
+    pub sha256: Option<String>,
+}
+
+impl LayerFile {
+    pub fn loaded(&self) -> bool {
+        matches!(
+            self.state,
+            LayerState::Loaded | LayerState::TrustedOnce | LayerState::TrustedRoot
+        )
+    }
+}
+
+/// A project or local layer that did not load as written, with the command that fixes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Untrusted {
+    pub layer: Layer,
+    pub file: PathBuf,
+    pub status: TrustStatus,
+    pub state: LayerState,
+    /// What is wrong, when more than its status (the script that changed, why it was refused).
+    pub why: Option<String>,
+    /// Guards of its last trusted version that now block every call they match.
+    pub guards: usize,
+    /// The exact command that reviews and trusts it.
+    pub fix: String,
+}
+
+impl fmt::Display for Untrusted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = crate::terminal::escape_path(&self.file);
+        let why = self
+            .why
+            .as_deref()
+            .map(|w| format!(": {}", crate::terminal::escape(w)))
+            .unwrap_or_default();
+        match self.state {
+            LayerState::Stale | LayerState::Removed => {
+                write!(
+                    f,
+                    "the {} layer {file} was {} since it was trusted{why}; its new content does \
+                     not run",
+                    self.layer,
+                    if self.state == LayerState::Removed {
+                        "removed"
+                    } else {
+                        "changed"
+                    },
+                )?;
+                if self.guards > 0 {
+                    write!(
+                        f,
+                        ", and its {} guard(s) block every call they would have matched",
+                        self.guards
+                    )?;
+                }
+                write!(f, "; a person reviews it with `{}`", self.fix)?;
+                if self.state == LayerState::Removed {
+                    write!(f, " or drops it with `{} --revoke`", self.fix)?;
+                }
+                Ok(())
+            }
+            LayerState::Refused | LayerState::Invalid => write!(
+                f,
+                "skipped the {} layer {file}{why}; its hooks did not run",
+                self.layer
+            ),
+            _ => write!(
+                f,
+                "skipped the {} layer {file} ({}){why}: its hooks did not run; review and trust \
+                 it with `{}`",
+                self.layer, self.status, self.fix
+            ),
+        }
+    }
+}
+
+/// Where and how to load.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    pub paths: Paths,
+    /// Where to look for project roots (`--project DIR`, else the working directory).
+    pub start_dir: PathBuf,
+    /// `--trust`: load untrusted project layers for this run only.
+    pub trust_once: bool,
+}
+
+impl LoadOptions {
+    /// Options from the environment and the working directory.
+    pub fn from_env() -> std::io::Result<LoadOptions> {
+        Ok(LoadOptions {
+            paths: Paths::from_env(),
+            start_dir: std::env::current_dir()?,
+            trust_once: false,
+        })
+    }
+}
+
+/// The loaded configuration: effective hooks in run order, and how they came to be.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The innermost project root (a directory with `.ka/`, or one that had trusted files).
+    pub project_root: Option<PathBuf>,
+    /// Every project root, outermost first.
+    pub roots: Vec<PathBuf>,
+    /// Every effective hook in run order, disabled ones included (they never run).
+    pub hooks: Vec<Hook>,
+    /// Hooks replaced by a later identical one.
+    pub deduplicated: Vec<Deduplicated>,
+    pub settings: Settings,
+    /// Every layer file found, with its state.
+    pub layers: Vec<LayerFile>,
+    /// Project and local layers that did not load as written.
+    pub untrusted: Vec<Untrusted>,
+    /// What the load noticed and the user should know: an unreadable trust store, a tool name
+    /// no agent has, an override of a managed hook that was ignored.
+    pub warnings: Vec<String>,
+    /// The files and directories that hold ka's own configuration (see [`crate::protect`]).
+    pub protected: Vec<PathBuf>,
+    /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).
+    by_event: [Vec<usize>; 7],
+}
+
+/// What `check` found: every error of every layer (untrusted ones included: reading is safe),
+/// and the configuration when there were none.
+#[derive(Debug)]
+pub struct CheckReport {
+    pub errors: Vec<ConfigError>,
+    pub config: Option<Config>,
+}
+
+/// Failure to load at all: a configuration error in the managed or user layer (errors of a
+/// project layer only skip that layer).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Config(#[from] ConfigErrors),
+}
+
+impl Config {
+    /// Load all layers for a session. Project layers that did not load are in
+    /// [`Config::untrusted`]; a configuration error in the managed or user layer fails the load.
+    pub fn load(opts: &LoadOptions) -> Result<Config, LoadError> {
+        let (config, errors) = gate::load(opts, false);
+        match config {
+            Some(config) if errors.is_empty() => Ok(config),
+            _ => Err(ConfigErrors(errors).into()),
+        }
+    }
+
+    /// Validate every layer, trusted or not, and report all errors at once.
+    pub fn check(opts: &LoadOptions) -> CheckReport {
+        let (config, errors) = gate::load(opts, true);
+        CheckReport {
+            config: if errors.is_empty() { config } else { None },
+            errors,
+        }
+    }
+
+    /// The hooks that run for `event` (and `tool`, on tool events), in order.
+    /// Allocation-free: this is on the hot path of every tool call.
+    pub fn hooks_for<'a>(
+        &'a self,
+        event: Event,
+        tool: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Hook> + 'a {
+        self.by_event[event_slot(event)]
+            .iter()
+            .map(|&i| &self.hooks[i])
+            .filter(move |h| h.matches_tool(tool))
+    }
+
+    /// Whether any enabled hook exists for `event` at all.
+    pub fn has_hooks(&self, event: Event) -> bool {
+        !self.by_event[event_slot(event)].is_empty()
+    }
+
+    /// The hook named `name`.
+    pub fn hook(&self, name: &str) -> Option<&Hook> {
+        self.hooks.iter().find(|h| h.name == name)
+    }
+
+    /// The directory hooks run in: the project root, else `fallback` (the payload's `cwd`).
+    pub fn run_dir<'a>(&'a self, fallback: &'a Path) -> &'a Path {
+        self.project_root.as_deref().unwrap_or(fallback)
+    }
+
+    /// Index the enabled hooks by event. With every hook turned off, only managed hooks run.
+    fn index(&mut self) {
+        let mut by_event: [Vec<usize>; 7] = Default::default();
+        let off = self.settings.disabled.is_some();
+        for (i, h) in self.hooks.iter().enumerate() {
+            if h.enabled && (!off || h.is_managed()) {
+                by_event[event_slot(h.event)].push(i);
+            }
+        }
+        self.by_event = by_event;
+    }
+}
+
+fn event_slot(event: Event) -> usize {
+    event as usize
+}
+
+/// The `trust` command's fix for a project root.
+pub fn trust_command(root: &Path) -> String {
+    format!("ka-hooks --project {} trust", shell_quote(root))
+}
+
+fn shell_quote(path: &Path) -> String {
+    let s = path.to_string_lossy();
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c))
+    {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}

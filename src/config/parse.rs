@@ -1,0 +1,538 @@
+//! One layer file's text into entries, with `file:line:column` errors for every problem.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::error::{ConfigError, Text};
+use super::filter::{compile_matcher, compile_tools, ToolFilter};
+use super::hook::{Layer, OnError, Source};
+use crate::event::Event;
+
+/// Longest timeout accepted: anything longer is certainly a typo.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+type SpannedTable = BTreeMap<Spanned<String>, Spanned<toml::Value>>;
+/// The two parts of `ka.toml` this crate owns; every other top-level key is ka's and ignored.
+#[derive(Deserialize)]
+struct RawFile {
+    #[serde(default)]
+    hooks: Option<Vec<Spanned<SpannedTable>>>,
+    #[serde(default)]
+    hook_settings: Option<Spanned<SpannedTable>>,
+}
+#[derive(Debug, Clone)]
+pub(super) struct At<T> {
+    pub value: T,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl<T> At<T> {
+    fn new(value: T, (line, column): (usize, usize)) -> At<T> {
+        At {
+            value,
+            line,
+            column,
+        }
+    }
+}
+
+/// One `[[hooks]]` entry as written, every key optional (a named entry may only override).
+#[derive(Debug, Clone, Default)]
+pub(super) struct RawHook {
+    pub name: Option<At<String>>,
+    pub event: Option<At<Event>>,
+    /// Compiled while parsing, once: `tool` and `matcher` are two spellings of one filter.
+    pub tool: Option<At<ToolFilter>>,
+    pub matcher: Option<At<ToolFilter>>,
+    pub command: Option<At<String>>,
+    pub timeout: Option<At<Duration>>,
+    pub on_error: Option<At<OnError>>,
+    pub enabled: Option<At<bool>>,
+    pub env: Option<At<BTreeMap<String, String>>>,
+}
+
+impl RawHook {
+    /// The keys this entry sets, in documentation order.
+    pub fn keys(&self) -> Vec<String> {
+        let mut keys = Vec::new();
+        let mut push = |set: bool, key: &str| {
+            if set {
+                keys.push(key.to_owned());
+            }
+        };
+        push(self.name.is_some(), "name");
+        push(self.event.is_some(), "event");
+        push(self.tool.is_some(), "tool");
+        push(self.matcher.is_some(), "matcher");
+        push(self.command.is_some(), "command");
+        push(self.timeout.is_some(), "timeout");
+        push(self.on_error.is_some(), "on_error");
+        push(self.enabled.is_some(), "enabled");
+        push(self.env.is_some(), "env");
+        keys
+    }
+
+    /// Merge `over` key by key over `self`. `tool` and `matcher` are one filter: setting
+    /// either replaces the other. `env` merges by variable.
+    pub fn merge(&mut self, over: RawHook) {
+        macro_rules! take {
+            ($($field:ident),*) => {$(
+                if over.$field.is_some() { self.$field = over.$field; }
+            )*};
+        }
+        if over.tool.is_some() {
+            self.matcher = None;
+        }
+        if over.matcher.is_some() {
+            self.tool = None;
+        }
+        match (&mut self.env, over.env) {
+            (Some(base), Some(over)) => {
+                base.value.extend(over.value);
+                base.line = over.line;
+                base.column = over.column;
+            }
+            (base, over) => {
+                if over.is_some() {
+                    *base = over;
+                }
+            }
+        }
+        take!(name, event, tool, matcher, command, timeout, on_error, enabled);
+    }
+}
+
+/// One parsed layer file.
+#[derive(Clone)]
+pub(super) struct ParsedFile {
+    pub layer: Layer,
+    pub path: PathBuf,
+    /// The project root of a project or local file: its hooks run there.
+    pub root: Option<PathBuf>,
+    pub hooks: Vec<(Source, RawHook)>,
+    pub settings: Option<toml::Table>,
+}
+
+pub const HOOK_KEYS: &[&str] = &[
+    "name", "event", "tool", "matcher", "command", "timeout", "on_error", "enabled", "env",
+];
+pub const SETTINGS_KEYS: &[&str] = &[
+    "timeout",
+    "disable_all",
+    "log",
+    "trusted_roots",
+    "stale",
+    "protect_ka_files",
+    "allow_managed_hooks_only",
+];
+/// Settings of the gate itself: only the user's own file (or the managed one) may set them.
+pub(super) const GATE_KEYS: &[&str] = &["trusted_roots", "stale", "protect_ka_files"];
+
+fn type_name(v: &toml::Value) -> &'static str {
+    match v {
+        toml::Value::String(_) => "a string",
+        toml::Value::Integer(_) => "an integer",
+        toml::Value::Float(_) => "a float",
+        toml::Value::Boolean(_) => "a boolean",
+        toml::Value::Datetime(_) => "a datetime",
+        toml::Value::Array(_) => "an array",
+        toml::Value::Table(_) => "a table",
+    }
+}
+
+pub(super) fn parse_file(
+    layer: Layer,
+    path: &Path,
+    text: &str,
+    errors: &mut Vec<ConfigError>,
+) -> ParsedFile {
+    let t = Text::new(path, text);
+    let mut parsed = ParsedFile {
+        layer,
+        path: path.to_path_buf(),
+        root: None,
+        hooks: Vec::new(),
+        settings: None,
+    };
+    let raw: RawFile = match toml::from_str(text) {
+        Ok(raw) => raw,
+        Err(e) => {
+            let message = e.message().trim().to_owned();
+            errors.push(t.error(
+                e.span(),
+                None,
+                format!("invalid TOML: {message}"),
+                Some("fix the syntax at this position; `ka-hooks check` re-validates".into()),
+            ));
+            return parsed;
+        }
+    };
+    if let Some(settings) = raw.hook_settings {
+        parsed.settings = parse_settings(&t, layer, settings.into_inner(), errors);
+    }
+    for (index, entry) in raw.hooks.unwrap_or_default().into_iter().enumerate() {
+        let (line, _) = t.position(entry.span().start);
+        let source = Source {
+            layer,
+            file: path.to_path_buf(),
+            index,
+            line,
+        };
+        if let Some(hook) = parse_hook(&t, index, entry.into_inner(), errors) {
+            parsed.hooks.push((source, hook));
+        }
+    }
+    parsed
+}
+
+fn parse_settings(
+    t: &Text<'_>,
+    layer: Layer,
+    table: SpannedTable,
+    errors: &mut Vec<ConfigError>,
+) -> Option<toml::Table> {
+    let before = errors.len();
+    let mut out = toml::Table::new();
+    for (key, value) in table {
+        let key_span = key.span();
+        let key = key.into_inner();
+        let path = format!("hook_settings.{key}");
+        let span = value.span();
+        let value = value.into_inner();
+        let mut wrong = |expected: &str, v: &toml::Value| {
+            errors.push(t.error(
+                Some(span.clone()),
+                Some(path.clone()),
+                format!("expected {expected}, got {}", type_name(v)),
+                None,
+            ));
+        };
+        match key.as_str() {
+            "timeout" => match seconds(&value) {
+                Ok(_) => {}
+                Err(msg) => errors.push(t.error(
+                    Some(span.clone()),
+                    Some(path.clone()),
+                    msg,
+                    Some("write a number of seconds greater than 0, such as `timeout = 30`".into()),
+                )),
+            },
+            "disable_all" if !value.is_bool() => wrong("a boolean (`true` or `false`)", &value),
+            "log" if !value.is_str() => wrong("a string (the path of the audit log)", &value),
+            k if GATE_KEYS.contains(&k) && !matches!(layer, Layer::User | Layer::Managed) => {
+                errors.push(t.error(
+                    Some(key_span.clone()),
+                    Some(path.clone()),
+                    format!("a {layer} file cannot change the trust gate (`{key}`)"),
+                    Some(format!(
+                        "move `{key}` to your user file ($KA_CONFIG_DIR/ka.toml, \
+                         ~/.config/ka/ka.toml)"
+                    )),
+                ))
+            }
+            "allow_managed_hooks_only" if layer != Layer::Managed => errors.push(t.error(
+                Some(key_span.clone()),
+                Some(path.clone()),
+                format!("only the managed file can restrict hooks to managed ones, not a {layer} file"),
+                Some("remove it, or set it in /etc/ka/ka.toml ($KA_MANAGED_DIR)".into()),
+            )),
+            "trusted_roots" => match value.as_array() {
+                Some(roots) if roots.iter().all(toml::Value::is_str) => {
+                    for root in roots.iter().filter_map(toml::Value::as_str) {
+                        if !(root.starts_with('/') || root == "~" || root.starts_with("~/")) {
+                            errors.push(t.error(
+                                Some(span.clone()),
+                                Some(path.clone()),
+                                format!("`{}` is not an absolute path", crate::terminal::escape(root)),
+                                Some("write an absolute directory, or one under `~/`".into()),
+                            ));
+                        }
+                    }
+                }
+                _ => wrong("an array of directory paths", &value),
+            },
+            "stale" if !matches!(value.as_str(), Some("block" | "skip")) => errors.push(t.error(
+                Some(span.clone()),
+                Some(path.clone()),
+                "expected `block` (the guards of a changed or removed project file fail closed) \
+                 or `skip` (they are skipped)"
+                    .to_owned(),
+                None,
+            )),
+            "protect_ka_files" | "allow_managed_hooks_only" if !value.is_bool() => {
+                wrong("a boolean (`true` or `false`)", &value)
+            }
+            "stale" | "protect_ka_files" | "allow_managed_hooks_only" => {}
+            "disable_all" | "log" => {}
+            _ => errors.push(t.error(
+                Some(key_span),
+                Some(path.clone()),
+                format!("unknown key `{key}`"),
+                Some(suggest_key(&key, SETTINGS_KEYS)),
+            )),
+        }
+        out.insert(key, value);
+    }
+    (errors.len() == before).then_some(out)
+}
+
+/// Seconds as a duration: a number > 0 and at most a day.
+pub(super) fn seconds(value: &toml::Value) -> Result<Duration, String> {
+    let secs = match value {
+        toml::Value::Integer(i) => *i as f64,
+        toml::Value::Float(f) => *f,
+        other => {
+            return Err(format!(
+                "expected a number of seconds, got {}",
+                type_name(other)
+            ))
+        }
+    };
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!(
+            "expected a number of seconds greater than 0, got {value}"
+        ));
+    }
+    if secs > MAX_TIMEOUT_SECS {
+        return Err(format!(
+            "expected at most {MAX_TIMEOUT_SECS} seconds (a day), got {value}"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn suggest_key(key: &str, valid: &[&str]) -> String {
+    let close = valid
+        .iter()
+        .map(|v| (crate::event::edit_distance(key, v), v))
+        .min()
+        .filter(|(d, v)| *d <= 2.max(v.len() / 3))
+        .map(|(_, v)| *v);
+    match close {
+        Some(v) => format!("did you mean `{v}`? valid keys: {}", valid.join(", ")),
+        None => format!("valid keys: {}", valid.join(", ")),
+    }
+}
+
+fn parse_hook(
+    t: &Text<'_>,
+    index: usize,
+    table: SpannedTable,
+    errors: &mut Vec<ConfigError>,
+) -> Option<RawHook> {
+    let before = errors.len();
+    let mut hook = RawHook::default();
+    for (key, value) in table {
+        let key_span = key.span();
+        let key = key.into_inner();
+        let path = format!("hooks[{index}].{key}");
+        let span = value.span();
+        let pos = t.position(span.start);
+        let value = value.into_inner();
+        let mut fail = |message: String, help: Option<String>| {
+            errors.push(t.error(Some(span.clone()), Some(path.clone()), message, help));
+        };
+        let expected = |what: &str| format!("expected {what}, got {}", type_name(&value));
+        match key.as_str() {
+            "name" => match value.as_str() {
+                Some(s) if !s.trim().is_empty() => hook.name = Some(At::new(s.to_owned(), pos)),
+                Some(_) => fail(
+                    "the name is empty".into(),
+                    Some("remove `name` or give it a value".into()),
+                ),
+                None => fail(expected("a string"), None),
+            },
+            "event" => match value.as_str() {
+                Some(s) => match s.parse::<Event>() {
+                    Ok(e) => hook.event = Some(At::new(e, pos)),
+                    Err(unknown) => fail(
+                        format!("unknown event `{}`", unknown.given),
+                        Some(match unknown.suggestion {
+                            Some(s) => format!(
+                                "did you mean `{s}`? valid events: {}",
+                                Event::valid_names()
+                            ),
+                            None => format!("valid events: {}", Event::valid_names()),
+                        }),
+                    ),
+                },
+                None => fail(expected("a string (the event name)"), None),
+            },
+            "tool" => {
+                let names: Option<Vec<String>> = match &value {
+                    toml::Value::String(s) => Some(vec![s.clone()]),
+                    toml::Value::Array(a) => {
+                        a.iter().map(|v| v.as_str().map(str::to_owned)).collect()
+                    }
+                    _ => None,
+                };
+                match names {
+                    Some(names) if names.is_empty() || names.iter().any(|n| n.is_empty()) => fail(
+                        "a tool name is empty".into(),
+                        Some("list tool names or globs, such as `tool = [\"write\", \"mcp__*\"]`; remove `tool` to match every tool".into()),
+                    ),
+                    Some(names) => match compile_tools(names) {
+                        Ok(filter) => hook.tool = Some(At::new(filter, pos)),
+                        Err(e) => fail(format!("invalid glob: {e}"), None),
+                    },
+                    None => fail(
+                        expected("a tool name or an array of tool names"),
+                        Some("write `tool = \"write\"` or `tool = [\"write\", \"edit\"]`".into()),
+                    ),
+                }
+            }
+            "matcher" => match value.as_str() {
+                Some(s) => match compile_matcher(s) {
+                    Ok(filter) => hook.matcher = Some(At::new(filter, pos)),
+                    Err(e) => fail(
+                        format!("invalid matcher regex: {e}"),
+                        Some("write an exact list such as `Edit|Write`, or a valid regex".into()),
+                    ),
+                },
+                None => fail(expected("a string (Claude Code matcher)"), None),
+            },
+            "command" => match value.as_str() {
+                Some(s) if s.contains('\0') => fail(
+                    "the command contains a NUL character, which no shell command can hold".into(),
+                    Some("remove the `\\u0000` from the command".into()),
+                ),
+                Some(s) if !s.trim().is_empty() => hook.command = Some(At::new(s.to_owned(), pos)),
+                Some(_) => fail(
+                    "the command is empty".into(),
+                    Some("give the shell command to run".into()),
+                ),
+                None => fail(expected("a string (a shell command)"), None),
+            },
+            "timeout" => match seconds(&value) {
+                Ok(d) => hook.timeout = Some(At::new(d, pos)),
+                Err(msg) => fail(
+                    msg,
+                    Some("write a number of seconds greater than 0, such as `timeout = 10`".into()),
+                ),
+            },
+            "on_error" => match value.as_str() {
+                Some("ignore") => hook.on_error = Some(At::new(OnError::Ignore, pos)),
+                Some("block") => hook.on_error = Some(At::new(OnError::Block, pos)),
+                Some("ask") => hook.on_error = Some(At::new(OnError::Ask, pos)),
+                Some(other) => fail(
+                    format!("unknown on_error `{other}`"),
+                    Some("use `ignore` (fail open), `block` (fail closed) or `ask`".into()),
+                ),
+                None => fail(expected("a string: `ignore`, `block` or `ask`"), None),
+            },
+            "enabled" => match value.as_bool() {
+                Some(b) => hook.enabled = Some(At::new(b, pos)),
+                None => fail(expected("a boolean (`true` or `false`)"), None),
+            },
+            "env" => match &value {
+                toml::Value::Table(table) => {
+                    let mut env = BTreeMap::new();
+                    for (k, v) in table {
+                        match v.as_str() {
+                            Some(s) if valid_env_name(k) => {
+                                env.insert(k.clone(), s.to_owned());
+                            }
+                            Some(_) => fail(
+                                format!("`{k}` is not a valid environment variable name"),
+                                Some(
+                                    "use letters, digits and `_`, not starting with a digit".into(),
+                                ),
+                            ),
+                            None => fail(
+                                format!("`env.{k}` must be a string, got {}", type_name(v)),
+                                Some(format!("quote it: `{k} = \"{v}\"`")),
+                            ),
+                        }
+                    }
+                    hook.env = Some(At::new(env, pos));
+                }
+                _ => fail(
+                    expected("a table of strings"),
+                    Some("write `env = { NAME = \"value\" }`".into()),
+                ),
+            },
+            _ => errors.push(t.error(
+                Some(key_span),
+                Some(path.clone()),
+                format!("unknown key `{key}`"),
+                Some(suggest_key(&key, HOOK_KEYS)),
+            )),
+        }
+    }
+    if let (Some(tool), Some(_)) = (&hook.tool, &hook.matcher) {
+        errors.push(ConfigError {
+            file: t.path.to_path_buf(),
+            line: Some(tool.line),
+            column: Some(tool.column),
+            key: Some(format!("hooks[{index}].tool")),
+            message: "both `tool` and `matcher` are set".into(),
+            help: Some(
+                "keep one: `tool` (names and globs) or `matcher` (Claude Code syntax)".into(),
+            ),
+        });
+    }
+    (errors.len() == before).then_some(hook)
+}
+
+fn valid_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// One line per `[[hooks]]` entry of a file, for the trust review: what it would run.
+pub fn describe_entries(
+    layer: Layer,
+    file: &Path,
+    text: &str,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<String> {
+    let parsed = parse_file(layer, file, text, errors);
+    let mut lines: Vec<String> = parsed
+        .hooks
+        .iter()
+        .map(|(source, raw)| {
+            let mut line = format!("hooks[{}] (line {})", source.index, source.line);
+            if let Some(name) = &raw.name {
+                line.push_str(&format!(" name={:?}", name.value));
+            }
+            if let Some(event) = &raw.event {
+                line.push_str(&format!(" event={}", event.value));
+            }
+            for filter in [&raw.tool, &raw.matcher].into_iter().flatten() {
+                line.push_str(&format!(" {}", filter.value.describe().replace(" = ", "=")));
+            }
+            if let Some(enabled) = &raw.enabled {
+                line.push_str(&format!(" enabled={}", enabled.value));
+            }
+            if let Some(env) = &raw.env {
+                line.push_str(&format!(" env={:?}", env.value));
+            }
+            match &raw.command {
+                Some(command) => line.push_str(&format!(
+                    "\n             runs: {}",
+                    crate::terminal::escape(&command.value)
+                )),
+                None => line.push_str(" (overrides settings only)"),
+            }
+            line
+        })
+        .collect();
+    if let Some(settings) = &parsed.settings {
+        if !settings.is_empty() {
+            lines.push(
+                format!("[hook_settings] {settings}")
+                    .trim_end()
+                    .replace('\n', "; "),
+            );
+        }
+    }
+    lines
+}

@@ -1,0 +1,260 @@
+//! `[hook_settings]` of every layer, layered by figment with `KA_HOOKS_*` overrides; the
+//! settings of the gate itself, read from the managed and user files only.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use figment::value::magic::RelativePathBuf;
+use figment::{Figment, Metadata, Profile, Provider};
+use serde::{Deserialize, Serialize};
+
+use super::error::ConfigError;
+use super::hook::Layer;
+use super::parse::{seconds, ParsedFile, GATE_KEYS};
+use crate::paths::{self, Paths};
+
+/// Why every hook is off when `KA_HOOKS_DISABLE` is set.
+const DISABLED_BY_ENV: &str = "KA_HOOKS_DISABLE is set";
+
+/// What the guards of a trusted project file that changed or vanished do (`stale` in the user
+/// file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StalePolicy {
+    /// They block every call they would have matched (the default).
+    #[default]
+    Block,
+    /// They are skipped, like every other hook of the file.
+    Skip,
+}
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    /// Default timeout of hooks that set none.
+    pub timeout: Option<Duration>,
+    /// Why every hook is off, when something turned them all off.
+    pub disabled: Option<String>,
+    /// Path of the JSONL audit log.
+    pub log: Option<PathBuf>,
+    /// User-layer only: directories whose projects are trusted without review.
+    pub trusted_roots: Vec<PathBuf>,
+    /// Where each set key came from (`timeout` → `project /repo/.ka/ka.toml`).
+    pub provenance: BTreeMap<String, String>,
+    /// User or managed only: what the guards of a changed or removed project file do.
+    pub stale: StalePolicy,
+    /// User or managed only: turn a tool call aimed at ka's own files into `ask`
+    /// ([`crate::protect`]); on unless set to `false`.
+    pub protect_ka_files: bool,
+    /// Managed only: run managed hooks and no others.
+    pub managed_only: bool,
+}
+
+
+/// Figment provider for one layer's `[hook_settings]`, named after its file so provenance reads
+/// `project /repo/.ka/ka.toml`, and built from the bytes already read (no second read).
+struct SettingsLayer {
+    layer: Layer,
+    path: PathBuf,
+    table: toml::Table,
+}
+
+impl Provider for SettingsLayer {
+    fn metadata(&self) -> Metadata {
+        Metadata::named(format!("{} {}", self.layer, self.path.display()))
+            .source(figment::Source::File(self.path.clone()))
+    }
+
+    fn data(&self) -> Result<figment::value::Map<Profile, figment::value::Dict>, figment::Error> {
+        figment::providers::Serialized::defaults(&self.table).data()
+    }
+}
+
+#[derive(Deserialize)]
+struct ExtractedSettings {
+    timeout: Option<f64>,
+    #[serde(default)]
+    disable_all: bool,
+    log: Option<RelativePathBuf>,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            timeout: None,
+            disabled: None,
+            log: None,
+            trusted_roots: Vec::new(),
+            provenance: BTreeMap::new(),
+            stale: StalePolicy::Block,
+            protect_ka_files: true,
+            managed_only: false,
+        }
+    }
+}
+
+/// Layer `timeout`, `log` and `disable_all` of every loaded file with figment; the gate's own
+/// settings come from [`Gate`], never from a project file.
+pub(super) fn layer_settings(
+    files: &[ParsedFile],
+    paths: &Paths,
+    gate: &Gate,
+    errors: &mut Vec<ConfigError>,
+) -> Settings {
+    let mut settings = layer_shared(files, paths, errors);
+    settings.trusted_roots.clone_from(&gate.trusted_roots);
+    settings.stale = gate.stale;
+    settings.protect_ka_files = gate.protect_ka_files;
+    settings.managed_only = gate.managed_only;
+    settings
+}
+
+fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigError>) -> Settings {
+    // Nothing to layer: skip figment (and its scan of the environment). Every `ka-hooks run`
+    // pays for this load, and most configurations have no `[hook_settings]` at all.
+    if files.iter().all(|f| f.settings.is_none()) && !paths::settings_env_is_set() {
+        return Settings {
+            disabled: paths.disabled_by_env.then(|| DISABLED_BY_ENV.to_owned()),
+            ..Settings::default()
+        };
+    }
+    let mut figment = Figment::new();
+    let mut disabled_by = None;
+    for file in files {
+        if let Some(table) = &file.settings {
+            if table.get("disable_all").and_then(toml::Value::as_bool) == Some(true) {
+                disabled_by = Some(format!(
+                    "`disable_all = true` in the {} layer {}",
+                    file.layer,
+                    file.path.display()
+                ));
+            }
+            // The gate's settings are read by `Gate` from the user and managed files only.
+            let mut table = table.clone();
+            for key in GATE_KEYS.iter().chain(["allow_managed_hooks_only"].iter()) {
+                table.remove(*key);
+            }
+            figment = figment.merge(SettingsLayer {
+                layer: file.layer,
+                path: file.path.clone(),
+                table,
+            });
+        }
+    }
+    figment = figment.merge(paths::settings_env());
+    let mut settings = Settings::default();
+    match figment.extract::<ExtractedSettings>() {
+        Ok(x) => {
+            if let Some(secs) = x.timeout {
+                match seconds(&toml::Value::Float(secs)) {
+                    Ok(d) => settings.timeout = Some(d),
+                    Err(msg) => errors.push(ConfigError::unpositioned(
+                        "KA_HOOKS_TIMEOUT",
+                        Some("hook_settings.timeout".into()),
+                        msg,
+                        Some("set KA_HOOKS_TIMEOUT to a number of seconds greater than 0"),
+                    )),
+                }
+            }
+            settings.log = x.log.map(|p| p.relative());
+            if x.disable_all {
+                settings.disabled = disabled_by;
+            }
+        }
+        Err(e) => {
+            for e in e {
+                let file = e
+                    .metadata
+                    .as_ref()
+                    .and_then(|m| m.source.as_ref())
+                    .map_or_else(
+                        // Only the environment provider has no file: name the variable.
+                        || PathBuf::from(format!("KA_HOOKS_{}", e.path.join("_").to_uppercase())),
+                        |s| PathBuf::from(s.to_string()),
+                    );
+                errors.push(ConfigError::unpositioned(
+                    file,
+                    Some(format!("hook_settings.{}", e.path.join("."))),
+                    e.kind.to_string(),
+                    Some("fix or unset the variable"),
+                ))
+            }
+        }
+    }
+    if paths.disabled_by_env {
+        settings.disabled = Some(DISABLED_BY_ENV.into());
+    }
+    for key in ["timeout", "log", "disable_all"] {
+        if let Some(meta) = figment.find_metadata(key) {
+            settings
+                .provenance
+                .insert(key.to_owned(), meta.name.to_string());
+        }
+    }
+    settings
+}
+
+/// The settings of the trust gate, from the managed and user files (the managed file wins).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Gate {
+    pub trusted_roots: Vec<PathBuf>,
+    pub stale: StalePolicy,
+    pub protect_ka_files: bool,
+    pub managed_only: bool,
+}
+
+impl Gate {
+    /// Read from the parsed managed and user files.
+    pub fn from_files(ungated: &[ParsedFile]) -> Gate {
+        let mut gate = Gate {
+            protect_ka_files: true,
+            ..Gate::default()
+        };
+        for file in ungated {
+            let Some(settings) = &file.settings else {
+                continue;
+            };
+            if let Some(roots) = settings.get("trusted_roots").and_then(toml::Value::as_array) {
+                gate.trusted_roots
+                    .extend(roots.iter().filter_map(toml::Value::as_str).filter_map(expand_root));
+            }
+            match settings.get("stale").and_then(toml::Value::as_str) {
+                Some("skip") => gate.stale = StalePolicy::Skip,
+                Some("block") => gate.stale = StalePolicy::Block,
+                _ => {}
+            }
+            if let Some(protect) = settings.get("protect_ka_files").and_then(toml::Value::as_bool) {
+                gate.protect_ka_files = protect;
+            }
+            if file.layer == Layer::Managed {
+                gate.managed_only = settings
+                    .get("allow_managed_hooks_only")
+                    .and_then(toml::Value::as_bool)
+                    .unwrap_or(false);
+            }
+        }
+        // The managed file has the last word on the gate, whatever the user file says.
+        if let Some(managed) = ungated.iter().find(|f| f.layer == Layer::Managed) {
+            let get = |k: &str| managed.settings.as_ref().and_then(|s| s.get(k));
+            if let Some(v) = get("stale").and_then(toml::Value::as_str) {
+                gate.stale = if v == "skip" { StalePolicy::Skip } else { StalePolicy::Block };
+            }
+            if let Some(v) = get("protect_ka_files").and_then(toml::Value::as_bool) {
+                gate.protect_ka_files = v;
+            }
+        }
+        gate
+    }
+}
+
+/// A `trusted_roots` entry as a canonical directory: `~` expands to the home directory;
+/// relative entries were already refused by the parser.
+fn expand_root(root: &str) -> Option<PathBuf> {
+    let path = match root.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            paths::home_dir()?.join(rest.trim_start_matches('/'))
+        }
+        _ if root.starts_with('/') => PathBuf::from(root),
+        _ => return None,
+    };
+    Some(paths::absolute(&path))
+}

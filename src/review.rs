@@ -1,0 +1,324 @@
+//! `ka-hooks trust`: a person reviews what a project's hook files will run, and records it.
+//!
+//! The review shows what changed since the last trusted version (a diff of the hooks and of the
+//! scripts they run), or the whole inventory the first time. Every name, command and path is
+//! printed through [`crate::terminal::escape`], so a `\r` or an escape sequence cannot make
+//! `curl … | sh` read as `cargo fmt --check`. On a terminal it asks before recording; without one
+//! it records only with `--yes`. Inside an agent's tool call it refuses: the model must not
+//! approve its own edits ([`crate::paths::inside_agent_tool_call`]).
+
+use std::fmt::Write as _;
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+
+use crate::config::{self, describe_entries, review_files, LoadOptions, Reviewed};
+use crate::config::scripts::{self, Coverage};
+use crate::terminal::escape;
+use crate::trust::{self, TrustRecord, TrustStatus, TrustStore};
+
+/// What `trust` was asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Review and record.
+    Trust { yes: bool },
+    /// Print the status of each file.
+    Show,
+    /// Forget the records.
+    Revoke,
+}
+
+/// Why `trust` refuses to run inside an agent's tool call.
+pub fn refusal_inside_agent(what: &str) -> Option<String> {
+    let (var, agent) = crate::paths::inside_agent_tool_call()?;
+    Some(format!(
+        "refusing to {what} from inside {agent}'s tool call ({var} is set): a person must review \
+         and approve hook changes in their own terminal, never the agent whose edits they are"
+    ))
+}
+
+/// Run `trust`; the text goes to stdout, the result is the exit code or an error.
+pub fn run(opts: &LoadOptions, mode: Mode) -> Result<u8, String> {
+    let store = TrustStore::load(opts.paths.trust_file().as_deref()).map_err(|e| e.to_string())?;
+    let files = review_files(opts, &store);
+    if files.is_empty() {
+        println!(
+            "no `.ka/` folder with hook files in {} or its parents: nothing to trust (create one \
+             with `ka-hooks init`)",
+            crate::terminal::escape_path(&opts.start_dir)
+        );
+        return Ok(0);
+    }
+    match mode {
+        Mode::Show => {
+            for f in &files {
+                show(f);
+            }
+            Ok(0)
+        }
+        Mode::Revoke => revoke(opts, &files),
+        Mode::Trust { yes } => trust(opts, &files, yes),
+    }
+}
+
+fn label(f: &Reviewed) -> String {
+    format!("{:8} {}", f.layer.as_str(), crate::terminal::escape_path(&f.path))
+}
+
+fn show(f: &Reviewed) {
+    let what = f.what.as_deref().map(|w| format!(" ({})", escape(w))).unwrap_or_default();
+    println!("{}: {}{what}", label(f), f.status);
+    if f.status != TrustStatus::Trusted {
+        println!("         review it with `{}`", config::trust_command(&f.root));
+    }
+}
+
+fn revoke(opts: &LoadOptions, files: &[Reviewed]) -> Result<u8, String> {
+    // Revoking a stale record drops the guards that fail closed: that unblocks, so only a person
+    // may do it. Revoking a current record only takes trust away.
+    let unblocks = files
+        .iter()
+        .any(|f| matches!(f.status, TrustStatus::Stale | TrustStatus::Removed));
+    if unblocks {
+        if let Some(refusal) = refusal_inside_agent("revoke a changed file's record") {
+            return Err(refusal);
+        }
+    }
+    let removed = TrustStore::update(opts.paths.trust_file().as_deref(), |store| {
+        let removed: Vec<bool> = files
+            .iter()
+            .map(|f| store.revoke(&f.root, f.rel).is_some())
+            .collect();
+        (removed.iter().any(|r| *r), removed)
+    })
+    .map_err(|e| e.to_string())?;
+    for (f, removed) in files.iter().zip(removed) {
+        println!(
+            "{}: {}",
+            label(f),
+            if removed { "trust revoked" } else { "was not trusted" }
+        );
+    }
+    Ok(0)
+}
+
+/// One file ready to record.
+struct Pending<'a> {
+    file: &'a Reviewed,
+    bytes: Vec<u8>,
+    coverage: Coverage,
+}
+
+fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String> {
+    if let Some(refusal) = refusal_inside_agent("record trust") {
+        return Err(refusal);
+    }
+    let data_dir = opts.paths.data_dir.clone().ok_or_else(|| {
+        "no data directory: set KA_DATA_DIR to where ka-hooks may keep its trust store".to_owned()
+    })?;
+    let mut pending = Vec::new();
+    let mut review = String::new();
+    for f in files {
+        match &f.text {
+            Err(why) => {
+                return Err(format!(
+                    "{} {}; fix it before trusting the project",
+                    crate::terminal::escape_path(&f.path),
+                    escape(why)
+                ))
+            }
+            Ok(None) => {
+                let _ = writeln!(
+                    review,
+                    "{}: removed since it was trusted; `{} --revoke` drops its record",
+                    label(f),
+                    config::trust_command(&f.root)
+                );
+            }
+            Ok(Some(text)) if f.status == TrustStatus::Trusted => {
+                let _ = writeln!(review, "{}: already trusted, unchanged", label(f));
+                let _ = text;
+            }
+            Ok(Some(text)) => {
+                let (commands, errors) = config::file_commands(f.layer, &f.path, text);
+                if !errors.is_empty() {
+                    let list: Vec<String> = errors.iter().map(|e| format!("error: {e}")).collect();
+                    return Err(format!(
+                        "{}\n{} has errors; fix them (see `ka-hooks check`) before trusting it",
+                        list.join("\n"),
+                        crate::terminal::escape_path(&f.path)
+                    ));
+                }
+                let coverage = scripts::coverage(&f.root, commands.iter().map(String::as_str));
+                describe(&mut review, f, text, &coverage, &data_dir);
+                pending.push(Pending {
+                    file: f,
+                    bytes: text.as_bytes().to_vec(),
+                    coverage,
+                });
+            }
+        }
+    }
+    print!("{review}");
+    if pending.is_empty() {
+        return Ok(0);
+    }
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            println!(
+                "not recorded: there is no terminal to confirm on; read the review above and \
+                 run `ka-hooks trust --yes` to record it"
+            );
+            return Ok(1);
+        }
+        if !confirm()? {
+            println!("not recorded");
+            return Ok(1);
+        }
+    }
+    record(opts, &data_dir, &pending)?;
+    for p in &pending {
+        println!(
+            "{}: trusted (sha256 {}, {} script path(s) covered); editing it or a covered script \
+             makes its guards fail closed until you review it again",
+            label(p.file),
+            &trust::content_hash(&p.bytes)[..12],
+            p.coverage.scripts.iter().filter(|s| s.sha256.is_some()).count()
+        );
+    }
+    Ok(0)
+}
+
+/// Record the current content of every project file from `opts.start_dir` up, with the scripts
+/// it covers, without a review: for an embedding agent that showed its own review, and for
+/// tests. Refuses inside an agent's tool call, like `ka-hooks trust`.
+pub fn record_current(opts: &LoadOptions) -> Result<(), String> {
+    if let Some(refusal) = refusal_inside_agent("record trust") {
+        return Err(refusal);
+    }
+    let data_dir = opts.paths.data_dir.clone().ok_or("no data directory")?;
+    let store = TrustStore::load(opts.paths.trust_file().as_deref()).map_err(|e| e.to_string())?;
+    let files = review_files(opts, &store);
+    let mut pending = Vec::new();
+    for f in &files {
+        if let Ok(Some(text)) = &f.text {
+            let (commands, _) = config::file_commands(f.layer, &f.path, text);
+            pending.push(Pending {
+                file: f,
+                bytes: text.as_bytes().to_vec(),
+                coverage: scripts::coverage(&f.root, commands.iter().map(String::as_str)),
+            });
+        }
+    }
+    record(opts, &data_dir, &pending)
+}
+
+fn confirm() -> Result<bool, String> {
+    print!("trust these files? [y/N] ");
+    let _ = std::io::stdout().flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| format!("failed to read the answer: {e}"))?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
+}
+
+/// Keep the reviewed bytes (file and scripts) and record every file in one locked update.
+fn record(opts: &LoadOptions, data_dir: &Path, pending: &[Pending<'_>]) -> Result<(), String> {
+    for p in pending {
+        trust::keep_reviewed(data_dir, &p.bytes)
+            .map_err(|e| format!("failed to keep the reviewed copy in {}: {e}", data_dir.display()))?;
+        for s in p.coverage.scripts.iter().filter(|s| s.sha256.is_some()) {
+            if let Ok(bytes) = std::fs::read(p.file.root.join(&s.path)) {
+                // Only what was hashed is kept; a script changed since is caught by its hash.
+                if Some(trust::content_hash(&bytes)) == s.sha256 {
+                    let _ = trust::keep_reviewed(data_dir, &bytes);
+                }
+            }
+        }
+    }
+    TrustStore::update(opts.paths.trust_file().as_deref(), |store| {
+        for p in pending {
+            store.allow(
+                &p.file.root,
+                p.file.rel,
+                TrustRecord::new(&p.bytes, p.coverage.scripts.clone()),
+            );
+        }
+        (true, ())
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// The review of one file: a diff against the last trusted version, or the whole inventory.
+fn describe(out: &mut String, f: &Reviewed, text: &str, coverage: &Coverage, data_dir: &Path) {
+    let now = describe_entries(f.layer, &f.path, text, &mut Vec::new());
+    let before_text = f
+        .record
+        .as_ref()
+        .and_then(|r| trust::reviewed(data_dir, &r.sha256))
+        .and_then(|b| String::from_utf8(b).ok());
+    match &before_text {
+        Some(before_text) => {
+            let before = describe_entries(f.layer, &f.path, before_text, &mut Vec::new());
+            let what = f.what.as_deref().map(escape).unwrap_or_default();
+            let _ = writeln!(out, "{}: changed since you trusted it ({what}); hooks:", label(f));
+            diff_lines(out, &before.join("\n"), &now.join("\n"));
+        }
+        None => {
+            let _ = writeln!(out, "{} defines:", label(f));
+            if now.is_empty() {
+                let _ = writeln!(out, "           (no hooks)");
+            }
+            for line in &now {
+                let _ = writeln!(out, "           {line}");
+            }
+        }
+    }
+    scripts_review(out, f, coverage, data_dir);
+}
+
+fn scripts_review(out: &mut String, f: &Reviewed, coverage: &Coverage, data_dir: &Path) {
+    let old = f.record.as_ref().map(|r| r.scripts.as_slice()).unwrap_or(&[]);
+    for s in coverage.scripts.iter().filter(|s| s.sha256.is_some()) {
+        let path = escape(&s.path);
+        match old.iter().find(|o| o.path == s.path) {
+            Some(o) if o.sha256 == s.sha256 => {
+                let _ = writeln!(out, "           script {path}: unchanged");
+            }
+            Some(o) => {
+                let _ = writeln!(out, "           script {path}: CHANGED");
+                let before = o
+                    .sha256
+                    .as_deref()
+                    .and_then(|sha| trust::reviewed(data_dir, sha))
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default();
+                let after = std::fs::read(f.root.join(&s.path))
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .unwrap_or_default();
+                diff_lines(out, &before, &after);
+            }
+            None => {
+                let _ = writeln!(out, "           script {path}: covered (read it before trusting)");
+            }
+        }
+    }
+    for u in &coverage.uncovered {
+        let _ = writeln!(out, "           not covered: {u}");
+    }
+}
+
+/// A unified diff of two texts, escaped line by line.
+fn diff_lines(out: &mut String, before: &str, after: &str) {
+    let diff = similar::TextDiff::from_lines(before, after);
+    for change in diff.iter_all_changes() {
+        let sign = match change.tag() {
+            similar::ChangeTag::Delete => "-",
+            similar::ChangeTag::Insert => "+",
+            similar::ChangeTag::Equal => " ",
+        };
+        let line = change.value().trim_end_matches('\n');
+        let _ = writeln!(out, "         {sign} {}", escape(line));
+    }
+}
