@@ -252,7 +252,8 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
             .map_err(|e| format!("failed to read the working directory: {e}"))?,
     };
     if cli.global.trust {
-        if let Some(refusal) = crate::review::refusal_inside_agent("load untrusted hooks (--trust)") {
+        if let Some(refusal) = crate::review::refusal_inside_agent("load untrusted hooks (--trust)")
+        {
             return Err(refusal);
         }
     }
@@ -546,7 +547,9 @@ fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Re
             LayerState::TrustedOnce => "loaded (--trust, this run only)",
             LayerState::TrustedRoot => "loaded (under a trusted root)",
             LayerState::Untrusted => "SKIPPED: untrusted",
-            LayerState::Stale => "CHANGED since trusted: new content skipped, its guards fail closed",
+            LayerState::Stale => {
+                "CHANGED since trusted: new content skipped, its guards fail closed"
+            }
             LayerState::Removed => "REMOVED since trusted: its guards fail closed",
             LayerState::Refused => "SKIPPED: refused (see the warning)",
             LayerState::Invalid => "SKIPPED: configuration errors (see `ka-hooks check`)",
@@ -717,7 +720,9 @@ fn init(opts: &LoadOptions, nested: bool) -> Result<u8, String> {
                 "{} already has `.ka/`: its hooks apply here too. Add hooks to {}, or pass \
                  --nested to add a second layer in this directory (both then run)",
                 crate::terminal::escape_path(&outer),
-                crate::terminal::escape_path(&outer.join(paths::PROJECT_DIR).join(paths::CONFIG_FILE))
+                crate::terminal::escape_path(
+                    &outer.join(paths::PROJECT_DIR).join(paths::CONFIG_FILE)
+                )
             ));
         }
     }

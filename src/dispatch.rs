@@ -276,7 +276,11 @@ fn run_one(
     env.push(("KA_HOOK_NAME".to_owned(), hook.name.clone()));
     env.extend(hook.env.iter().cloned());
     // A project layer's hooks run in their own root (an outer `.ka/` is not the inner one).
-    let cwd = hook.root.as_deref().filter(|r| r.is_dir()).unwrap_or(run_dir);
+    let cwd = hook
+        .root
+        .as_deref()
+        .filter(|r| r.is_dir())
+        .unwrap_or(run_dir);
     process::run(&HookProcess {
         command: &hook.command,
         cwd,

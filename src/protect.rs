@@ -23,7 +23,11 @@ use crate::paths;
 const PATH_ARGS: &[&str] = &["path", "file_path", "notebook_path"];
 
 /// The reason to ask, when `arguments` of a `pre_tool_use` call aim at ka's own files.
-pub fn check(config: &Config, arguments: Option<&Map<String, Value>>, cwd: &Path) -> Option<String> {
+pub fn check(
+    config: &Config,
+    arguments: Option<&Map<String, Value>>,
+    cwd: &Path,
+) -> Option<String> {
     if !config.settings.protect_ka_files {
         return None;
     }
@@ -82,9 +86,7 @@ fn protected(config: &Config, path: &Path) -> bool {
             .and_then(Path::file_name)
             .is_some_and(|d| d == paths::PROJECT_DIR);
     is_layer_file
-        || path
-            .file_name()
-            .is_some_and(|n| n == paths::PROJECT_DIR)
+        || path.file_name().is_some_and(|n| n == paths::PROJECT_DIR)
         || config.protected.iter().any(|p| {
             let p = paths::absolute(p);
             path == p || path.starts_with(&p) && p.is_dir()

@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
-use crate::config::{self, describe_entries, review_files, LoadOptions, Reviewed};
 use crate::config::scripts::{self, Coverage};
+use crate::config::{self, describe_entries, review_files, LoadOptions, Reviewed};
 use crate::terminal::escape;
 use crate::trust::{self, TrustRecord, TrustStatus, TrustStore};
 
@@ -61,14 +61,25 @@ pub fn run(opts: &LoadOptions, mode: Mode) -> Result<u8, String> {
 }
 
 fn label(f: &Reviewed) -> String {
-    format!("{:8} {}", f.layer.as_str(), crate::terminal::escape_path(&f.path))
+    format!(
+        "{:8} {}",
+        f.layer.as_str(),
+        crate::terminal::escape_path(&f.path)
+    )
 }
 
 fn show(f: &Reviewed) {
-    let what = f.what.as_deref().map(|w| format!(" ({})", escape(w))).unwrap_or_default();
+    let what = f
+        .what
+        .as_deref()
+        .map(|w| format!(" ({})", escape(w)))
+        .unwrap_or_default();
     println!("{}: {}{what}", label(f), f.status);
     if f.status != TrustStatus::Trusted {
-        println!("         review it with `{}`", config::trust_command(&f.root));
+        println!(
+            "         review it with `{}`",
+            config::trust_command(&f.root)
+        );
     }
 }
 
@@ -95,7 +106,11 @@ fn revoke(opts: &LoadOptions, files: &[Reviewed]) -> Result<u8, String> {
         println!(
             "{}: {}",
             label(f),
-            if removed { "trust revoked" } else { "was not trusted" }
+            if removed {
+                "trust revoked"
+            } else {
+                "was not trusted"
+            }
         );
     }
     Ok(0)
@@ -182,7 +197,11 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
              makes its guards fail closed until you review it again",
             label(p.file),
             &trust::content_hash(&p.bytes)[..12],
-            p.coverage.scripts.iter().filter(|s| s.sha256.is_some()).count()
+            p.coverage
+                .scripts
+                .iter()
+                .filter(|s| s.sha256.is_some())
+                .count()
         );
     }
     Ok(0)
@@ -226,8 +245,12 @@ fn confirm() -> Result<bool, String> {
 /// Keep the reviewed bytes (file and scripts) and record every file in one locked update.
 fn record(opts: &LoadOptions, data_dir: &Path, pending: &[Pending<'_>]) -> Result<(), String> {
     for p in pending {
-        trust::keep_reviewed(data_dir, &p.bytes)
-            .map_err(|e| format!("failed to keep the reviewed copy in {}: {e}", data_dir.display()))?;
+        trust::keep_reviewed(data_dir, &p.bytes).map_err(|e| {
+            format!(
+                "failed to keep the reviewed copy in {}: {e}",
+                data_dir.display()
+            )
+        })?;
         for s in p.coverage.scripts.iter().filter(|s| s.sha256.is_some()) {
             if let Ok(bytes) = std::fs::read(p.file.root.join(&s.path)) {
                 // Only what was hashed is kept; a script changed since is caught by its hash.
@@ -262,7 +285,11 @@ fn describe(out: &mut String, f: &Reviewed, text: &str, coverage: &Coverage, dat
         Some(before_text) => {
             let before = describe_entries(f.layer, &f.path, before_text, &mut Vec::new());
             let what = f.what.as_deref().map(escape).unwrap_or_default();
-            let _ = writeln!(out, "{}: changed since you trusted it ({what}); hooks:", label(f));
+            let _ = writeln!(
+                out,
+                "{}: changed since you trusted it ({what}); hooks:",
+                label(f)
+            );
             diff_lines(out, &before.join("\n"), &now.join("\n"));
         }
         None => {
@@ -279,7 +306,11 @@ fn describe(out: &mut String, f: &Reviewed, text: &str, coverage: &Coverage, dat
 }
 
 fn scripts_review(out: &mut String, f: &Reviewed, coverage: &Coverage, data_dir: &Path) {
-    let old = f.record.as_ref().map(|r| r.scripts.as_slice()).unwrap_or(&[]);
+    let old = f
+        .record
+        .as_ref()
+        .map(|r| r.scripts.as_slice())
+        .unwrap_or(&[]);
     for s in coverage.scripts.iter().filter(|s| s.sha256.is_some()) {
         let path = escape(&s.path);
         match old.iter().find(|o| o.path == s.path) {
@@ -300,7 +331,10 @@ fn scripts_review(out: &mut String, f: &Reviewed, coverage: &Coverage, data_dir:
                 diff_lines(out, &before, &after);
             }
             None => {
-                let _ = writeln!(out, "           script {path}: covered (read it before trusting)");
+                let _ = writeln!(
+                    out,
+                    "           script {path}: covered (read it before trusting)"
+                );
             }
         }
     }

@@ -146,9 +146,22 @@ pub struct SettingsSchema {
     /// relative to the folder of the file that sets it. KA_HOOKS_LOG or `ka-hooks --log FILE`
     /// override it.
     pub log: Option<String>,
-    /// User layer ONLY: projects under these folders load without review. In a project or local
-    /// file this key is an error (settings that widen the trust gate come only from your own file).
+    /// User (or managed) layer ONLY: projects under these folders load without review. Absolute
+    /// paths or `~/…`. In a project or local file this key is an error (settings of the trust
+    /// gate come only from your own file).
     pub trusted_roots: Option<Vec<String>>,
+    /// User (or managed) layer ONLY: what the guards of a trusted project file that changed or
+    /// was removed do: "block" (default: they block every call they would have matched until a
+    /// person reviews the change) or "skip".
+    #[schemars(extend("enum" = ["block", "skip"], "default" = "block"))]
+    pub stale: Option<String>,
+    /// User (or managed) layer ONLY: false turns off the built-in check that makes a tool call
+    /// aimed at ka's own files (any ka.toml, ka.local.toml, the trust store) ask a human.
+    #[schemars(extend("default" = true))]
+    pub protect_ka_files: Option<bool>,
+    /// Managed layer ONLY: true runs the managed file's hooks and no others.
+    #[schemars(extend("default" = false))]
+    pub allow_managed_hooks_only: Option<bool>,
 }
 
 /// Every event name the loader accepts: canonical names, `turn_end`, then Claude Code spellings.

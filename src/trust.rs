@@ -170,10 +170,15 @@ impl TrustStore {
                 })
             }
         };
-        let file: StoreFile = serde_json::from_slice(&bytes).map_err(|e| TrustError::Corrupt {
+        let corrupt = |why: String| TrustError::Corrupt {
             path: path.to_path_buf(),
-            why: e.to_string(),
-        })?;
+            why,
+        };
+        // serde reads a struct from an array too; a store is an object.
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            return Err(corrupt("not a JSON object".into()));
+        }
+        let file: StoreFile = serde_json::from_slice(&bytes).map_err(|e| corrupt(e.to_string()))?;
         let projects = if file.version == STORE_VERSION {
             file.projects
         } else {
@@ -308,7 +313,9 @@ pub(crate) fn read_regular(path: &Path, limit: u64) -> std::io::Result<Option<Ve
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(std::io::Error::other("is a symlink; it is not followed here"))
+            return Err(std::io::Error::other(
+                "is a symlink; it is not followed here",
+            ))
         }
         Err(e) => return Err(e),
     };
@@ -373,7 +380,9 @@ mod tests {
             "{\"version\":2,\"projects\":{\"/r\":{\"x\":{\"sha256\":7}}}}",
         ] {
             std::fs::write(&store_path, crafted)?;
-            let err = TrustStore::load(Some(&store_path)).err().ok_or("no error")?;
+            let err = TrustStore::load(Some(&store_path))
+                .err()
+                .ok_or("no error")?;
             assert!(err.to_string().contains("corrupt"), "{err}");
         }
         Ok(())

@@ -17,11 +17,27 @@ impl World {
         self.root.join(".ka/ka.toml")
     }
 
-    /// Trust every project file as it is now (`file` names the one the test cares about).
+    /// Trust `file` as it is now (what `ka-hooks trust --yes` records), and only it.
     fn trust(&self, file: &Path) -> &Self {
-        assert!(file.exists(), "{} does not exist", file.display());
-        ka_hooks::review::record_current(&self.options(&self.root, false)).expect("trust");
+        let opts = self.options(&self.root, false);
+        let others: Vec<_> = [".ka/ka.toml", ".ka/ka.local.toml"]
+            .into_iter()
+            .filter(|rel| self.root.join(rel) != file && !self.exists_trusted(rel))
+            .collect();
+        ka_hooks::review::record_current(&opts).expect("trust");
+        ka_hooks::trust::TrustStore::update(opts.paths.trust_file().as_deref(), |store| {
+            for rel in &others {
+                store.revoke(&self.root, rel);
+            }
+            (true, ())
+        })
+        .expect("revoke the others");
         self
+    }
+
+    fn exists_trusted(&self, rel: &str) -> bool {
+        let store = ka_hooks::trust::TrustStore::load(Some(&self.data_dir.join("trust.json")));
+        store.is_ok_and(|s| s.record(&self.root, rel).is_some())
     }
 
     /// Load without `--trust`: the gate decides. (`load` loads with `--trust`.)
@@ -199,11 +215,22 @@ command = "d"
             .collect()
     };
     assert_eq!(run("mcp__github__x"), ["mcp", "all"]);
-    assert_eq!(run("write"), ["mcp", "all"]);
+    // `Write` in a Claude-style matcher is Claude Code's name of ka's `write`: it matches it.
+    assert_eq!(run("write"), ["mcp", "names", "all"]);
     assert_eq!(run("Write"), ["names", "all"]);
     assert_eq!(run("Edit"), ["names", "all"]);
     assert_eq!(run("BashOutput"), ["regex", "all"]);
-    assert_eq!(run("edit"), ["all"], "matching is case-sensitive");
+    assert_eq!(
+        run("edit"),
+        ["names", "all"],
+        "ka's `edit` is Claude's `Edit`"
+    );
+    assert_eq!(run("EDIT"), ["all"], "matching is case-sensitive");
+    assert_eq!(
+        run("bash"),
+        ["regex", "all"],
+        "a regex is tried on every agent's spelling"
+    );
 }
 
 #[test]
@@ -323,13 +350,13 @@ fn user_trusted_roots_trust_projects_below_them() {
 fn project_file_cannot_widen_the_trust_gate() {
     let w = World::new();
     w.project("[hook_settings]\ntrusted_roots = [\"/\"]\n");
-    let errors = w.errors();
+    let errors = w.check().errors;
     assert_eq!(errors.len(), 1);
     assert_eq!(
         errors[0].key.as_deref(),
         Some("hook_settings.trusted_roots")
     );
-    assert!(errors[0].message.contains("cannot widen the trust gate"));
+    assert!(errors[0].message.contains("cannot change the trust gate"));
     assert_eq!(errors[0].line, Some(2));
 }
 
@@ -576,9 +603,10 @@ fn a_later_matcher_replaces_an_earlier_tool_filter() {
     w.user(
         "[[hooks]]\nname = \"g\"\nevent = \"pre_tool_use\"\ntool = \"write\"\ncommand = \"c\"\n",
     )
-    .local("[[hooks]]\nname = \"g\"\nmatcher = \"Write\"\n");
+    .local("[[hooks]]\nname = \"g\"\nmatcher = \"Edit\"\n");
     let config = w.load();
     let g = config.hook("g").expect("g");
-    assert!(g.matches_tool(Some("Write")));
+    assert!(g.matches_tool(Some("Edit")));
+    assert!(g.matches_tool(Some("edit")));
     assert!(!g.matches_tool(Some("write")));
 }

@@ -79,8 +79,6 @@ impl fmt::Display for ConfigErrors {
 
 impl std::error::Error for ConfigErrors {}
 
-
-
 /// A file's text with a line index, to turn byte spans into line:column.
 pub(super) struct Text<'a> {
     pub path: &'a Path,
@@ -136,4 +134,3 @@ impl<'a> Text<'a> {
         }
     }
 }
-

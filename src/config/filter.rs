@@ -98,7 +98,12 @@ fn closest(name: &str) -> Option<&'static str> {
     TOOLS
         .iter()
         .flat_map(|r| std::iter::once(r.ka).chain(agent_names(r)))
-        .map(|known| (crate::event::edit_distance(&name.to_lowercase(), &known.to_lowercase()), known))
+        .map(|known| {
+            (
+                crate::event::edit_distance(&name.to_lowercase(), &known.to_lowercase()),
+                known,
+            )
+        })
         .min()
         .filter(|(d, known)| *d <= 2.max(known.len() / 3))
         .map(|(_, known)| known)
@@ -125,7 +130,9 @@ impl ToolFilter {
         for name in self.names().iter().filter(|n| !is_glob(n)) {
             let shown = crate::terminal::escape(name);
             if let Some(ka) = translation(name) {
-                notes.push(format!("`{shown}` is another agent's name of ka's `{ka}`: it matches `{ka}` calls"));
+                notes.push(format!(
+                    "`{shown}` is another agent's name of ka's `{ka}`: it matches `{ka}` calls"
+                ));
             } else if !known(name) {
                 warnings.push(match closest(name) {
                     Some(close) => format!(
@@ -146,7 +153,6 @@ impl PartialEq for ToolFilter {
         self.describe() == other.describe()
     }
 }
-
 
 /// `tool = [...]`: names without glob syntax are compared as strings, the rest become a GlobSet.
 pub(super) fn compile_tools(patterns: Vec<String>) -> Result<ToolFilter, globset::Error> {

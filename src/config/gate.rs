@@ -45,12 +45,13 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         load_ungated(&mut l, layer, &path);
     }
     let gate = Gate::from_files(&l.parsed);
-    let ungated = l.parsed.clone();
     let roots = discover::roots(&start, &store);
     for root in &roots {
         for (layer, rel) in GATED_FILES {
             let judged = judge(root, rel, &store);
-            load_gated(&mut l, opts, &gate, &ungated, check_all, root, layer, judged);
+            // Each file is validated on top of what loaded before it (overrides by name).
+            let below = l.parsed.clone();
+            load_gated(&mut l, opts, &gate, &below, check_all, root, layer, judged);
         }
     }
 
@@ -89,11 +90,18 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     if settings.stale == StalePolicy::Block && !settings.managed_only {
         hooks.splice(0..0, tombstones);
     }
+    let mut notes = Vec::new();
     for hook in &hooks {
-        let (notes, unknown) = hook.filter.review();
-        for w in notes.into_iter().chain(unknown) {
-            warnings.push(format!("hook `{}` ({}): {w}", crate::terminal::escape(&hook.name), hook.source));
-        }
+        let (translated, unknown) = hook.filter.review();
+        let at = |w: String| {
+            format!(
+                "hook `{}` ({}): {w}",
+                crate::terminal::escape(&hook.name),
+                hook.source
+            )
+        };
+        notes.extend(translated.into_iter().map(at));
+        warnings.extend(unknown.into_iter().map(at));
     }
     let mut config = Config {
         project_root: roots.last().cloned(),
@@ -105,6 +113,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         layers,
         untrusted,
         warnings,
+        notes,
         by_event: Default::default(),
     };
     config.index();
@@ -154,9 +163,10 @@ fn judge<'a>(root: &Path, rel: &str, store: &'a TrustStore) -> Judged<'a> {
         (Found::Missing | Found::Refused(_), None) => (TrustStatus::Untrusted, None),
         (Found::Refused(why), Some(_)) => (TrustStatus::Stale, Some(format!("the file {why}"))),
         (Found::Text { .. }, None) => (TrustStatus::Untrusted, None),
-        (Found::Text { sha256, .. }, Some(rec)) if *sha256 != rec.sha256 => {
-            (TrustStatus::Stale, Some("the file itself changed".to_owned()))
-        }
+        (Found::Text { sha256, .. }, Some(rec)) if *sha256 != rec.sha256 => (
+            TrustStatus::Stale,
+            Some("the file itself changed".to_owned()),
+        ),
         (Found::Text { .. }, Some(rec)) => match scripts::first_change(root, &rec.scripts) {
             Some(change) => (
                 TrustStatus::Stale,
@@ -267,7 +277,11 @@ fn load_gated(
                 what: what.clone().unwrap_or_default(),
             };
             let guards = tombstones(reviewed, &change);
-            let count = if gate.stale == StalePolicy::Block { guards.len() } else { 0 };
+            let count = if gate.stale == StalePolicy::Block {
+                guards.len()
+            } else {
+                0
+            };
             l.tombstones.extend(guards);
             l.untrusted.push(skipped(state, what, count));
             check_text(l, check_all, layer, &path, text, ungated);
@@ -277,14 +291,19 @@ fn load_gated(
                 Found::Refused(why) => Some(format!(" — it {why}")),
                 _ => None,
             };
-            l.untrusted.push(skipped(state, why.map(|w| w.trim_start_matches(" — ").to_owned()), 0));
+            l.untrusted.push(skipped(
+                state,
+                why.map(|w| w.trim_start_matches(" — ").to_owned()),
+                0,
+            ));
             check_text(l, check_all, layer, &path, text, ungated);
         }
     }
     l.layers.push(layer_file);
 }
 
-/// `check` reports every error of a file that does not load, as if it did.
+/// `check` reports every error of a file that does not load, as if it did (on top of `below`,
+/// the files loaded before it).
 fn check_text(
     l: &mut Loading,
     check_all: bool,

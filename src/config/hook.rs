@@ -144,4 +144,3 @@ pub struct Deduplicated {
     /// Name of the hook that runs instead.
     pub kept: String,
 }
-

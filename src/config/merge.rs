@@ -37,7 +37,10 @@ pub(super) fn merge_hooks(
             let name = raw.name.as_ref().map(|n| n.value.clone());
             let earlier = name.as_ref().and_then(|n| by_name.get(n).copied());
             match earlier {
-                Some(i) if merged[i].source.layer == Layer::Managed && source.layer != Layer::Managed => {
+                Some(i)
+                    if merged[i].source.layer == Layer::Managed
+                        && source.layer != Layer::Managed =>
+                {
                     warnings.push(format!(
                         "{}:{}: `hooks[{}]` names the managed hook `{}`, which cannot be disabled \
                          or overridden; the entry is ignored",
@@ -176,7 +179,6 @@ pub(super) fn merge_hooks(
     (hooks, deduplicated)
 }
 
-
 /// Identical enabled handlers (event, filter, command) run once; the later one (its settings and
 /// place) wins. One pass from the end: the first occurrence seen from there is the one kept.
 fn dedupe(hooks: &mut Vec<Hook>) -> Vec<Deduplicated> {
@@ -217,4 +219,3 @@ fn dedupe(hooks: &mut Vec<Hook>) -> Vec<Deduplicated> {
     });
     deduplicated
 }
-

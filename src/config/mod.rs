@@ -37,8 +37,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use error::{ConfigError, ConfigErrors};
-pub use gate::{file_commands, review_files, Reviewed};
 pub use filter::{MatcherKind, ToolFilter};
+pub use gate::{file_commands, review_files, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
 pub use parse::{describe_entries, HOOK_KEYS, SETTINGS_KEYS};
 pub use read::MAX_CONFIG_BYTES;
@@ -199,6 +199,9 @@ pub struct Config {
     /// What the load noticed and the user should know: an unreadable trust store, a tool name
     /// no agent has, an override of a managed hook that was ignored.
     pub warnings: Vec<String>,
+    /// What `check` and `doctor` say for the record: tool names read in another agent's
+    /// spelling (`Write` matches ka's `write`).
+    pub notes: Vec<String>,
     /// The files and directories that hold ka's own configuration (see [`crate::protect`]).
     pub protected: Vec<PathBuf>,
     /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).

@@ -28,7 +28,12 @@ pub struct Coverage {
 fn words(command: &str) -> Vec<String> {
     let mut text = command.to_owned();
     for var in ["KA_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] {
-        for form in [format!("\"${{{var}}}\""), format!("\"${var}\""), format!("${{{var}}}"), format!("${var}")] {
+        for form in [
+            format!("\"${{{var}}}\""),
+            format!("\"${var}\""),
+            format!("${{{var}}}"),
+            format!("${var}"),
+        ] {
             text = text.replace(&form, ".");
         }
     }
@@ -94,7 +99,12 @@ pub fn script_hash(root: &Path, rel: &str) -> Option<String> {
     }
     if meta.len() > MAX_SCRIPT_BYTES {
         use std::os::unix::fs::MetadataExt;
-        return Some(format!("large:{}:{}:{}", meta.len(), meta.mtime(), meta.ino()));
+        return Some(format!(
+            "large:{}:{}:{}",
+            meta.len(),
+            meta.mtime(),
+            meta.ino()
+        ));
     }
     std::fs::read(&real).ok().map(|b| content_hash(&b))
 }
@@ -102,9 +112,11 @@ pub fn script_hash(root: &Path, rel: &str) -> Option<String> {
 /// Whether a word that names no file now looks like it was meant to name one.
 fn looks_like_a_file(word: &str) -> bool {
     word.contains('/')
-        || [".sh", ".bash", ".py", ".js", ".mjs", ".ts", ".rb", ".pl", ".php"]
-            .iter()
-            .any(|ext| word.ends_with(ext))
+        || [
+            ".sh", ".bash", ".py", ".js", ".mjs", ".ts", ".rb", ".pl", ".php",
+        ]
+        .iter()
+        .any(|ext| word.ends_with(ext))
 }
 
 /// The coverage of `commands` run in `root` (canonical).

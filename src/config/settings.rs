@@ -49,7 +49,6 @@ pub struct Settings {
     pub managed_only: bool,
 }
 
-
 /// Figment provider for one layer's `[hook_settings]`, named after its file so provenance reads
 /// `project /repo/.ka/ka.toml`, and built from the bytes already read (no second read).
 struct SettingsLayer {
@@ -213,16 +212,26 @@ impl Gate {
             let Some(settings) = &file.settings else {
                 continue;
             };
-            if let Some(roots) = settings.get("trusted_roots").and_then(toml::Value::as_array) {
-                gate.trusted_roots
-                    .extend(roots.iter().filter_map(toml::Value::as_str).filter_map(expand_root));
+            if let Some(roots) = settings
+                .get("trusted_roots")
+                .and_then(toml::Value::as_array)
+            {
+                gate.trusted_roots.extend(
+                    roots
+                        .iter()
+                        .filter_map(toml::Value::as_str)
+                        .filter_map(expand_root),
+                );
             }
             match settings.get("stale").and_then(toml::Value::as_str) {
                 Some("skip") => gate.stale = StalePolicy::Skip,
                 Some("block") => gate.stale = StalePolicy::Block,
                 _ => {}
             }
-            if let Some(protect) = settings.get("protect_ka_files").and_then(toml::Value::as_bool) {
+            if let Some(protect) = settings
+                .get("protect_ka_files")
+                .and_then(toml::Value::as_bool)
+            {
                 gate.protect_ka_files = protect;
             }
             if file.layer == Layer::Managed {
@@ -236,7 +245,11 @@ impl Gate {
         if let Some(managed) = ungated.iter().find(|f| f.layer == Layer::Managed) {
             let get = |k: &str| managed.settings.as_ref().and_then(|s| s.get(k));
             if let Some(v) = get("stale").and_then(toml::Value::as_str) {
-                gate.stale = if v == "skip" { StalePolicy::Skip } else { StalePolicy::Block };
+                gate.stale = if v == "skip" {
+                    StalePolicy::Skip
+                } else {
+                    StalePolicy::Block
+                };
             }
             if let Some(v) = get("protect_ka_files").and_then(toml::Value::as_bool) {
                 gate.protect_ka_files = v;

@@ -39,7 +39,11 @@ impl Change<'_> {
              person reviews it, its guards fail closed. In your own terminal (not through the \
              agent), {review}",
             crate::terminal::escape_path(self.file),
-            if self.removed { "was removed" } else { "changed" },
+            if self.removed {
+                "was removed"
+            } else {
+                "changed"
+            },
             self.what,
         )
     }
@@ -60,7 +64,15 @@ pub(super) fn tombstones(reviewed: Option<ParsedFile>, change: &Change<'_>) -> V
             .into_iter()
             .map(|event| {
                 let name = format!("{} layer (reviewed copy missing)", change.layer);
-                tombstone(name, false, event, ToolFilter::All, source(0, 1), &root, change)
+                tombstone(
+                    name,
+                    false,
+                    event,
+                    ToolFilter::All,
+                    source(0, 1),
+                    &root,
+                    change,
+                )
             })
             .collect();
     };
@@ -78,7 +90,10 @@ pub(super) fn tombstones(reviewed: Option<ParsedFile>, change: &Change<'_>) -> V
                 .map_or(ToolFilter::All, |f| f.value);
             let (name, named) = match raw.name {
                 Some(n) => (n.value, true),
-                None => (format!("{event}#{} ({})", source.index + 1, command.value), false),
+                None => (
+                    format!("{event}#{} ({})", source.index + 1, command.value),
+                    false,
+                ),
             };
             Some(tombstone(name, named, event, filter, source, &root, change))
         })
