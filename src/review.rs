@@ -41,12 +41,11 @@ pub fn run(opts: &LoadOptions, mode: Mode) -> Result<u8, String> {
     let store = TrustStore::load(opts.paths.trust_file().as_deref()).map_err(|e| e.to_string())?;
     let files = review_files(opts, &store);
     if files.is_empty() {
-        println!(
+        return Err(format!(
             "no `.ka/` folder with hook files in {} or its parents: nothing to trust (create one \
              with `ka-hooks init`)",
             crate::terminal::escape_path(&opts.start_dir)
-        );
-        return Ok(0);
+        ));
     }
     match mode {
         Mode::Show => {

@@ -94,7 +94,7 @@ fn trust_then_run_then_edit_untrusts_again() {
         marker.display()
     ));
     w.cmd()
-        .arg("trust")
+        .args(["trust", "--yes"])
         .assert()
         .success()
         .stdout(predicate::str::contains("event=stop"))
@@ -129,7 +129,7 @@ fn trust_then_run_then_edit_untrusts_again() {
 fn trust_revoke_untrusts() {
     let w = World::new();
     w.project(STOP_HOOK);
-    w.cmd().arg("trust").assert().success();
+    w.cmd().args(["trust", "--yes"]).assert().success();
     w.cmd()
         .args(["trust", "--revoke"])
         .assert()
@@ -146,7 +146,7 @@ fn trust_refuses_a_file_with_errors() {
     let w = World::new();
     w.project("[[hooks]]\nevent = \"nope\"\ncommand = \"a\"\n");
     w.cmd()
-        .arg("trust")
+        .args(["trust", "--yes"])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("unknown event `nope`"))
@@ -158,7 +158,7 @@ fn trust_without_a_project_says_how_to_make_one() {
     let w = World::new();
     let elsewhere = tempfile::tempdir().expect("tempdir");
     w.cmd_in(elsewhere.path())
-        .arg("trust")
+        .args(["trust", "--yes"])
         .assert()
         .code(1)
         .stderr(predicate::str::contains("ka-hooks init"));

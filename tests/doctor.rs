@@ -181,7 +181,7 @@ fn an_untrusted_layer_is_failing_with_the_exact_trust_command_and_never_runs() {
     );
 
     // Once trusted, the same hook is ok.
-    project.cli().arg("trust").assert().success();
+    project.cli().args(["trust", "--yes"]).assert().success();
     let (code, entries) = doctor_json(&project, true);
     assert_eq!(code, 0, "{entries:#?}");
     assert_eq!(entry(&entries, "notify")["state"], "ok");
@@ -379,7 +379,7 @@ fn the_shipped_examples_pass_the_doctor_with_exec() {
         let text = std::fs::read_to_string(&script).expect("read script");
         project.write(&format!("examples/hooks/{name}"), &text);
     }
-    project.cli().arg("trust").assert().success();
+    project.cli().args(["trust", "--yes"]).assert().success();
     let out = project
         .cli()
         .env("KA_NOTIFY_DESKTOP", "0")
