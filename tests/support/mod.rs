@@ -16,8 +16,11 @@ use ka_hooks::Event;
 use serde_json::{Map, Value};
 
 /// Environment variables the binary reads that a test must not inherit from the developer.
-pub const AMBIENT_VARS: [&str; 6] = [
+pub const AMBIENT_VARS: [&str; 8] = [
     "CLAUDE_CONFIG_DIR",
+    // The adapters find the project from these (tests run inside an agent's session inherit them).
+    "CLAUDE_PROJECT_DIR",
+    "GEMINI_PROJECT_DIR",
     "KA_HOOKS_DISABLE",
     "KA_HOOKS_TIMEOUT",
     "KA_HOOKS_LOG",
