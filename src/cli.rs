@@ -308,7 +308,8 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
     }
 }
 
-/// `ka-hooks claude|codex|gemini`: without `--project`, the payload's `cwd` finds the project.
+/// `ka-hooks claude|codex|gemini`: without `--project`, the agent's project directory (then the
+/// payload's `cwd`) finds the project.
 fn adapter_run(
     agent: Agent,
     explicit_project: bool,

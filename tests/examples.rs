@@ -379,6 +379,252 @@ fn guard_also_runs_as_an_executable_without_sh() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// guard-writes.sh: every writing tool, natively and through every agent
+// ---------------------------------------------------------------------------------------------
+
+const PATCH_TWO_FILES: &str =
+    "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** Add File: README.md\n+x\n*** End Patch\n";
+const PATCH_MOVE_OUT: &str =
+    "*** Begin Patch\n*** Update File: src/a.rs\n*** Move to: docs/a.rs\n@@\n-a\n+b\n*** End Patch\n";
+const PATCH_INSIDE: &str =
+    "*** Begin Patch\n*** Update File: src/a.rs\n*** Move to: src/b.rs\n@@\n-a\n+b\n*** End Patch\n";
+
+/// Native calls of every writing tool, each writing `README.md` (outside the allowed roots).
+fn native_writes_outside() -> Vec<(&'static str, Value)> {
+    vec![
+        ("write", json!({"path": "README.md", "content": "x"})),
+        (
+            "edit",
+            json!({"path": "README.md", "old_string": "a", "new_string": "b"}),
+        ),
+        (
+            "multi_edit",
+            json!({"file_path": "README.md", "edits": [{"old_string": "a", "new_string": "b"}]}),
+        ),
+        (
+            "notebook_edit",
+            json!({"notebook_path": "README.md", "new_source": "x"}),
+        ),
+        (
+            "notebook_edit",
+            json!({"path": "README.md", "new_source": "x"}),
+        ),
+        (
+            "apply_patch",
+            json!({"patch": PATCH_TWO_FILES, "paths": ["src/a.rs", "README.md"]}),
+        ),
+        ("apply_patch", json!({"patch": PATCH_TWO_FILES})),
+        (
+            "apply_patch",
+            json!({"patch": PATCH_MOVE_OUT, "paths": ["src/a.rs", "docs/a.rs"]}),
+        ),
+        ("apply_patch", json!({"patch": PATCH_MOVE_OUT})),
+    ]
+}
+
+#[test]
+fn guard_blocks_every_native_writing_tool_outside_the_roots() {
+    let p = example_project(None);
+    for (tool, args) in native_writes_outside() {
+        let outcome = p.tool_call(Event::PreToolUse, tool, args.clone());
+        assert!(outcome.blocked, "{tool} {args} was allowed");
+        assert_eq!(
+            report(&outcome, "guard-writes").status,
+            Status::Blocked,
+            "{tool} {args}"
+        );
+        let reason = outcome.reason.as_deref().unwrap_or_default();
+        assert!(reason.contains("is outside the allowed roots"), "{reason}");
+    }
+}
+
+#[test]
+fn guard_allows_every_native_writing_tool_inside_the_roots() {
+    let p = example_project(None);
+    for (tool, args) in [
+        ("multi_edit", json!({"file_path": "src/a.rs", "edits": []})),
+        (
+            "notebook_edit",
+            json!({"notebook_path": "src/n.ipynb", "new_source": "x"}),
+        ),
+        (
+            "apply_patch",
+            json!({"patch": PATCH_INSIDE, "paths": ["src/a.rs", "src/b.rs"]}),
+        ),
+    ] {
+        let outcome = p.tool_call(Event::PreToolUse, tool, args.clone());
+        assert!(!outcome.blocked, "{tool} {args}: {:?}", outcome.reason);
+    }
+}
+
+#[test]
+fn guard_blocks_a_patch_that_names_no_file() {
+    let p = example_project(None);
+    let outcome = p.tool_call(
+        Event::PreToolUse,
+        "apply_patch",
+        json!({"patch": "*** Begin Patch\n*** End Patch\n"}),
+    );
+    assert!(outcome.blocked);
+    assert!(outcome
+        .reason
+        .as_deref()
+        .unwrap_or_default()
+        .contains("could not read"));
+}
+
+/// Exit code and stderr of `ka-hooks --trust <agent>` on `payload` (`$ROOT` is the project root).
+fn through(p: &Project, agent: &str, payload: &str) -> (Option<i32>, String) {
+    let payload = payload.replace("$ROOT", &p.root.to_string_lossy());
+    let output = p
+        .cli()
+        .args(["--trust", agent])
+        .write_stdin(payload)
+        .output()
+        .expect("ka-hooks adapter");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+    )
+}
+
+fn pre_tool(agent: &str, tool: &str, input: Value) -> String {
+    let event = if agent == "gemini" {
+        "BeforeTool"
+    } else {
+        "PreToolUse"
+    };
+    json!({"session_id": "s", "transcript_path": "/tmp/t", "cwd": "$ROOT",
+           "hook_event_name": event, "tool_name": tool, "tool_input": input})
+    .to_string()
+}
+
+#[test]
+fn guard_blocks_every_agents_writing_tools_outside_the_roots() {
+    let p = example_project(None);
+    let out = "$ROOT/README.md";
+    let cases = [
+        ("claude", "Write", json!({"file_path": out, "content": "x"})),
+        (
+            "claude",
+            "Edit",
+            json!({"file_path": out, "old_string": "a", "new_string": "b"}),
+        ),
+        (
+            "claude",
+            "MultiEdit",
+            json!({"file_path": out, "edits": [{"old_string": "a", "new_string": "b"}]}),
+        ),
+        (
+            "claude",
+            "NotebookEdit",
+            json!({"notebook_path": out, "new_source": "x"}),
+        ),
+        (
+            "gemini",
+            "write_file",
+            json!({"file_path": out, "content": "x"}),
+        ),
+        (
+            "gemini",
+            "replace",
+            json!({"file_path": out, "old_string": "a", "new_string": "b"}),
+        ),
+        (
+            "codex",
+            "apply_patch",
+            json!({"command": "*** Begin Patch\n*** Add File: README.md\n+x\n*** End Patch\n"}),
+        ),
+        (
+            "codex",
+            "apply_patch",
+            json!({"command": "*** Begin Patch\n*** Update File: README.md\n@@\n-a\n+b\n*** End Patch\n"}),
+        ),
+        ("codex", "apply_patch", json!({"command": PATCH_TWO_FILES})),
+        ("codex", "apply_patch", json!({"command": PATCH_MOVE_OUT})),
+        (
+            "codex",
+            "apply_patch",
+            json!({"command": "*** Begin Patch\n*** Delete File: README.md\n*** End Patch\n"}),
+        ),
+        (
+            "codex",
+            "apply_patch",
+            json!({"command": " *** Begin Patch\n  *** Add File: README.md\n+x\n *** End Patch\n"}),
+        ),
+    ];
+    for (agent, tool, input) in cases {
+        let (code, stderr) = through(&p, agent, &pre_tool(agent, tool, input.clone()));
+        assert_eq!(
+            code,
+            Some(2),
+            "{agent} {tool} {input} was allowed: {stderr}"
+        );
+        assert!(
+            stderr.starts_with("guard-writes: ") && stderr.contains("outside the allowed roots"),
+            "{agent} {tool}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn guard_allows_every_agents_writing_tools_inside_the_roots() {
+    let p = example_project(None);
+    let inside = "$ROOT/src/a.rs";
+    let cases = [
+        (
+            "claude",
+            "MultiEdit",
+            json!({"file_path": inside, "edits": []}),
+        ),
+        (
+            "claude",
+            "NotebookEdit",
+            json!({"notebook_path": "$ROOT/src/n.ipynb", "new_source": "x"}),
+        ),
+        (
+            "gemini",
+            "replace",
+            json!({"file_path": inside, "old_string": "a", "new_string": "b"}),
+        ),
+        ("codex", "apply_patch", json!({"command": PATCH_INSIDE})),
+    ];
+    for (agent, tool, input) in cases {
+        let (code, stderr) = through(&p, agent, &pre_tool(agent, tool, input.clone()));
+        assert_eq!(code, Some(0), "{agent} {tool} {input}: {stderr}");
+    }
+}
+
+#[test]
+fn guard_blocks_when_python3_is_missing() {
+    // A PATH with a shell and nothing else: the guard cannot parse the payload, so it blocks.
+    let p = example_project(None);
+    let bin = p.base.join("bin-without-python");
+    fs::create_dir_all(&bin).expect("mkdir bin");
+    std::os::unix::fs::symlink("/bin/sh", bin.join("sh")).expect("symlink sh");
+    let output = p
+        .cli()
+        .env("PATH", &bin)
+        .args([
+            "--trust",
+            "run",
+            "pre_tool_use",
+            "--tool",
+            "write",
+            "--input",
+        ])
+        .arg(r#"{"arguments":{"path":"src/a.rs","content":"x"}}"#)
+        .output()
+        .expect("ka-hooks run");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("reason: guard-writes: could not read the tool call payload"),
+        "{stdout}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
 // scrub-secrets.sh
 // ---------------------------------------------------------------------------------------------
 

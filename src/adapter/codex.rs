@@ -111,13 +111,15 @@ pub(super) fn read_patch(
     let mut content = String::new();
     let mut moved = false;
     for line in text.lines() {
-        if let Some(path) = line.strip_prefix(ADD) {
+        // Headers are read leniently (surrounding blanks), so no header Codex would apply is missed.
+        let header = line.trim();
+        if let Some(path) = header.strip_prefix(ADD) {
             adds.push(path.trim().to_owned());
-        } else if let Some(path) = line.strip_prefix(UPDATE) {
+        } else if let Some(path) = header.strip_prefix(UPDATE) {
             updates.push(path.trim().to_owned());
-        } else if let Some(path) = line.strip_prefix(DELETE) {
+        } else if let Some(path) = header.strip_prefix(DELETE) {
             others.push(path.trim().to_owned());
-        } else if let Some(path) = line.strip_prefix(MOVE) {
+        } else if let Some(path) = header.strip_prefix(MOVE) {
             moved = true;
             others.push(path.trim().to_owned());
         } else if let Some(added) = line.strip_prefix('+') {
@@ -226,7 +228,7 @@ impl Patch {
                 let path = header("path", original)?;
                 let text = text_of("patch")?.unwrap_or(&self.text);
                 text.lines()
-                    .map(|line| match line.strip_prefix(UPDATE) {
+                    .map(|line| match line.trim().strip_prefix(UPDATE) {
                         Some(_) if changed("path") => format!("{UPDATE}{path}\n"),
                         _ => format!("{line}\n"),
                     })

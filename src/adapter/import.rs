@@ -31,6 +31,7 @@ use super::{tools, Agent, Flavour};
 use crate::config::LoadOptions;
 use crate::event::Event;
 use crate::paths;
+use crate::terminal::escape_path;
 
 /// Options of `ka-hooks import`.
 #[derive(Debug, Clone, clap::Args)]
@@ -63,6 +64,8 @@ pub struct Imported {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub event: Event,
+    /// The ka matcher (`None`: every tool, or not a tool event).
+    pub matcher: Option<String>,
     pub command: String,
     /// The TOML text: comment lines, then the `[[hooks]]` table.
     pub toml: String,
@@ -70,6 +73,8 @@ pub struct Entry {
 
 /// Reads the hooks of one Claude Code settings file (`label` names it in comments).
 pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result<(), String> {
+    // Everything of the file that reaches a comment or a message is shown safely.
+    let label = shown(label);
     let settings: Value =
         serde_json::from_str(text).map_err(|e| format!("{label}: not valid JSON ({e})"))?;
     let Some(hooks) = settings.get("hooks") else {
@@ -79,6 +84,7 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
         .as_object()
         .ok_or_else(|| format!("{label}: `hooks` is not a JSON object"))?;
     for (event_name, groups) in hooks {
+        let shown_event = shown(event_name);
         let event = Agent::Claude
             .events()
             .iter()
@@ -87,7 +93,7 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
         let Some(groups) = groups.as_array() else {
             imported
                 .skipped
-                .push(format!("{label}: hooks.{event_name} is not an array"));
+                .push(format!("{label}: hooks.{shown_event} is not an array"));
             continue;
         };
         let Some(event) = event else {
@@ -103,7 +109,7 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
             if count > 0 {
                 imported
                     .skipped
-                    .push(format!("{label}: {count} hook(s) of {event_name}: {why}"));
+                    .push(format!("{label}: {count} hook(s) of {shown_event}: {why}"));
             }
             continue;
         };
@@ -113,7 +119,7 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
                 continue;
             };
             for (hi, hook) in list.iter().enumerate() {
-                let origin = format!("{label}: hooks.{event_name}[{gi}].hooks[{hi}]");
+                let origin = format!("{label}: hooks.{shown_event}[{gi}].hooks[{hi}]");
                 match entry(&origin, event, matcher, hook) {
                     Ok(Some(entry)) => imported.entries.push(entry),
                     Ok(None) => {}
@@ -128,6 +134,9 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
 /// Hook keys of Claude Code the entry reads; any other is named in the comment.
 const READ_KEYS: &[&str] = &["type", "command", "timeout"];
 
+/// The longest timeout ka accepts, in seconds (a day): a longer one would make the file an error.
+const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
 fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Option<Entry>, String> {
     let kind = hook
         .get("type")
@@ -135,7 +144,8 @@ fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Opti
         .unwrap_or("command");
     if kind != "command" {
         return Err(format!(
-            "a `{kind}` hook has no ka equivalent (ka runs commands)"
+            "a `{}` hook has no ka equivalent (ka runs commands)",
+            shown(kind)
         ));
     }
     let command = hook
@@ -145,40 +155,50 @@ fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Opti
     if is_adapter_command(command, Agent::Claude) {
         return Ok(None);
     }
-    let mut toml = format!("# imported from {origin}\n");
+    // `origin` is already shown safely (see `read_settings`).
+    let mut comments = vec![format!("imported from {origin}")];
     let mut lines = vec![
         "[[hooks]]".to_owned(),
-        format!("event = {}", quote(event.as_str())),
+        format!("event = {}", quote(event.as_str())?),
     ];
+    let mut ka_matcher = None;
     if event.is_tool_event() {
         match translate_matcher(matcher)? {
             Matcher::All => {}
             Matcher::Names(names) => {
-                lines.push(format!("matcher = {}", quote(&names.join("|"))));
-                if names.join("|") != matcher {
-                    let _ = writeln!(toml, "# Claude matcher {}", quote(matcher));
+                let names = names.join("|");
+                if names != matcher {
+                    comments.push(format!("Claude matcher \"{}\"", shown(matcher)));
                 }
+                ka_matcher = Some(names);
             }
             Matcher::Regex(regex) => {
-                lines.push(format!("matcher = {}", quote(&regex)));
                 if regex != matcher {
-                    let _ = writeln!(
-                        toml,
-                        "# Claude matcher {} (a regex), with the ka names of the tools it matches",
-                        quote(matcher)
-                    );
+                    comments.push(format!(
+                        "Claude matcher \"{}\" (a regex), with the ka names of the tools it matches",
+                        shown(matcher)
+                    ));
                 }
+                ka_matcher = Some(regex);
             }
         }
     }
-    lines.push(format!("command = {}", quote(command)));
+    if let Some(m) = &ka_matcher {
+        lines.push(format!("matcher = {}", quote(m)?));
+    }
+    lines.push(format!("command = {}", quote(command)?));
     match hook.get("timeout") {
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t > 0.0) => {
-            lines.push(format!("timeout = {n}"));
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t > 0.0 && t <= MAX_TIMEOUT_SECS) => {
+            let value = match n.as_i64() {
+                Some(int) => toml::Value::Integer(int),
+                None => toml::Value::Float(n.as_f64().unwrap_or(MAX_TIMEOUT_SECS)),
+            };
+            lines.push(format!("timeout = {value}"));
         }
-        Some(other) => {
-            let _ = writeln!(toml, "# timeout {other} not copied: not a positive number");
-        }
+        Some(other) => comments.push(format!(
+            "timeout {} not copied: not a number of seconds above 0 and at most a day",
+            shown(&other.to_string())
+        )),
         None => {}
     }
     let extra: Vec<String> = hook
@@ -186,24 +206,61 @@ fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Opti
         .into_iter()
         .flatten()
         .filter(|(k, _)| !READ_KEYS.contains(&k.as_str()))
-        .map(|(k, v)| format!("{k} = {v}"))
+        .map(|(k, v)| format!("{} = {}", shown(k), shown(&v.to_string())))
         .collect();
     if !extra.is_empty() {
-        let _ = writeln!(
-            toml,
-            "# not imported (no ka equivalent): {}",
+        comments.push(format!(
+            "not imported (no ka equivalent): {}",
             extra.join(", ")
-        );
+        ));
+    }
+    let mut toml = String::new();
+    for comment in comments {
+        toml.push_str("# ");
+        toml.push_str(&comment);
+        toml.push('\n');
     }
     for line in lines {
         toml.push_str(&line);
         toml.push('\n');
     }
-    Ok(Some(Entry {
+    let entry = Entry {
         event,
+        matcher: ka_matcher,
         command: command.to_owned(),
         toml,
-    }))
+    };
+    entry.verify()?;
+    Ok(Some(entry))
+}
+
+impl Entry {
+    /// The entry's TOML, read back, is one `[[hooks]]` table with exactly this event, matcher
+    /// and command: whatever the imported JSON held, it cannot add, drop or change an entry.
+    fn verify(&self) -> Result<(), String> {
+        let refuse = |why: &str| {
+            Err(format!(
+                "refused: its TOML would not read back as the same hook ({why}); translate it \
+                 by hand"
+            ))
+        };
+        let table = match self.toml.parse::<toml::Table>() {
+            Ok(table) => table,
+            Err(_) => return refuse("not valid TOML"),
+        };
+        let hooks = table.get("hooks").and_then(toml::Value::as_array);
+        let (Some([hook]), 1) = (hooks.map(Vec::as_slice), table.len()) else {
+            return refuse("not exactly one [[hooks]] table");
+        };
+        let text = |key: &str| hook.get(key).and_then(toml::Value::as_str);
+        if text("event") != Some(self.event.as_str())
+            || text("matcher") != self.matcher.as_deref()
+            || text("command") != Some(self.command.as_str())
+        {
+            return refuse("a value changed");
+        }
+        Ok(())
+    }
 }
 
 /// A Claude matcher in ka's terms.
@@ -236,9 +293,9 @@ pub fn translate_matcher(matcher: &str) -> Result<Matcher, String> {
     }
     let regex = regex::Regex::new(matcher).map_err(|e| {
         format!(
-            "matcher {} is not a regex ka can read ({}); translate it by hand",
-            quote(matcher),
-            e.to_string().lines().last().unwrap_or("invalid")
+            "matcher \"{}\" is not a regex ka can read ({}); translate it by hand",
+            shown(matcher),
+            shown(e.to_string().lines().last().unwrap_or("invalid"))
         )
     })?;
     let matched: Vec<&str> = tools::TOOLS
@@ -255,9 +312,58 @@ pub fn translate_matcher(matcher: &str) -> Result<Matcher, String> {
     )))
 }
 
-/// A TOML string literal.
-fn quote(text: &str) -> String {
-    toml::Value::String(text.to_owned()).to_string()
+/// A TOML string literal for `text`, on one line, written by the `toml` crate. Text holding a
+/// control or bidirectional character (which the crate would write raw, or over several lines
+/// that read like entries of their own) is written as a basic string with escapes (`\n`, `\u001B`), and
+/// read back with the `toml` crate to prove it is the same text.
+fn quote(text: &str) -> Result<String, String> {
+    let plain = !text.chars().any(|c| c.is_control() || shown_differs(c));
+    let literal = if plain {
+        toml::Value::String(text.to_owned()).to_string()
+    } else {
+        let mut out = String::from("\"");
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() || shown_differs(c) => {
+                    let _ = write!(out, "\\u{:04X}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    };
+    let back = format!("v = {literal}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("v").and_then(toml::Value::as_str).map(str::to_owned));
+    if literal.contains('\n') || back.as_deref() != Some(text) {
+        return Err(format!(
+            "\"{}\" cannot be written as a one-line TOML string; translate it by hand",
+            shown(text)
+        ));
+    }
+    Ok(literal)
+}
+
+/// Whether the terminal escape shows `c` other than as itself (bidi controls, U+FEFF).
+fn shown_differs(c: char) -> bool {
+    let mut buf = [0; 4];
+    matches!(
+        crate::terminal::escape(c.encode_utf8(&mut buf)),
+        std::borrow::Cow::Owned(_)
+    )
+}
+
+/// Text from the imported JSON, safe in a TOML comment and on a terminal: every control and
+/// bidirectional character is written visibly (`\n`, `\x1b`, `\u{202e}`).
+fn shown(text: &str) -> String {
+    crate::terminal::escape(text).into_owned()
 }
 
 /// The header written above imported entries.
@@ -294,16 +400,16 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
         let text = match std::fs::read_to_string(file) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,
-            Err(e) => return Err(format!("failed to read {}: {e}", file.display())),
+            Err(e) => return Err(format!("failed to read {}: {e}", escape_path(file))),
         };
-        let label = paths::absolute(file).display().to_string();
+        let label = escape_path(&paths::absolute(file));
         read_settings(&label, &text, &mut imported)?;
         read.push(label);
     }
     if read.is_empty() {
         let looked = sources
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|p| escape_path(p))
             .collect::<Vec<_>>()
             .join(", ");
         return Err(format!(
@@ -331,7 +437,10 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
     }
     if imported.entries.is_empty() {
         let why = if already > 0 {
-            format!("all {already} hook(s) are already in {}", target.display())
+            format!(
+                "all {already} hook(s) are already in {}",
+                escape_path(&target)
+            )
         } else {
             "no command hooks".to_owned()
         };
@@ -348,7 +457,7 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
         eprintln!(
             "{} hook(s); nothing written: run again with --write to append them to {}",
             imported.entries.len(),
-            target.display()
+            escape_path(&target)
         );
         return Ok(0);
     }
@@ -356,7 +465,7 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
     println!(
         "appended {} hook(s) to {}{}",
         imported.entries.len(),
-        target.display(),
+        escape_path(&target),
         if already > 0 {
             format!(" ({already} already there)")
         } else {
@@ -366,7 +475,7 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
     if !args.user {
         println!(
             "the file changed, so it is untrusted until reviewed: run `{}`",
-            crate::config::trust_command(&root)
+            shown(&crate::config::trust_command(&root))
         );
     }
     Ok(0)

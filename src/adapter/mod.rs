@@ -115,7 +115,8 @@ pub struct AdapterArgs {
 #[derive(Debug, Clone)]
 pub struct Context {
     pub paths: Paths,
-    /// `--project DIR`; without it, the payload's `cwd` (then the working directory) is used.
+    /// `--project DIR`; without it, the session's project directory as the agent names it, then
+    /// the payload's `cwd`, then the working directory (see [`start_dir`]).
     pub project: Option<PathBuf>,
     /// `--trust`: load untrusted project layers for this run.
     pub trust_once: bool,
@@ -237,16 +238,51 @@ fn fail(agent: Agent, args: &AdapterArgs, event: Option<Event>, why: &str) -> An
     }
 }
 
+/// The environment variables in which `agent` names the session's project directory, most
+/// specific first.
+///
+/// - Claude Code sets `CLAUDE_PROJECT_DIR` for every hook: "the absolute path to the project root
+///   directory where Claude Code was started" (Claude Code hooks reference,
+///   <https://docs.claude.com/en/docs/claude-code/hooks>, "Project-specific hook scripts").
+/// - Gemini CLI sets `GEMINI_PROJECT_DIR` ("Project root directory"; Gemini CLI
+///   `docs/hooks/index.md`, "Environment variables") and `CLAUDE_PROJECT_DIR` as an alias.
+/// - Codex names none (`codex-rs/hooks`: a command hook gets the config's `env` only); it runs
+///   hooks in the session's working directory, which is also its payload's `cwd`, and a `cd` in a
+///   shell command does not change it.
+pub const fn project_dir_vars(agent: Agent) -> &'static [&'static str] {
+    match agent {
+        Agent::Claude => &["CLAUDE_PROJECT_DIR"],
+        Agent::Gemini => &["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+        Agent::Codex => &[],
+    }
+}
+
+/// Where the project root is searched from: `--project DIR`; else the session's project directory
+/// as the agent names it ([`project_dir_vars`]); else the payload's `cwd`; else the working
+/// directory. The payload's `cwd` follows the model's `cd` (Claude Code's shell keeps its working
+/// directory between calls), so it comes last: a `cd` by the model must never move the root and
+/// leave the project's guards behind.
+pub fn start_dir(
+    ctx: &Context,
+    call: &Call,
+    env: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> PathBuf {
+    if let Some(dir) = &ctx.project {
+        return paths::absolute(dir);
+    }
+    project_dir_vars(call.agent)
+        .iter()
+        .filter_map(|var| env(var))
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from)
+        .find(|dir| dir.is_absolute() && dir.is_dir())
+        .or_else(|| call.cwd.clone().filter(|dir| dir.is_dir()))
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
 fn load(ctx: &Context, call: &Call) -> Result<Config, String> {
-    let start_dir = match &ctx.project {
-        Some(dir) => paths::absolute(dir),
-        None => call
-            .cwd
-            .clone()
-            .filter(|dir| dir.is_dir())
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("/")),
-    };
+    let start_dir = start_dir(ctx, call, |var: &str| std::env::var_os(var));
     let opts = LoadOptions {
         paths: ctx.paths.clone(),
         start_dir,
