@@ -651,6 +651,9 @@ fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
             for w in &config.warnings {
                 out.warn(w);
             }
+            for n in &config.notes {
+                outln!("note: {n}");
+            }
             let files = config.layers.len();
             outln!(
                 "ok: {} active hook(s) from {files} file(s)",
