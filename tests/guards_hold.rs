@@ -141,9 +141,7 @@ fn a_symlink_to_another_projects_trusted_file_never_loads() {
     let victim = guarded_project();
     let clone = victim.root.parent().expect("base").join("clone");
     fs::create_dir_all(&clone).expect("mkdir");
-    for (link, target) in [(clone.join(".ka"), victim.root.join(".ka"))] {
-        std::os::unix::fs::symlink(&target, &link).expect("symlink");
-    }
+    std::os::unix::fs::symlink(victim.root.join(".ka"), clone.join(".ka")).expect("symlink");
     victim
         .cli()
         .current_dir(&clone)
@@ -186,7 +184,8 @@ fn broken_untrusted_files_never_disable_the_users_guard() {
     let user_guard =
         "[[hooks]]\nname = \"user-guard\"\nevent = \"pre_tool_use\"\ntool = \"write\"\n\
                       command = \"echo 'user guard' >&2; exit 2\"\n";
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+    type Make = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, Make)> = vec![
         (
             "not utf-8",
             Box::new(|f: &Path| fs::write(f, b"[[hooks]]\n\xff\xfe\n").expect("w")),
