@@ -33,15 +33,28 @@
 //! ```
 //!
 //! # Precedence
-//! The layers are user (`~/.config/ka/ka.toml`), then project (`<root>/.ka/ka.toml`), then local
-//! (`<root>/.ka/ka.local.toml`). Hooks of all layers run in that order. An entry that names an
-//! earlier hook is merged over it key by key ([`config`]).
+//! The layers are managed (`/etc/ka/ka.toml`), user (`~/.config/ka/ka.toml`), then the project
+//! (`<root>/.ka/ka.toml`) and local (`<root>/.ka/ka.local.toml`) files of every directory from
+//! `/` down to the working directory that has a `.ka/`, outermost first. Hooks of all layers run
+//! in that order. An entry that names an earlier hook is merged over it key by key, except a
+//! managed hook, which nothing above can disable or change ([`config`]).
 //!
 //! # Threat model
+//! Three adversaries: a hostile hook process, a hostile cloned repository, and the model itself,
+//! which writes files and runs commands.
+//!
 //! A project file comes from a repository someone cloned, and it runs commands. It therefore
-//! loads only after the user has trusted its exact content ([`trust`]). An untrusted or edited
-//! file is skipped whole, and settings that widen the gate are read only from the user's own
-//! file.
+//! loads only after a person has trusted its exact content and that of the scripts its commands
+//! name inside the project ([`trust`], [`config::scripts`]); the record binds the project root,
+//! so a symlink to another project's trusted file never loads. When a trusted file or a covered
+//! script changes or vanishes, its new content never runs and the guards of the reviewed version
+//! fail closed: they block every call they would have matched until a person reviews the change
+//! ([`review`]). `trust` refuses inside an agent's tool call, and a tool call aimed at ka's own
+//! files asks a human first ([`protect`]). A broken, unreadable or untrusted project file, or a
+//! corrupt trust store, is reported and skipped; it never disables the user's own hooks.
+//! Settings of the gate are read only from the user's own file (or the managed one). Trust does
+//! not cover programs on `PATH`, files outside the project, or what a script runs in turn; and
+//! none of this is a sandbox: the model can run any program.
 //!
 //! A hook is trusted to run, but not to behave. It may hang, fork daemons, flood its output,
 //! ignore its stdin, print garbage, or die by a signal. None of that can wedge the caller, leave a
