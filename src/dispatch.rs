@@ -279,9 +279,7 @@ fn run_pipeline(
         let mut report = report(hook, &finished);
         match report.status {
             Status::Ok => {
-                let parsed = action::parse(&finished.stdout, outcome.event);
-                let action = note_parse(hook, parsed, &mut report, outcome);
-                if let Some(action) = action {
+                if let Some(action) = read_action(hook, &finished, &mut report, outcome) {
                     if let Some(patch) = &action.input_patch {
                         let args = payload
                             .entry("arguments")
@@ -319,7 +317,7 @@ fn run_pipeline(
                 }
             }
             Status::Blocked => block(outcome, block_reason(hook, &finished.stderr)),
-            Status::Error => apply_failure(hook, &finished, outcome),
+            Status::Error => apply_failure(hook, &failure_text(hook, &finished), outcome),
             Status::Skipped => {}
         }
         outcome.hooks.push(report);
@@ -332,11 +330,9 @@ fn run_pipeline(
 /// Every other event: results combined in declared order.
 fn combine_observational(hook: &Hook, finished: process::Finished, outcome: &mut Outcome) {
     let mut report = report(hook, &finished);
-    let event = outcome.event;
     match report.status {
         Status::Ok => {
-            let parsed = action::parse(&finished.stdout, event);
-            if let Some(action) = note_parse(hook, parsed, &mut report, outcome) {
+            if let Some(action) = read_action(hook, &finished, &mut report, outcome) {
                 apply_common(&action, outcome);
                 if let Some(feedback) = action.feedback {
                     append_feedback(outcome, feedback);
@@ -344,7 +340,7 @@ fn combine_observational(hook: &Hook, finished: process::Finished, outcome: &mut
             }
         }
         Status::Blocked => exit_two_observed(hook, &finished.stderr, outcome),
-        Status::Error => apply_failure(hook, &finished, outcome),
+        Status::Error => apply_failure(hook, &failure_text(hook, &finished), outcome),
         Status::Skipped => {}
     }
     outcome.hooks.push(report);
@@ -428,17 +424,65 @@ fn block_reason(hook: &Hook, stderr: &str) -> String {
     non_empty(stderr.trim().to_owned(), hook)
 }
 
-/// A failing hook: `on_error` decides (§4).
-fn apply_failure(hook: &Hook, finished: &process::Finished, outcome: &mut Outcome) {
+/// What went wrong with a hook that ended badly, for its `on_error` diagnostic or block reason.
+fn failure_text(hook: &Hook, finished: &process::Finished) -> String {
     let failure = match finished.termination {
         Termination::Exited(2) => "exit 2: the shell could not open the script".to_owned(),
         _ => finished.termination.describe_with_timeout(hook.timeout),
     };
-    let failure = match finished.termination {
+    match finished.termination {
         Termination::Exited(127) => format!("{failure}: command not found"),
         Termination::Exited(126) => format!("{failure}: command not executable"),
         _ => failure,
+    }
+}
+
+/// Exit 0: read stdout as an action; `None` when there is nothing to apply. Output that cannot be
+/// applied (cut at the cap, so not one JSON object; or one object voided by a key of the wrong
+/// type or event) is a failure of the hook that `on_error` decides, never an `ok` that says
+/// nothing: a guard whose deny cannot be read must not read as an allow. Empty stdout and plain
+/// text stay "nothing to say".
+fn read_action(
+    hook: &Hook,
+    finished: &process::Finished,
+    report: &mut HookReport,
+    outcome: &mut Outcome,
+) -> Option<action::Action> {
+    if finished.stdout_truncated {
+        let why = format!(
+            "stdout exceeded the {} KiB cap and was cut, so it is not one JSON object; none of \
+             it was applied",
+            process::STDOUT_CAP / 1024
+        );
+        output_failure(hook, why, report, outcome);
+        return None;
+    }
+    let parsed = action::parse(&finished.stdout, outcome.event);
+    if parsed.voided {
+        let why = format!(
+            "its stdout object cannot be applied: {}",
+            parsed.diagnostics.join("; ")
+        );
+        output_failure(hook, why, report, outcome);
+        return None;
+    }
+    note_parse(hook, parsed, report, outcome)
+}
+
+/// Exit 0 with output that cannot be applied: the hook's status becomes `error`.
+fn output_failure(hook: &Hook, why: String, report: &mut HookReport, outcome: &mut Outcome) {
+    report.status = Status::Error;
+    report.action = ActionReport {
+        applied: false,
+        action: None,
+        ignored: Some(why.clone()),
     };
+    apply_failure(hook, &why, outcome);
+    report.error = Some(why);
+}
+
+/// A failing hook: `on_error` decides (§4).
+fn apply_failure(hook: &Hook, failure: &str, outcome: &mut Outcome) {
     let event = outcome.event;
     match hook.on_error {
         OnError::Ignore => outcome.diagnostics.push(format!(
