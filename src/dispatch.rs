@@ -318,7 +318,7 @@ fn run_pipeline(
             }
             Status::Blocked => block(outcome, block_reason(hook, &finished.stderr)),
             Status::Error => apply_failure(hook, &failure_text(hook, &finished), outcome),
-            Status::Skipped => {}
+            Status::Skipped | Status::Cancelled => {}
         }
         outcome.hooks.push(report);
     }
@@ -341,7 +341,7 @@ fn combine_observational(hook: &Hook, finished: process::Finished, outcome: &mut
         }
         Status::Blocked => exit_two_observed(hook, &finished.stderr, outcome),
         Status::Error => apply_failure(hook, &failure_text(hook, &finished), outcome),
-        Status::Skipped => {}
+        Status::Skipped | Status::Cancelled => {}
     }
     outcome.hooks.push(report);
 }

@@ -1348,7 +1348,7 @@ fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check {
             ),
             Some(format!("exit 0 or 1: {} cannot be blocked", hook.event)),
         ),
-        Status::Error | Status::Skipped => {
+        Status::Error | Status::Skipped | Status::Cancelled => {
             let mut what = report.error.clone().unwrap_or_else(|| "failed".into());
             match report.exit_code {
                 Some(127) => what.push_str(": command not found"),
