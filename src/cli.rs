@@ -599,6 +599,7 @@ fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
             "errors": report.errors,
             "active_hooks": report.config.as_ref().map(active_hooks),
             "untrusted": report.config.as_ref().map(|c| c.untrusted.clone()).unwrap_or_default(),
+            "warnings": report.config.as_ref().map(fail_open_warnings).unwrap_or_default(),
         });
         outln!(
             "{}",
@@ -620,6 +621,9 @@ fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
             for u in &config.untrusted {
                 out.warn(&u.to_string());
             }
+            for warning in fail_open_warnings(config) {
+                out.warn(&warning);
+            }
             let files = config.layers.len();
             outln!(
                 "ok: {} active hook(s) from {files} file(s)",
@@ -628,6 +632,18 @@ fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// Guards that fail open (see [`crate::doctor::fail_open_warning`]); warnings, not errors.
+fn fail_open_warnings(config: &Config) -> Vec<String> {
+    if config.settings.disabled.is_some() {
+        return Vec::new();
+    }
+    config
+        .hooks
+        .iter()
+        .filter_map(crate::doctor::fail_open_warning)
+        .collect()
 }
 
 fn active_hooks(config: &Config) -> usize {

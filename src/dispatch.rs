@@ -13,9 +13,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::action::{self, Decision, InputPatch};
-use crate::config::{Config, Hook, OnError};
+use crate::config::{Config, Hook, Layer, OnError};
 use crate::event::Event;
 use crate::outcome::{ActionReport, HookReport, Outcome, Status, STDERR_EXCERPT};
+use crate::paths::Paths;
 use crate::process::{self, HookProcess, Termination};
 
 /// One event to dispatch.
@@ -155,7 +156,13 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
-    let run_dir = config.run_dir(&cwd_fallback).to_path_buf();
+    let run_dir = match working_dir(config, config.run_dir(&cwd_fallback)) {
+        Ok(dir) => dir,
+        Err((dir, why)) => {
+            outcome.diagnostics.push(why);
+            dir
+        }
+    };
     // The dispatcher, not the caller's payload, says which event this is (KA_EVENT agrees).
     payload.insert("event".into(), Value::String(event.as_str().to_owned()));
     payload
@@ -215,6 +222,61 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         );
     }
     Ok(outcome)
+}
+
+/// The directory hooks run in: `preferred` (the project root, else the payload's `cwd`) when it
+/// can be entered; otherwise the first of the project root, the session's root (the working
+/// directory of this process: where the agent or `ka-hooks` was started), the user's config dir
+/// and `/` that can, with a diagnostic saying which and why. A guard must never fail to start,
+/// and so fail open, because the model `cd`'d into a directory it then deleted.
+fn working_dir(config: &Config, preferred: &Path) -> Result<PathBuf, (PathBuf, String)> {
+    let why = match enterable(preferred) {
+        Ok(()) => return Ok(preferred.to_path_buf()),
+        Err(why) => why,
+    };
+    let user_dir = config
+        .layers
+        .iter()
+        .find(|l| l.layer == Layer::User)
+        .and_then(|l| l.file.parent().map(Path::to_path_buf))
+        .or_else(|| Paths::from_env().config_dir);
+    let candidates = [
+        (config.project_root.clone(), "the project root"),
+        (std::env::current_dir().ok(), "the session's root"),
+        (user_dir, "the user's config dir"),
+    ];
+    let (dir, which) = candidates
+        .into_iter()
+        .filter_map(|(dir, which)| Some((dir?, which)))
+        .find(|(dir, _)| enterable(dir).is_ok())
+        .unwrap_or_else(|| (PathBuf::from("/"), "`/`"));
+    let message = format!(
+        "the working directory {} cannot be entered ({why}); hooks ran in {which}, {}",
+        preferred.display(),
+        dir.display()
+    );
+    Err((dir, message))
+}
+
+/// `Ok` when `dir` is a directory this process may enter (search permission).
+fn enterable(dir: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => return Err("not a directory".to_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err("it does not exist".to_owned())
+        }
+        Err(e) => return Err(e.to_string()),
+    }
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| "a NUL byte in the path".to_owned())?;
+    // SAFETY: `path` is a valid NUL-terminated string that outlives the call; access only reads it.
+    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().to_string())
+    }
 }
 
 /// The environment every hook of this dispatch shares (§3).

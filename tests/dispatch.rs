@@ -162,9 +162,21 @@ fn non_executable_script_is_an_error_with_exit_126() {
     assert!(has_diagnostic(&outcome, &["`noexec`", "not executable"]));
 }
 
+/// Attack: with no project and a payload `cwd` that no longer exists, every hook failed to start,
+/// and guards with the default `on_error` let the call through.
 #[test]
-fn spawn_failure_from_a_missing_working_directory_is_an_error() {
-    let p = one_hook("anywhere", "stop", "echo ran", &[]);
+fn a_missing_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let ran_in = out.path().join("ran-in");
+    let p = one_hook(
+        "guard",
+        "pre_tool_use",
+        "pwd > \"$GUARD_OUT\"; echo 'no' >&2; exit 2",
+        &[&format!(
+            "env = {{ GUARD_OUT = {:?} }}",
+            ran_in.to_string_lossy()
+        )],
+    );
     // Outside the project: hooks run in the payload's `cwd`, which does not exist.
     let outside = p.base.join("outside");
     std::fs::create_dir_all(&outside).expect("mkdir");
@@ -173,17 +185,43 @@ fn spawn_failure_from_a_missing_working_directory_is_an_error() {
         config.project_root, None,
         "an ancestor of the temp dir holds .ka/"
     );
+    let missing = p.base.join("missing").join("dir");
+    let payload = json!({"tool": "bash", "arguments": bash("rm -rf ~"), "cwd": missing});
     let outcome = config
-        .dispatch(Request::new(
-            Event::Stop,
-            object(json!({"stop": "done", "cwd": p.base.join("missing").join("dir")})),
-        ))
+        .dispatch(Request::new(Event::PreToolUse, object(payload)))
         .expect("dispatch");
-    let r = report(&outcome, "anywhere");
+    assert!(outcome.blocked, "{outcome:#?}");
+    assert_eq!(report(&outcome, "guard").status, Status::Blocked);
+    assert!(
+        has_diagnostic(&outcome, &["cannot be entered", "the session's root"]),
+        "{:?}",
+        outcome.diagnostics
+    );
+    let dir = std::fs::read_to_string(&ran_in).expect("the guard ran");
+    assert!(std::path::Path::new(dir.trim()).is_dir(), "{dir}");
+}
+
+#[test]
+fn a_hook_that_cannot_start_at_all_follows_on_error() {
+    // A NUL byte in the environment makes the spawn itself fail.
+    let p = one_hook(
+        "guard",
+        "pre_tool_use",
+        "exit 0",
+        &[r#"on_error = "block""#, r#"env = { BAD = "a\u0000b" }"#],
+    );
+    let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
+    let r = report(&outcome, "guard");
     assert_eq!(r.status, Status::Error);
-    assert_eq!(r.exit_code, None);
-    let error = r.error.as_deref().unwrap_or_default();
-    assert!(error.starts_with("failed to start: "), "{error}");
+    assert!(
+        r.error
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("failed to start"),
+        "{:?}",
+        r.error
+    );
+    assert!(outcome.blocked);
 }
 
 // ---------------------------------------------------------------------------------------------
