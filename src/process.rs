@@ -11,8 +11,10 @@
 //! - **Nothing of the hook survives.** The hook runs in its own process group (id = its pid). When the
 //!   leader ends, for whatever reason, the whole group is killed before the leader is reaped, so
 //!   background children (`sleep 1000 &`) die with it. The leader stays unreaped until then, so its pid
-//!   (and thus the group id) cannot be reused and the group kill cannot hit a stranger. Only processes
-//!   that deliberately leave the group (`setsid`, `setpgid`) are out of reach.
+//!   (and thus the group id) cannot be reused and the group kill cannot hit a stranger. A leader
+//!   that leaves its group itself (`setpgid`) is still signalled at timeout, through its pidfd (or,
+//!   unreaped, its pid), and so is the group it came from. Only other processes that deliberately
+//!   leave the group (`setsid`, `setpgid`) are out of reach.
 //! - **Exit is noticed at once**, without polling on a timer (see the two mechanisms below).
 //! - **Bounded memory, no blocked writers.** stdout and stderr are read concurrently, each kept up to its
 //!   cap ([`STDOUT_CAP`], [`STDERR_CAP`]); the rest is read and discarded, and truncation is reported.
@@ -456,11 +458,13 @@ mod polled {
                     Phase::Running => {
                         timed_out = true;
                         kill_group(pgid, libc::SIGTERM);
+                        signal_leader(&pidfd, libc::SIGTERM);
                         phase = Phase::Terminating;
                         deadline = Some(now + KILL_GRACE);
                     }
                     Phase::Terminating => {
                         kill_group(pgid, libc::SIGKILL);
+                        signal_leader(&pidfd, libc::SIGKILL);
                         phase = Phase::Killed;
                         deadline = Some(now + REAP_WAIT);
                     }
@@ -480,6 +484,7 @@ mod polled {
         if matches!(leader, Leader::Alive) {
             // Only after a poll failure: leave nothing of the hook running.
             kill_group(pgid, libc::SIGKILL);
+            signal_leader(&pidfd, libc::SIGKILL);
             leader = Leader::Abandoned;
         }
         let termination = if let Some(err) = poll_failed {
@@ -514,6 +519,25 @@ mod polled {
             duration: started.elapsed(),
             output_held_open,
             pid: Some(pid),
+        }
+    }
+
+    /// Signal the leader itself through its pidfd: it may have left its process group
+    /// (`setpgid`), out of reach of [`kill_group`]. The pidfd names exactly this process, even if
+    /// it is already a zombie, so this can never hit a stranger. Errors (ESRCH: it has exited)
+    /// are expected and ignored.
+    fn signal_leader(pidfd: &OwnedFd, signal: libc::c_int) {
+        let no_flags: libc::c_uint = 0;
+        // SAFETY: pidfd_send_signal(pidfd, sig, info, flags) with a null siginfo sends `signal` as
+        // kill(2) would; `pidfd` is open for the call.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                pidfd.as_raw_fd(),
+                signal,
+                std::ptr::null::<libc::siginfo_t>(),
+                no_flags,
+            );
         }
     }
 
@@ -699,6 +723,7 @@ fn run_threaded(mut child: Child, hook: &HookProcess<'_>, started: Instant) -> F
         Err(RecvTimeoutError::Timeout) => {
             timed_out = true;
             kill_group(pgid, libc::SIGTERM);
+            kill_leader(pgid, libc::SIGTERM);
             exit_rx.recv_timeout(KILL_GRACE).ok()
         }
         // The waiter cannot vanish without reporting; treat it like a leader we lost track of.
@@ -708,6 +733,8 @@ fn run_threaded(mut child: Child, hook: &HookProcess<'_>, started: Instant) -> F
     // not reaped yet, so `pgid` still names this group.
     kill_group(pgid, libc::SIGKILL);
     if exited.is_none() {
+        // Still running: it may have left its group.
+        kill_leader(pgid, libc::SIGKILL);
         exited = exit_rx.recv_timeout(REAP_WAIT).ok();
     }
 
@@ -836,6 +863,17 @@ fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
     if pgid > 0 {
         unsafe {
             libc::kill(-pgid, signal);
+        }
+    }
+}
+
+/// Signal the leader itself, by pid: it may have left its process group (`setpgid`). Only called
+/// while the leader is unreaped (a zombie at worst), so its pid cannot name a stranger yet.
+fn kill_leader(pid: libc::pid_t, signal: libc::c_int) {
+    if pid > 0 {
+        // SAFETY: kill has no memory-safety preconditions; pid > 0 addresses one process.
+        unsafe {
+            libc::kill(pid, signal);
         }
     }
 }
@@ -1142,6 +1180,25 @@ mod tests {
             assert_eq!(f.termination, Termination::TimedOut, "{name}");
             eventually_dead(first_line_pid(&f.stderr), name);
             eventually_dead(f.pid.expect("started") as i32, name);
+        }
+    }
+
+    /// A leader that moves itself into another process group (here: the test's own) is out of
+    /// reach of the group kill; it must still die at its timeout.
+    #[test]
+    fn both_runners_kill_a_leader_that_left_its_group_at_timeout() {
+        for (name, runner) in runners() {
+            let f = exec(
+                runner,
+                "exec perl -e 'setpgrp(0, getpgrp(getppid())) or die \"setpgrp: $!\"; \
+                 print STDERR \"$$\\n\"; sleep 1000'",
+                b"",
+                Duration::from_millis(500),
+            );
+            assert_eq!(f.termination, Termination::TimedOut, "{name}: {}", f.stderr);
+            let pid = f.pid.expect("started") as i32;
+            assert_eq!(first_line_pid(&f.stderr), pid, "{name}: the leader moved");
+            eventually_dead(pid, name);
         }
     }
 
