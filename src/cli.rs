@@ -302,7 +302,13 @@ fn adapter_run(
         trust_once: opts.trust_once,
         log,
     };
-    crate::adapter::run_cli(agent, &ctx, args)
+    let code = crate::adapter::run_cli(agent, &ctx, args);
+    // Interrupted: the answer followed --fail-closed (exit 2 blocks); otherwise the conventional
+    // code of the signal.
+    match crate::interrupt::signal() {
+        Some(signal) if code != 2 => crate::interrupt::exit_code(signal),
+        _ => code,
+    }
 }
 
 fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
@@ -361,20 +367,20 @@ fn run(
     if log.is_some() {
         config.settings.log = log;
     }
-    let outcome = config
-        .dispatch(Request {
-            event,
-            payload,
-            only_hook: hook,
-            on_patch: None,
-        })
-        .map_err(|e| e.to_string())?;
+    let mut request = Request::new(event, payload);
+    request.only_hook = hook;
+    request.cancel = crate::interrupt::token();
+    let outcome = config.dispatch(request).map_err(|e| e.to_string())?;
     if json {
         let text = serde_json::to_string_pretty(&outcome)
             .map_err(|e| format!("failed to serialise the outcome: {e}"))?;
         outln!("{text}");
     } else {
         print_outcome(&outcome, out);
+    }
+    if let Some(signal) = crate::interrupt::signal() {
+        // Interrupted: every hook has ended; exit the conventional way.
+        return Ok(crate::interrupt::exit_code(signal));
     }
     Ok(if outcome.blocked {
         EXIT_BLOCKED

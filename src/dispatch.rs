@@ -8,11 +8,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use crate::action::{self, Decision, InputPatch};
+use crate::cancel::CancelToken;
 use crate::config::{Config, Hook, Layer, OnError};
 use crate::event::Event;
 use crate::outcome::{ActionReport, HookReport, Outcome, Status, STDERR_EXCERPT};
@@ -31,6 +32,13 @@ pub struct Request {
     /// arguments in another shape (an adapter's `tool_input`) stay in step: every later guard
     /// must judge what will really run, whichever field it reads.
     pub on_patch: Option<PayloadMirror>,
+    /// Cancels the dispatch from another thread (the user pressed Esc, the turn was aborted):
+    /// running hooks are killed, the rest never start, and the [`Outcome`] says so (see
+    /// [`crate::cancel`]).
+    pub cancel: Option<CancelToken>,
+    /// Cancels the dispatch at this instant, the same way; each hook's own `timeout` still
+    /// applies within it.
+    pub deadline: Option<Instant>,
 }
 
 /// See [`Request::on_patch`].
@@ -53,7 +61,21 @@ impl Request {
             payload,
             only_hook: None,
             on_patch: None,
+            cancel: None,
+            deadline: None,
         }
+    }
+
+    /// The same request, cancelled when `token` is.
+    pub fn with_cancel(mut self, token: CancelToken) -> Request {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// The same request, cancelled at `deadline`.
+    pub fn with_deadline(mut self, deadline: Instant) -> Request {
+        self.deadline = Some(deadline);
+        self
     }
 
     /// A tool-call request: `{"tool": .., "arguments": ..}`.
@@ -102,7 +124,15 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         mut payload,
         only_hook,
         on_patch,
+        cancel,
+        deadline,
     } = request;
+    let stop = Stop {
+        token: cancel,
+        deadline,
+    };
+    // While this lives, a signal to `ka-hooks` waits for the dispatch to end its hooks.
+    let _watching = stop.token.as_ref().map(CancelToken::watch);
     let tool = payload
         .get("tool")
         .and_then(Value::as_str)
@@ -170,27 +200,25 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         .or_insert_with(|| Value::String(cwd_fallback.to_string_lossy().into_owned()));
 
     let base_env = base_env(event, &run_dir, tool.as_deref());
+    let run = Run {
+        dir: &run_dir,
+        env: &base_env,
+        stop: &stop,
+    };
     if event.is_pipeline() {
-        run_pipeline(
-            &hooks,
-            payload,
-            on_patch.as_ref(),
-            &run_dir,
-            &base_env,
-            &mut outcome,
-        );
+        run_pipeline(&hooks, payload, on_patch.as_ref(), &run, &mut outcome);
     } else {
         let bytes: Arc<[u8]> = serialize(&payload);
         let finished: Vec<process::Finished> = if hooks.len() == 1 {
-            vec![run_one(hooks[0], &bytes, &run_dir, &base_env)]
+            vec![run_one(hooks[0], &bytes, &run)]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = hooks
                     .iter()
                     .map(|hook| {
                         let bytes = Arc::clone(&bytes);
-                        let (run_dir, base_env) = (&run_dir, &base_env);
-                        scope.spawn(move || run_one(hook, &bytes, run_dir, base_env))
+                        let run = &run;
+                        scope.spawn(move || run_one(hook, &bytes, run))
                     })
                     .collect();
                 handles
@@ -213,6 +241,25 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         for (hook, finished) in hooks.iter().zip(finished) {
             combine_observational(hook, finished, &mut outcome);
         }
+    }
+    if outcome.hooks.iter().any(|h| h.status == Status::Cancelled) {
+        let why = stop.reason();
+        if event.is_pipeline() {
+            let what = if event == Event::PreToolUse {
+                "the tool call"
+            } else {
+                "the prompt"
+            };
+            block(
+                &mut outcome,
+                format!("hooks cancelled ({why}): {what} was not cleared by its hooks"),
+            );
+        }
+        outcome.diagnostics.push(format!(
+            "the dispatch was cancelled ({why}); the hooks it cut short or never started are \
+             reported as cancelled"
+        ));
+        outcome.cancelled = Some(why);
     }
     if outcome.decision == Some(Decision::Allow) && !outcome.blocked {
         outcome.diagnostics.push(
@@ -300,22 +347,48 @@ fn serialize(payload: &Map<String, Value>) -> Arc<[u8]> {
         .into()
 }
 
-fn run_one(
-    hook: &Hook,
-    payload: &Arc<[u8]>,
-    run_dir: &Path,
-    base_env: &[(String, String)],
-) -> process::Finished {
+/// What stops a dispatch early: its cancel token and its deadline.
+struct Stop {
+    token: Option<CancelToken>,
+    deadline: Option<Instant>,
+}
+
+impl Stop {
+    fn stopped(&self) -> bool {
+        self.token.as_ref().is_some_and(CancelToken::is_cancelled)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Why it stopped, in words.
+    fn reason(&self) -> String {
+        self.token
+            .as_ref()
+            .and_then(CancelToken::reason)
+            .unwrap_or_else(|| "the dispatch deadline passed".to_owned())
+    }
+}
+
+/// What every hook of one dispatch shares.
+struct Run<'a> {
+    dir: &'a Path,
+    env: &'a [(String, String)],
+    stop: &'a Stop,
+}
+
+fn run_one(hook: &Hook, payload: &Arc<[u8]>, run: &Run<'_>) -> process::Finished {
+    let base_env = run.env;
     let mut env = Vec::with_capacity(base_env.len() + 1 + hook.env.len());
     env.extend_from_slice(base_env);
     env.push(("KA_HOOK_NAME".to_owned(), hook.name.clone()));
     env.extend(hook.env.iter().cloned());
     process::run(&HookProcess {
         command: &hook.command,
-        cwd: run_dir,
+        cwd: run.dir,
         env: &env,
         stdin: Arc::clone(payload),
         timeout: hook.timeout,
+        cancel: run.stop.token.as_ref(),
+        deadline: run.stop.deadline,
     })
 }
 
@@ -324,20 +397,20 @@ fn run_pipeline(
     hooks: &[&Hook],
     mut payload: Map<String, Value>,
     on_patch: Option<&PayloadMirror>,
-    run_dir: &Path,
-    base_env: &[(String, String)],
+    run: &Run<'_>,
     outcome: &mut Outcome,
 ) {
     let mut bytes = serialize(&payload);
     let mut patched = false;
     for (i, hook) in hooks.iter().enumerate() {
-        if outcome.blocked {
+        if outcome.blocked || run.stop.stopped() {
+            let cancelled = !outcome.blocked;
             for skipped in &hooks[i..] {
-                outcome.hooks.push(skipped_report(skipped));
+                outcome.hooks.push(skipped_report(skipped, cancelled));
             }
             break;
         }
-        let finished = run_one(hook, &bytes, run_dir, base_env);
+        let finished = run_one(hook, &bytes, run);
         let mut report = report(hook, &finished);
         match report.status {
             Status::Ok => {
@@ -623,17 +696,19 @@ fn shell_could_not_open_script(stderr: &str) -> bool {
 fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
     let status = match finished.termination {
         Termination::Exited(0) => Status::Ok,
+        Termination::Cancelled => Status::Cancelled,
         Termination::Exited(2) if shell_could_not_open_script(&finished.stderr) => Status::Error,
         Termination::Exited(2) => Status::Blocked,
         _ => Status::Error,
     };
-    let error = (status == Status::Error).then(|| match finished.termination {
-        Termination::Exited(2) => format!(
-            "exit 2: the shell could not open the script ({})",
-            finished.stderr.lines().next().unwrap_or("").trim()
-        ),
-        _ => finished.termination.describe_with_timeout(hook.timeout),
-    });
+    let error =
+        matches!(status, Status::Error | Status::Cancelled).then(|| match finished.termination {
+            Termination::Exited(2) => format!(
+                "exit 2: the shell could not open the script ({})",
+                finished.stderr.lines().next().unwrap_or("").trim()
+            ),
+            _ => finished.termination.describe_with_timeout(hook.timeout),
+        });
     let mut stderr = finished.stderr.clone();
     if stderr.len() > STDERR_EXCERPT {
         let mut cut = STDERR_EXCERPT;
@@ -675,12 +750,17 @@ fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
     report
 }
 
-fn skipped_report(hook: &Hook) -> HookReport {
+/// A pipeline hook that did not run: an earlier one blocked, or the dispatch was cancelled.
+fn skipped_report(hook: &Hook, cancelled: bool) -> HookReport {
     HookReport {
         name: hook.name.clone(),
         source: hook.source.clone(),
         command: hook.command.clone(),
-        status: Status::Skipped,
+        status: if cancelled {
+            Status::Cancelled
+        } else {
+            Status::Skipped
+        },
         exit_code: None,
         signal: None,
         timed_out: false,
@@ -693,7 +773,11 @@ fn skipped_report(hook: &Hook) -> HookReport {
         action: ActionReport {
             applied: false,
             action: None,
-            ignored: Some("not run: an earlier hook blocked".into()),
+            ignored: Some(if cancelled {
+                "not run: the dispatch was cancelled".into()
+            } else {
+                "not run: an earlier hook blocked".into()
+            }),
         },
     }
 }

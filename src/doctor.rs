@@ -1313,12 +1313,10 @@ fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check {
     }
     let tool = synthetic_tool(hook);
     let payload = synthetic_payload(hook.event, tool.as_deref(), &scratch_path);
-    let outcome = match config.dispatch(Request {
-        event: hook.event,
-        payload,
-        only_hook: Some(hook.name.clone()),
-        on_patch: None,
-    }) {
+    let mut request = Request::new(hook.event, payload);
+    request.only_hook = Some(hook.name.clone());
+    request.cancel = crate::interrupt::token();
+    let outcome = match config.dispatch(request) {
         Ok(outcome) => outcome,
         Err(e) => return Check::failing("exec", format!("not run: {e}"), None),
     };

@@ -47,6 +47,8 @@
 //! reap our children (`waitpid(-1)`); otherwise the exit status is lost (reported as `SpawnFailed` with
 //! "lost track of the hook process"), though the timeout still bounds `run`.
 
+use crate::cancel::CancelToken;
+
 use std::{
     fmt,
     io::{self, Read, Write},
@@ -93,6 +95,19 @@ pub struct HookProcess<'a> {
     pub stdin: Arc<[u8]>,
     /// After this the process group is terminated and the result is [`Termination::TimedOut`].
     pub timeout: Duration,
+    /// Once this is cancelled (or before the hook starts), the process group is terminated the
+    /// same way and the result is [`Termination::Cancelled`].
+    pub cancel: Option<&'a CancelToken>,
+    /// The dispatch's deadline: reaching it is a cancellation, not a timeout of this hook.
+    pub deadline: Option<Instant>,
+}
+
+impl HookProcess<'_> {
+    /// Cancelled, or past the dispatch's deadline, at `now`.
+    fn stopped(&self, now: Instant) -> bool {
+        self.cancel.is_some_and(CancelToken::is_cancelled)
+            || self.deadline.is_some_and(|deadline| now >= deadline)
+    }
 }
 
 impl fmt::Debug for HookProcess<'_> {
@@ -104,6 +119,8 @@ impl fmt::Debug for HookProcess<'_> {
             .field("env", &self.env)
             .field("stdin_len", &self.stdin.len())
             .field("timeout", &self.timeout)
+            .field("cancel", &self.cancel)
+            .field("deadline", &self.deadline)
             .finish()
     }
 }
@@ -119,6 +136,9 @@ pub enum Termination {
     TimedOut,
     /// Could not start `sh` (or the cwd is missing): the io error text.
     SpawnFailed(String),
+    /// We killed it (or never started it) because the dispatch was cancelled or reached its
+    /// deadline.
+    Cancelled,
 }
 
 impl Termination {
@@ -148,6 +168,7 @@ impl Termination {
             },
             Termination::TimedOut => "timed out".to_owned(),
             Termination::SpawnFailed(err) => format!("failed to start: {err}"),
+            Termination::Cancelled => "cancelled".to_owned(),
         }
     }
 
@@ -240,6 +261,11 @@ impl Finished {
 /// than `timeout` + 1 s, never leaves a process of the hook's group behind (see the module doc).
 pub fn run(hook: &HookProcess<'_>) -> Finished {
     let started = Instant::now();
+    if hook.stopped(started) {
+        let mut finished = Finished::spawn_failed(String::new(), started);
+        finished.termination = Termination::Cancelled;
+        return finished;
+    }
     let child = match spawn(hook) {
         Ok(child) => child,
         Err(text) => return Finished::spawn_failed(text, started),
@@ -292,6 +318,7 @@ mod polled {
         HookProcess, Termination, CHUNK, KILL_GRACE, OUTPUT_DRAIN, REAP_WAIT, STDERR_CAP,
         STDOUT_CAP,
     };
+    use crate::cancel::CHECK_EVERY_MS;
 
     /// Open a pidfd for `child` and make our ends of its pipes non-blocking. `None`, with nothing
     /// changed, if that is impossible (no `pidfd_open` before Linux 5.3, or a seccomp filter): the
@@ -388,10 +415,18 @@ mod polled {
         let mut buf = vec![0u8; CHUNK];
 
         let mut phase = Phase::Running;
-        // `None` only for a timeout too long to represent: no deadline then.
-        let mut deadline = Instant::now().checked_add(hook.timeout);
+        // `None` only for a timeout too long to represent: no deadline then. The dispatch's
+        // deadline, when sooner, ends the running phase too (as a cancellation).
+        let mut deadline = match (Instant::now().checked_add(hook.timeout), hook.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let cancel_fd = hook.cancel.and_then(|token| token.fd());
+        // A token without its pipe is looked at on a short timer instead.
+        let check_cancel = hook.cancel.is_some() && cancel_fd.is_none();
         let mut leader = Leader::Alive;
         let mut timed_out = false;
+        let mut cancelled = false;
         let mut poll_failed = None;
 
         // The pipe is empty and non-blocking: the first write needs no poll.
@@ -401,21 +436,29 @@ mod polled {
                 break;
             }
             let watch_exit = matches!(leader, Leader::Alive);
+            let running = phase == Phase::Running;
             let mut fds = [
                 poll_entry(stdin.pipe.as_ref(), libc::POLLOUT),
                 poll_entry(stdout.pipe.as_ref(), libc::POLLIN),
                 poll_entry(stderr.pipe.as_ref(), libc::POLLIN),
                 poll_entry(watch_exit.then_some(&pidfd), libc::POLLIN),
+                libc::pollfd {
+                    fd: cancel_fd.filter(|_| running).unwrap_or(-1),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
             ];
+            let mut timeout = poll_timeout(deadline);
+            if running && check_cancel {
+                timeout = if timeout < 0 {
+                    CHECK_EVERY_MS
+                } else {
+                    timeout.min(CHECK_EVERY_MS)
+                };
+            }
             // SAFETY: `fds` is a valid array of `fds.len()` pollfds that outlives the call; poll only
             // writes their `revents`, and ignores entries with a negative fd.
-            let ready = unsafe {
-                libc::poll(
-                    fds.as_mut_ptr(),
-                    fds.len() as libc::nfds_t,
-                    poll_timeout(deadline),
-                )
-            };
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
             if ready < 0 {
                 let err = io::Error::last_os_error();
                 if err.kind() == io::ErrorKind::Interrupted {
@@ -453,6 +496,13 @@ mod polled {
                 stdin.pipe = None;
                 phase = Phase::Draining;
                 deadline = Some(now + OUTPUT_DRAIN);
+            } else if running && (fds[4].revents != 0 || hook.stopped(now)) {
+                // Cancelled, or the dispatch's deadline: end it the way a timeout does.
+                cancelled = true;
+                kill_group(pgid, libc::SIGTERM);
+                signal_leader(&pidfd, libc::SIGTERM);
+                phase = Phase::Terminating;
+                deadline = Some(now + KILL_GRACE);
             } else if deadline.is_some_and(|deadline| now >= deadline) {
                 match phase {
                     Phase::Running => {
@@ -489,6 +539,8 @@ mod polled {
         }
         let termination = if let Some(err) = poll_failed {
             Termination::SpawnFailed(format!("could not watch the hook process: {err}"))
+        } else if cancelled {
+            Termination::Cancelled
         } else if timed_out {
             Termination::TimedOut
         } else {
@@ -718,16 +770,18 @@ fn run_threaded(mut child: Child, hook: &HookProcess<'_>, started: Instant) -> F
     };
 
     let mut timed_out = false;
-    let mut exited = match exit_rx.recv_timeout(hook.timeout) {
-        Ok(report) => Some(report),
-        Err(RecvTimeoutError::Timeout) => {
-            timed_out = true;
+    let mut cancelled = false;
+    let mut exited = match wait_or_stop(&exit_rx, hook, started) {
+        Waited::Exited(report) => Some(report),
+        waited @ (Waited::TimedOut | Waited::Stopped) => {
+            timed_out = matches!(waited, Waited::TimedOut);
+            cancelled = matches!(waited, Waited::Stopped);
             kill_group(pgid, libc::SIGTERM);
             kill_leader(pgid, libc::SIGTERM);
             exit_rx.recv_timeout(KILL_GRACE).ok()
         }
         // The waiter cannot vanish without reporting; treat it like a leader we lost track of.
-        Err(RecvTimeoutError::Disconnected) => None,
+        Waited::Lost => None,
     };
     // Always, even after a normal exit: no background child of the hook may outlive it. The leader is
     // not reaped yet, so `pgid` still names this group.
@@ -752,7 +806,9 @@ fn run_threaded(mut child: Child, hook: &HookProcess<'_>, started: Instant) -> F
             None
         }
     };
-    let termination = if timed_out {
+    let termination = if cancelled {
+        Termination::Cancelled
+    } else if timed_out {
         Termination::TimedOut
     } else {
         match status {
@@ -777,6 +833,47 @@ fn run_threaded(mut child: Child, hook: &HookProcess<'_>, started: Instant) -> F
         duration: started.elapsed(),
         output_held_open,
         pid: Some(pid),
+    }
+}
+
+/// How waiting for the leader in the thread fallback ended.
+enum Waited {
+    Exited(ExitReport),
+    TimedOut,
+    /// Cancelled, or the dispatch's deadline.
+    Stopped,
+    /// The waiter thread is gone.
+    Lost,
+}
+
+/// Wait for the leader's exit report until the hook's timeout, looking at the cancel token and
+/// the dispatch's deadline at least every [`CHECK_EVERY_MS`](crate::cancel::CHECK_EVERY_MS).
+fn wait_or_stop(
+    exit_rx: &Receiver<ExitReport>,
+    hook: &HookProcess<'_>,
+    started: Instant,
+) -> Waited {
+    let timeout_at = started.checked_add(hook.timeout);
+    let slice = Duration::from_millis(crate::cancel::CHECK_EVERY_MS.unsigned_abs().into());
+    loop {
+        let now = Instant::now();
+        if hook.stopped(now) {
+            return Waited::Stopped;
+        }
+        let left = timeout_at.map_or(slice, |at| at.saturating_duration_since(now));
+        if left.is_zero() {
+            return Waited::TimedOut;
+        }
+        let wait = if hook.cancel.is_some() || hook.deadline.is_some() {
+            left.min(slice)
+        } else {
+            left
+        };
+        match exit_rx.recv_timeout(wait) {
+            Ok(report) => return Waited::Exited(report),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Waited::Lost,
+        }
     }
 }
 
@@ -1086,6 +1183,8 @@ mod tests {
             env: &[],
             stdin: Arc::from(payload),
             timeout,
+            cancel: None,
+            deadline: None,
         };
         let started = Instant::now();
         let child = spawn(&hook).expect("spawn /bin/sh");
@@ -1200,6 +1299,83 @@ mod tests {
             assert_eq!(first_line_pid(&f.stderr), pid, "{name}: the leader moved");
             eventually_dead(pid, name);
         }
+    }
+
+    /// Like `exec`, with a cancel token and a dispatch deadline.
+    fn exec_stoppable(
+        runner: Runner,
+        command: &str,
+        cancel: Option<&CancelToken>,
+        deadline: Option<Instant>,
+    ) -> Finished {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let hook = HookProcess {
+            command,
+            cwd: dir.path(),
+            env: &[],
+            stdin: Arc::from(&b""[..]),
+            timeout: LONG,
+            cancel,
+            deadline,
+        };
+        let started = Instant::now();
+        let child = spawn(&hook).expect("spawn /bin/sh");
+        runner(child, &hook, started)
+    }
+
+    #[test]
+    fn both_runners_end_the_group_when_cancelled_even_if_it_ignores_term() {
+        for (name, runner) in runners() {
+            let token = CancelToken::new();
+            let canceller = {
+                let token = token.clone();
+                thread::spawn(move || {
+                    thread::sleep(Duration::from_millis(200));
+                    token.cancel();
+                })
+            };
+            let started = Instant::now();
+            let f = exec_stoppable(
+                runner,
+                "trap '' TERM; sleep 1000 & echo $! >&2; sleep 1000",
+                Some(&token),
+                None,
+            );
+            let _ = canceller.join();
+            assert_eq!(f.termination, Termination::Cancelled, "{name}");
+            assert!(started.elapsed() < LONG, "{name}: {:?}", started.elapsed());
+            eventually_dead(first_line_pid(&f.stderr), name);
+            eventually_dead(f.pid.expect("started") as i32, name);
+        }
+    }
+
+    #[test]
+    fn both_runners_treat_the_dispatch_deadline_as_a_cancel_not_a_timeout() {
+        for (name, runner) in runners() {
+            let deadline = Instant::now() + Duration::from_millis(200);
+            let f = exec_stoppable(runner, "sleep 1000", None, Some(deadline));
+            assert_eq!(f.termination, Termination::Cancelled, "{name}");
+            eventually_dead(f.pid.expect("started") as i32, name);
+        }
+    }
+
+    #[test]
+    fn a_cancelled_token_starts_nothing() {
+        let token = CancelToken::new();
+        token.cancel();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = run(&HookProcess {
+            command: "touch ran",
+            cwd: dir.path(),
+            env: &[],
+            stdin: Arc::from(&b""[..]),
+            timeout: LONG,
+            cancel: Some(&token),
+            deadline: None,
+        });
+        assert_eq!(f.termination, Termination::Cancelled);
+        assert_eq!(f.pid, None);
+        assert!(!dir.path().join("ran").exists());
     }
 
     #[test]

@@ -31,6 +31,8 @@ fn run_with(
         env,
         stdin,
         timeout,
+        cancel: None,
+        deadline: None,
     });
     let elapsed = started.elapsed();
     assert!(
