@@ -153,8 +153,15 @@ impl Drop for Watching {
 /// A pipe with both ends non-blocking and close-on-exec (hooks must not inherit it).
 fn nonblocking_pipe() -> Option<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as libc::c_int; 2];
+    // Atomically close-on-exec where pipe2 exists, so a hook spawned by another thread at the
+    // same moment cannot inherit it.
+    #[cfg(target_os = "linux")]
+    // SAFETY: `fds` is a valid array of two ints for pipe2(2) to fill.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) };
+    #[cfg(not(target_os = "linux"))]
     // SAFETY: `fds` is a valid array of two ints for pipe(2) to fill.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+    let rc = unsafe { libc::pipe(fds.as_mut_ptr()) };
+    if rc != 0 {
         return None;
     }
     // SAFETY: pipe(2) just returned these two descriptors; nothing else owns them.

@@ -192,6 +192,15 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             };
         }
     };
+    // SIGINT, SIGTERM and SIGHUP end every running hook before ka-hooks exits (128 + signal).
+    // Installed once the arguments are read, so that an adapter's --fail-closed answer to an
+    // interrupt is known before any interrupt is handled.
+    if let Command::Claude(args) | Command::Codex(args) | Command::Gemini(args) = &cli.command {
+        if args.fail_closed {
+            crate::interrupt::block_when_interrupted(interrupted_message(&cli.command));
+        }
+    }
+    crate::interrupt::install();
     let out = Output::new();
     match execute(cli, &out) {
         Ok(code) => code,
@@ -285,6 +294,22 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
             Ok(EXIT_OK)
         }
         Command::Completions { shell } => completions(shell),
+    }
+}
+
+/// What an adapter with `--fail-closed` answers when interrupted before its hooks could run.
+const INTERRUPTED_CLAUDE: &str =
+    "ka-hooks claude: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+const INTERRUPTED_CODEX: &str =
+    "ka-hooks codex: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+const INTERRUPTED_GEMINI: &str =
+    "ka-hooks gemini: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+
+fn interrupted_message(command: &Command) -> &'static str {
+    match command {
+        Command::Codex(_) => INTERRUPTED_CODEX,
+        Command::Gemini(_) => INTERRUPTED_GEMINI,
+        _ => INTERRUPTED_CLAUDE,
     }
 }
 

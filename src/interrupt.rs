@@ -2,7 +2,7 @@
 //!
 //! Ctrl-C, or an agent killing its hook command at its own timeout, must not orphan the hooks
 //! (each runs in its own process group, so the terminal's SIGINT never reaches them). [`install`]
-//! (called by the binary, never by the library on its own) sets a handler for the three signals
+//! (called by the CLI once it has read its arguments, never by the library on its own) sets a handler for the three signals
 //! that cancels one process-wide [`CancelToken`], which the CLI puts in every
 //! [`Request`](crate::Request) it dispatches. The dispatch then ends each running hook's group
 //! (TERM, then KILL after [`KILL_GRACE`](crate::process::KILL_GRACE)) and returns, and the
@@ -13,6 +13,7 @@
 //! A signal that was ignored when `ka-hooks` started (`nohup`, a background job of a
 //! non-interactive shell) stays ignored.
 
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use crate::cancel::CancelToken;
@@ -21,6 +22,10 @@ use crate::cancel::CancelToken;
 pub const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 static TOKEN: OnceLock<CancelToken> = OnceLock::new();
+/// The answer when interrupted outside a dispatch under `--fail-closed` (see
+/// [`block_when_interrupted`]): a static message, as pointer and length for the handler.
+static BLOCK_MESSAGE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
+static BLOCK_MESSAGE_LEN: AtomicUsize = AtomicUsize::new(0);
 
 /// Install the handler (once; later calls do nothing). Call it before dispatching.
 pub fn install() {
@@ -46,6 +51,15 @@ pub fn install() {
     }
 }
 
+/// Under an adapter with `--fail-closed`: a signal that arrives while no dispatch runs (the
+/// payload is being read, the configuration loaded) answers by printing `message` on stderr and
+/// exiting 2, so the interrupted call is blocked like any other failure. (During a dispatch, the
+/// adapter answers itself once the hooks have ended.)
+pub fn block_when_interrupted(message: &'static str) {
+    BLOCK_MESSAGE_LEN.store(message.len(), Ordering::SeqCst);
+    BLOCK_MESSAGE.store(message.as_ptr().cast_mut(), Ordering::SeqCst);
+}
+
 /// The process-wide token the handler cancels, once [`install`] ran.
 pub fn token() -> Option<CancelToken> {
     TOKEN.get().cloned()
@@ -68,13 +82,28 @@ extern "C" fn on_signal(signal: libc::c_int) {
         Some(token) => {
             token.cancel_by_signal(signal);
             if token.watchers() == 0 {
-                // SAFETY: _exit is async-signal-safe; no hook runs when no dispatch watches.
-                unsafe { libc::_exit(libc::c_int::from(exit_code(signal))) };
+                exit_now(signal);
             }
         }
-        // SAFETY: as above.
-        None => unsafe { libc::_exit(libc::c_int::from(exit_code(signal))) },
+        None => exit_now(signal),
     }
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
+}
+
+/// No dispatch runs, so no hook does: exit at once, with the `--fail-closed` answer if one was
+/// set. Async-signal-safe: atomics, write(2) and _exit(2) only.
+fn exit_now(signal: libc::c_int) -> ! {
+    let message = BLOCK_MESSAGE.load(Ordering::SeqCst);
+    let len = BLOCK_MESSAGE_LEN.load(Ordering::SeqCst);
+    if !message.is_null() {
+        // SAFETY: `message` and `len` describe a `&'static str` (block_when_interrupted); write
+        // and _exit are async-signal-safe.
+        unsafe {
+            libc::write(libc::STDERR_FILENO, message.cast(), len);
+            libc::_exit(2);
+        }
+    }
+    // SAFETY: _exit is async-signal-safe.
+    unsafe { libc::_exit(libc::c_int::from(exit_code(signal))) }
 }

@@ -22,8 +22,6 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
         // A closed stdout must be an error (EPIPE), never a silent death by SIGPIPE.
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    // SIGINT, SIGTERM and SIGHUP end every running hook before ka-hooks exits (128 + signal).
-    ka_hooks::interrupt::install();
     let code = ka_hooks::cli::main(std::env::args_os());
     // Rust's stdout buffer is only flushed by `lang_start`'s exit path, so flush it here.
     let _ = std::io::stdout().flush();

@@ -128,3 +128,62 @@ fn an_interrupted_adapter_call_without_fail_closed_exits_with_the_signal_code() 
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// The handler for `signal` is installed in `pid` (`SigCgt` in `/proc/PID/status`).
+fn catches(pid: i32, signal: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+}
+
+#[test]
+fn an_adapter_interrupted_before_its_hooks_ran_follows_fail_closed() {
+    for (fail_closed, code) in [(true, 2), (false, 143)] {
+        let p = project();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ka-hooks"));
+        for var in AMBIENT_VARS {
+            cmd.env_remove(var);
+        }
+        let args: &[&str] = if fail_closed {
+            &["claude", "--fail-closed"]
+        } else {
+            &["claude"]
+        };
+        // stdin stays open and empty: ka-hooks waits for the payload.
+        let mut child = cmd
+            .args(args)
+            .env("KA_CONFIG_DIR", &p.config_dir)
+            .env("KA_DATA_DIR", &p.data_dir)
+            .current_dir(&p.root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ka-hooks");
+        let pid = i32::try_from(child.id()).expect("pid");
+        eventually("ka-hooks never installed its SIGTERM handler", || {
+            catches(pid, libc::SIGTERM)
+        });
+        // SAFETY: kill of the child this test spawned and has not reaped.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().expect("try_wait").is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("ka-hooks did not exit after SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let output = child.wait_with_output().expect("output");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(code), "{stderr}");
+        if fail_closed {
+            assert!(stderr.contains("--fail-closed"), "{stderr}");
+        }
+    }
+}
