@@ -141,6 +141,9 @@ pub struct Parsed {
     pub action: Option<Action>,
     /// Everything ignored, voided, or cut, in words a hook author understands.
     pub diagnostics: Vec<String>,
+    /// stdout was one JSON object, but a key of the wrong type or on the wrong event voided it:
+    /// the hook said something that cannot be applied (the dispatcher reads that as a failure).
+    pub voided: bool,
 }
 
 /// Reads the stdout of a hook that exited 0 on `event`. Never fails and never panics: what
@@ -152,6 +155,7 @@ pub fn parse(stdout: &str, event: Event) -> Parsed {
         return Parsed {
             action: None,
             diagnostics: Vec::new(),
+            voided: false,
         };
     }
     // `from_str` rejects trailing non-whitespace (`{}{}`) and nesting beyond 128 levels.
@@ -166,6 +170,7 @@ pub fn parse(stdout: &str, event: Event) -> Parsed {
             "stdout is not a single JSON object ({why}); ignored: {}",
             excerpt(text)
         )],
+        voided: false,
     }
 }
 
@@ -261,6 +266,7 @@ fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
         return Parsed {
             action: None,
             diagnostics: d.list,
+            voided: true,
         };
     }
 
@@ -376,6 +382,7 @@ fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
     Parsed {
         action: Some(action),
         diagnostics: d.list,
+        voided: false,
     }
 }
 

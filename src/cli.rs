@@ -199,6 +199,15 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
             };
         }
     };
+    // SIGINT, SIGTERM and SIGHUP end every running hook before ka-hooks exits (128 + signal).
+    // Installed once the arguments are read, so that an adapter's --fail-closed answer to an
+    // interrupt is known before any interrupt is handled.
+    if let Command::Claude(args) | Command::Codex(args) | Command::Gemini(args) = &cli.command {
+        if args.fail_closed {
+            crate::interrupt::block_when_interrupted(interrupted_message(&cli.command));
+        }
+    }
+    crate::interrupt::install();
     let out = Output::new();
     match execute(cli, &out) {
         Ok(code) => code,
@@ -308,6 +317,22 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
     }
 }
 
+/// What an adapter with `--fail-closed` answers when interrupted before its hooks could run.
+const INTERRUPTED_CLAUDE: &str =
+    "ka-hooks claude: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+const INTERRUPTED_CODEX: &str =
+    "ka-hooks codex: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+const INTERRUPTED_GEMINI: &str =
+    "ka-hooks gemini: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+
+fn interrupted_message(command: &Command) -> &'static str {
+    match command {
+        Command::Codex(_) => INTERRUPTED_CODEX,
+        Command::Gemini(_) => INTERRUPTED_GEMINI,
+        _ => INTERRUPTED_CLAUDE,
+    }
+}
+
 /// `ka-hooks claude|codex|gemini`: without `--project`, the agent's project directory (then the
 /// payload's `cwd`) finds the project.
 fn adapter_run(
@@ -323,7 +348,13 @@ fn adapter_run(
         trust_once: opts.trust_once,
         log,
     };
-    crate::adapter::run_cli(agent, &ctx, args)
+    let code = crate::adapter::run_cli(agent, &ctx, args);
+    // Interrupted: the answer followed --fail-closed (exit 2 blocks); otherwise the conventional
+    // code of the signal.
+    match crate::interrupt::signal() {
+        Some(signal) if code != 2 => crate::interrupt::exit_code(signal),
+        _ => code,
+    }
 }
 
 fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
@@ -384,20 +415,20 @@ fn run(
     if log.is_some() {
         config.settings.log = log;
     }
-    let outcome = config
-        .dispatch(Request {
-            event,
-            payload,
-            only_hook: hook,
-            on_patch: None,
-        })
-        .map_err(|e| e.to_string())?;
+    let mut request = Request::new(event, payload);
+    request.only_hook = hook;
+    request.cancel = crate::interrupt::token();
+    let outcome = config.dispatch(request).map_err(|e| e.to_string())?;
     if json {
         let text = serde_json::to_string_pretty(&outcome)
             .map_err(|e| format!("failed to serialise the outcome: {e}"))?;
         outln!("{text}");
     } else {
         print_outcome(&outcome, out);
+    }
+    if let Some(signal) = crate::interrupt::signal() {
+        // Interrupted: every hook has ended; exit the conventional way.
+        return Ok(crate::interrupt::exit_code(signal));
     }
     Ok(if outcome.blocked {
         EXIT_BLOCKED
@@ -627,6 +658,7 @@ fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
             "errors": report.errors,
             "active_hooks": report.config.as_ref().map(active_hooks),
             "untrusted": report.config.as_ref().map(|c| c.untrusted.clone()).unwrap_or_default(),
+            "warnings": report.config.as_ref().map(fail_open_warnings).unwrap_or_default(),
         });
         outln!(
             "{}",
@@ -654,6 +686,9 @@ fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
             for n in &config.notes {
                 outln!("note: {n}");
             }
+            for warning in fail_open_warnings(config) {
+                out.warn(&warning);
+            }
             let files = config.layers.len();
             outln!(
                 "ok: {} active hook(s) from {files} file(s)",
@@ -662,6 +697,18 @@ fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// Guards that fail open (see [`crate::doctor::fail_open_warning`]); warnings, not errors.
+fn fail_open_warnings(config: &Config) -> Vec<String> {
+    if config.settings.disabled.is_some() {
+        return Vec::new();
+    }
+    config
+        .hooks
+        .iter()
+        .filter_map(crate::doctor::fail_open_warning)
+        .collect()
 }
 
 fn active_hooks(config: &Config) -> usize {

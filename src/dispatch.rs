@@ -8,14 +8,16 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
 
 use crate::action::{self, Decision, InputPatch};
-use crate::config::{Config, Hook, OnError};
+use crate::cancel::CancelToken;
+use crate::config::{Config, Hook, Layer, OnError};
 use crate::event::Event;
 use crate::outcome::{ActionReport, HookReport, Outcome, Status, STDERR_EXCERPT};
+use crate::paths::Paths;
 use crate::process::{self, HookProcess, Termination};
 
 /// One event to dispatch.
@@ -30,6 +32,13 @@ pub struct Request {
     /// arguments in another shape (an adapter's `tool_input`) stay in step: every later guard
     /// must judge what will really run, whichever field it reads.
     pub on_patch: Option<PayloadMirror>,
+    /// Cancels the dispatch from another thread (the user pressed Esc, the turn was aborted):
+    /// running hooks are killed, the rest never start, and the [`Outcome`] says so (see
+    /// [`crate::cancel`]).
+    pub cancel: Option<CancelToken>,
+    /// Cancels the dispatch at this instant, the same way; each hook's own `timeout` still
+    /// applies within it.
+    pub deadline: Option<Instant>,
 }
 
 /// See [`Request::on_patch`].
@@ -52,7 +61,21 @@ impl Request {
             payload,
             only_hook: None,
             on_patch: None,
+            cancel: None,
+            deadline: None,
         }
+    }
+
+    /// The same request, cancelled when `token` is.
+    pub fn with_cancel(mut self, token: CancelToken) -> Request {
+        self.cancel = Some(token);
+        self
+    }
+
+    /// The same request, cancelled at `deadline`.
+    pub fn with_deadline(mut self, deadline: Instant) -> Request {
+        self.deadline = Some(deadline);
+        self
     }
 
     /// A tool-call request: `{"tool": .., "arguments": ..}`.
@@ -101,7 +124,15 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         mut payload,
         only_hook,
         on_patch,
+        cancel,
+        deadline,
     } = request;
+    let stop = Stop {
+        token: cancel,
+        deadline,
+    };
+    // While this lives, a signal to `ka-hooks` waits for the dispatch to end its hooks.
+    let _watching = stop.token.as_ref().map(CancelToken::watch);
     let tool = payload
         .get("tool")
         .and_then(Value::as_str)
@@ -167,7 +198,13 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     }
 
     let cwd_fallback = cwd_fallback();
-    let run_dir = config.run_dir(&cwd_fallback).to_path_buf();
+    let run_dir = match working_dir(config, config.run_dir(&cwd_fallback)) {
+        Ok(dir) => dir,
+        Err((dir, why)) => {
+            outcome.diagnostics.push(why);
+            dir
+        }
+    };
     // The dispatcher, not the caller's payload, says which event this is (KA_EVENT agrees).
     payload.insert("event".into(), Value::String(event.as_str().to_owned()));
     payload
@@ -175,27 +212,25 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         .or_insert_with(|| Value::String(cwd_fallback.to_string_lossy().into_owned()));
 
     let base_env = base_env(event, &run_dir, tool.as_deref());
+    let run = Run {
+        dir: &run_dir,
+        env: &base_env,
+        stop: &stop,
+    };
     if event.is_pipeline() {
-        run_pipeline(
-            &hooks,
-            payload,
-            on_patch.as_ref(),
-            &run_dir,
-            &base_env,
-            &mut outcome,
-        );
+        run_pipeline(&hooks, payload, on_patch.as_ref(), &run, &mut outcome);
     } else {
         let bytes: Arc<[u8]> = serialize(&payload);
         let finished: Vec<process::Finished> = if hooks.len() == 1 {
-            vec![run_one(hooks[0], &bytes, &run_dir, &base_env)]
+            vec![run_one(hooks[0], &bytes, &run)]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = hooks
                     .iter()
                     .map(|hook| {
                         let bytes = Arc::clone(&bytes);
-                        let (run_dir, base_env) = (&run_dir, &base_env);
-                        scope.spawn(move || run_one(hook, &bytes, run_dir, base_env))
+                        let run = &run;
+                        scope.spawn(move || run_one(hook, &bytes, run))
                     })
                     .collect();
                 handles
@@ -219,6 +254,25 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             combine_observational(hook, finished, &mut outcome);
         }
     }
+    if outcome.hooks.iter().any(|h| h.status == Status::Cancelled) {
+        let why = stop.reason();
+        if event.is_pipeline() {
+            let what = if event == Event::PreToolUse {
+                "the tool call"
+            } else {
+                "the prompt"
+            };
+            block(
+                &mut outcome,
+                format!("hooks cancelled ({why}): {what} was not cleared by its hooks"),
+            );
+        }
+        outcome.diagnostics.push(format!(
+            "the dispatch was cancelled ({why}); the hooks it cut short or never started are \
+             reported as cancelled"
+        ));
+        outcome.cancelled = Some(why);
+    }
     if outcome.decision == Some(Decision::Allow) && !outcome.blocked {
         outcome.diagnostics.push(
             "decision `allow` is a request: the host's hardstops, protected paths and deny rules \
@@ -227,6 +281,61 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         );
     }
     Ok(outcome)
+}
+
+/// The directory hooks run in: `preferred` (the project root, else the payload's `cwd`) when it
+/// can be entered; otherwise the first of the project root, the session's root (the working
+/// directory of this process: where the agent or `ka-hooks` was started), the user's config dir
+/// and `/` that can, with a diagnostic saying which and why. A guard must never fail to start,
+/// and so fail open, because the model `cd`'d into a directory it then deleted.
+fn working_dir(config: &Config, preferred: &Path) -> Result<PathBuf, (PathBuf, String)> {
+    let why = match enterable(preferred) {
+        Ok(()) => return Ok(preferred.to_path_buf()),
+        Err(why) => why,
+    };
+    let user_dir = config
+        .layers
+        .iter()
+        .find(|l| l.layer == Layer::User)
+        .and_then(|l| l.file.parent().map(Path::to_path_buf))
+        .or_else(|| Paths::from_env().config_dir);
+    let candidates = [
+        (config.project_root.clone(), "the project root"),
+        (std::env::current_dir().ok(), "the session's root"),
+        (user_dir, "the user's config dir"),
+    ];
+    let (dir, which) = candidates
+        .into_iter()
+        .filter_map(|(dir, which)| Some((dir?, which)))
+        .find(|(dir, _)| enterable(dir).is_ok())
+        .unwrap_or_else(|| (PathBuf::from("/"), "`/`"));
+    let message = format!(
+        "the working directory {} cannot be entered ({why}); hooks ran in {which}, {}",
+        preferred.display(),
+        dir.display()
+    );
+    Err((dir, message))
+}
+
+/// `Ok` when `dir` is a directory this process may enter (search permission).
+fn enterable(dir: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => return Err("not a directory".to_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err("it does not exist".to_owned())
+        }
+        Err(e) => return Err(e.to_string()),
+    }
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| "a NUL byte in the path".to_owned())?;
+    // SAFETY: `path` is a valid NUL-terminated string that outlives the call; access only reads it.
+    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().to_string())
+    }
 }
 
 /// The environment every hook of this dispatch shares (§3).
@@ -252,12 +361,36 @@ fn serialize(payload: &Map<String, Value>) -> Arc<[u8]> {
         .into()
 }
 
-fn run_one(
-    hook: &Hook,
-    payload: &Arc<[u8]>,
-    run_dir: &Path,
-    base_env: &[(String, String)],
-) -> process::Finished {
+/// What stops a dispatch early: its cancel token and its deadline.
+struct Stop {
+    token: Option<CancelToken>,
+    deadline: Option<Instant>,
+}
+
+impl Stop {
+    fn stopped(&self) -> bool {
+        self.token.as_ref().is_some_and(CancelToken::is_cancelled)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// Why it stopped, in words.
+    fn reason(&self) -> String {
+        self.token
+            .as_ref()
+            .and_then(CancelToken::reason)
+            .unwrap_or_else(|| "the dispatch deadline passed".to_owned())
+    }
+}
+
+/// What every hook of one dispatch shares.
+struct Run<'a> {
+    dir: &'a Path,
+    env: &'a [(String, String)],
+    stop: &'a Stop,
+}
+
+fn run_one(hook: &Hook, payload: &Arc<[u8]>, run: &Run<'_>) -> process::Finished {
+    let base_env = run.env;
     if let Some(reason) = &hook.stale {
         // A guard of a changed or removed layer: never spawned, it blocks (see config::stale).
         return process::Finished {
@@ -280,13 +413,15 @@ fn run_one(
         .root
         .as_deref()
         .filter(|r| r.is_dir())
-        .unwrap_or(run_dir);
+        .unwrap_or(run.dir);
     process::run(&HookProcess {
         command: &hook.command,
         cwd,
         env: &env,
         stdin: Arc::clone(payload),
         timeout: hook.timeout,
+        cancel: run.stop.token.as_ref(),
+        deadline: run.stop.deadline,
     })
 }
 
@@ -295,26 +430,24 @@ fn run_pipeline(
     hooks: &[&Hook],
     mut payload: Map<String, Value>,
     on_patch: Option<&PayloadMirror>,
-    run_dir: &Path,
-    base_env: &[(String, String)],
+    run: &Run<'_>,
     outcome: &mut Outcome,
 ) {
     let mut bytes = serialize(&payload);
     let mut patched = false;
     for (i, hook) in hooks.iter().enumerate() {
-        if outcome.blocked {
+        if outcome.blocked || run.stop.stopped() {
+            let cancelled = !outcome.blocked;
             for skipped in &hooks[i..] {
-                outcome.hooks.push(skipped_report(skipped));
+                outcome.hooks.push(skipped_report(skipped, cancelled));
             }
             break;
         }
-        let finished = run_one(hook, &bytes, run_dir, base_env);
+        let finished = run_one(hook, &bytes, run);
         let mut report = report(hook, &finished);
         match report.status {
             Status::Ok => {
-                let parsed = action::parse(&finished.stdout, outcome.event);
-                let action = note_parse(hook, parsed, &mut report, outcome);
-                if let Some(action) = action {
+                if let Some(action) = read_action(hook, &finished, &mut report, outcome) {
                     if let Some(patch) = &action.input_patch {
                         let args = payload
                             .entry("arguments")
@@ -352,8 +485,8 @@ fn run_pipeline(
                 }
             }
             Status::Blocked => block(outcome, block_reason(hook, &finished.stderr)),
-            Status::Error => apply_failure(hook, &finished, outcome),
-            Status::Skipped => {}
+            Status::Error => apply_failure(hook, &failure_text(hook, &finished), outcome),
+            Status::Skipped | Status::Cancelled => {}
         }
         outcome.hooks.push(report);
     }
@@ -365,11 +498,9 @@ fn run_pipeline(
 /// Every other event: results combined in declared order.
 fn combine_observational(hook: &Hook, finished: process::Finished, outcome: &mut Outcome) {
     let mut report = report(hook, &finished);
-    let event = outcome.event;
     match report.status {
         Status::Ok => {
-            let parsed = action::parse(&finished.stdout, event);
-            if let Some(action) = note_parse(hook, parsed, &mut report, outcome) {
+            if let Some(action) = read_action(hook, &finished, &mut report, outcome) {
                 apply_common(&action, outcome);
                 if let Some(feedback) = action.feedback {
                     append_feedback(outcome, feedback);
@@ -377,8 +508,8 @@ fn combine_observational(hook: &Hook, finished: process::Finished, outcome: &mut
             }
         }
         Status::Blocked => exit_two_observed(hook, &finished.stderr, outcome),
-        Status::Error => apply_failure(hook, &finished, outcome),
-        Status::Skipped => {}
+        Status::Error => apply_failure(hook, &failure_text(hook, &finished), outcome),
+        Status::Skipped | Status::Cancelled => {}
     }
     outcome.hooks.push(report);
 }
@@ -461,17 +592,65 @@ fn block_reason(hook: &Hook, stderr: &str) -> String {
     non_empty(stderr.trim().to_owned(), hook)
 }
 
-/// A failing hook: `on_error` decides (§4).
-fn apply_failure(hook: &Hook, finished: &process::Finished, outcome: &mut Outcome) {
+/// What went wrong with a hook that ended badly, for its `on_error` diagnostic or block reason.
+fn failure_text(hook: &Hook, finished: &process::Finished) -> String {
     let failure = match finished.termination {
         Termination::Exited(2) => "exit 2: the shell could not open the script".to_owned(),
         _ => finished.termination.describe_with_timeout(hook.timeout),
     };
-    let failure = match finished.termination {
+    match finished.termination {
         Termination::Exited(127) => format!("{failure}: command not found"),
         Termination::Exited(126) => format!("{failure}: command not executable"),
         _ => failure,
+    }
+}
+
+/// Exit 0: read stdout as an action; `None` when there is nothing to apply. Output that cannot be
+/// applied (cut at the cap, so not one JSON object; or one object voided by a key of the wrong
+/// type or event) is a failure of the hook that `on_error` decides, never an `ok` that says
+/// nothing: a guard whose deny cannot be read must not read as an allow. Empty stdout and plain
+/// text stay "nothing to say".
+fn read_action(
+    hook: &Hook,
+    finished: &process::Finished,
+    report: &mut HookReport,
+    outcome: &mut Outcome,
+) -> Option<action::Action> {
+    if finished.stdout_truncated {
+        let why = format!(
+            "stdout exceeded the {} KiB cap and was cut, so it is not one JSON object; none of \
+             it was applied",
+            process::STDOUT_CAP / 1024
+        );
+        output_failure(hook, why, report, outcome);
+        return None;
+    }
+    let parsed = action::parse(&finished.stdout, outcome.event);
+    if parsed.voided {
+        let why = format!(
+            "its stdout object cannot be applied: {}",
+            parsed.diagnostics.join("; ")
+        );
+        output_failure(hook, why, report, outcome);
+        return None;
+    }
+    note_parse(hook, parsed, report, outcome)
+}
+
+/// Exit 0 with output that cannot be applied: the hook's status becomes `error`.
+fn output_failure(hook: &Hook, why: String, report: &mut HookReport, outcome: &mut Outcome) {
+    report.status = Status::Error;
+    report.action = ActionReport {
+        applied: false,
+        action: None,
+        ignored: Some(why.clone()),
     };
+    apply_failure(hook, &why, outcome);
+    report.error = Some(why);
+}
+
+/// A failing hook: `on_error` decides (§4).
+fn apply_failure(hook: &Hook, failure: &str, outcome: &mut Outcome) {
     let event = outcome.event;
     match hook.on_error {
         OnError::Ignore => outcome.diagnostics.push(format!(
@@ -550,17 +729,19 @@ fn shell_could_not_open_script(stderr: &str) -> bool {
 fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
     let status = match finished.termination {
         Termination::Exited(0) => Status::Ok,
+        Termination::Cancelled => Status::Cancelled,
         Termination::Exited(2) if shell_could_not_open_script(&finished.stderr) => Status::Error,
         Termination::Exited(2) => Status::Blocked,
         _ => Status::Error,
     };
-    let error = (status == Status::Error).then(|| match finished.termination {
-        Termination::Exited(2) => format!(
-            "exit 2: the shell could not open the script ({})",
-            finished.stderr.lines().next().unwrap_or("").trim()
-        ),
-        _ => finished.termination.describe_with_timeout(hook.timeout),
-    });
+    let error =
+        matches!(status, Status::Error | Status::Cancelled).then(|| match finished.termination {
+            Termination::Exited(2) => format!(
+                "exit 2: the shell could not open the script ({})",
+                finished.stderr.lines().next().unwrap_or("").trim()
+            ),
+            _ => finished.termination.describe_with_timeout(hook.timeout),
+        });
     let mut stderr = finished.stderr.clone();
     if stderr.len() > STDERR_EXCERPT {
         let mut cut = STDERR_EXCERPT;
@@ -602,12 +783,17 @@ fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
     report
 }
 
-fn skipped_report(hook: &Hook) -> HookReport {
+/// A pipeline hook that did not run: an earlier one blocked, or the dispatch was cancelled.
+fn skipped_report(hook: &Hook, cancelled: bool) -> HookReport {
     HookReport {
         name: hook.name.clone(),
         source: hook.source.clone(),
         command: hook.command.clone(),
-        status: Status::Skipped,
+        status: if cancelled {
+            Status::Cancelled
+        } else {
+            Status::Skipped
+        },
         exit_code: None,
         signal: None,
         timed_out: false,
@@ -620,7 +806,11 @@ fn skipped_report(hook: &Hook) -> HookReport {
         action: ActionReport {
             applied: false,
             action: None,
-            ignored: Some("not run: an earlier hook blocked".into()),
+            ignored: Some(if cancelled {
+                "not run: the dispatch was cancelled".into()
+            } else {
+                "not run: an earlier hook blocked".into()
+            }),
         },
     }
 }

@@ -574,8 +574,38 @@ fn hook_entry(hook: &Hook, run_dir: &Path) -> Entry {
         file: Some(hook.source.file.clone()),
         line: Some(hook.source.line),
         runs: None,
-        checks: command_checks(hook, run_dir),
+        checks: {
+            let mut checks = command_checks(hook, run_dir);
+            if let Some(message) = fail_open_warning(hook) {
+                let fix = format!("set `on_error = \"block\"` on hook `{}`", hook.name);
+                checks.push(Check::warning("on_error", message, Some(fix)));
+            }
+            checks
+        },
     }
+}
+
+/// A guard (a `pre_tool_use` or `user_prompt_submit` hook) that fails open: with
+/// `on_error = "ignore"` (the default), a guard that crashes, times out or prints what cannot be
+/// applied lets the call through, which users do not expect of a guard. A warning for `check`
+/// and `doctor`, never an error.
+pub fn fail_open_warning(hook: &Hook) -> Option<String> {
+    (hook.enabled && hook.event.is_pipeline() && hook.on_error == config::OnError::Ignore).then(
+        || {
+            format!(
+                "hook `{}` on {} fails open: with on_error = \"ignore\" (the default), the {} \
+                 proceeds when the hook crashes, times out or prints what cannot be applied; \
+                 set on_error = \"block\" (or \"ask\") if it is a guard",
+                hook.name,
+                hook.event,
+                if hook.event == Event::PreToolUse {
+                    "tool call"
+                } else {
+                    "prompt"
+                }
+            )
+        },
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1283,12 +1313,10 @@ fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check {
     }
     let tool = synthetic_tool(hook);
     let payload = synthetic_payload(hook.event, tool.as_deref(), &scratch_path);
-    let outcome = match config.dispatch(Request {
-        event: hook.event,
-        payload,
-        only_hook: Some(hook.name.clone()),
-        on_patch: None,
-    }) {
+    let mut request = Request::new(hook.event, payload);
+    request.only_hook = Some(hook.name.clone());
+    request.cancel = crate::interrupt::token();
+    let outcome = match config.dispatch(request) {
         Ok(outcome) => outcome,
         Err(e) => return Check::failing("exec", format!("not run: {e}"), None),
     };
@@ -1348,7 +1376,7 @@ fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check {
             ),
             Some(format!("exit 0 or 1: {} cannot be blocked", hook.event)),
         ),
-        Status::Error | Status::Skipped => {
+        Status::Error | Status::Skipped | Status::Cancelled => {
             let mut what = report.error.clone().unwrap_or_else(|| "failed".into());
             match report.exit_code {
                 Some(127) => what.push_str(": command not found"),

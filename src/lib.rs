@@ -32,6 +32,69 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Cancelling a dispatch
+//! When the user presses Esc or the turn is aborted, cancel the dispatch in flight from another
+//! thread with a [`CancelToken`] (or give the [`Request`] a deadline). Every running hook's
+//! process group is killed (TERM, then KILL after [`process::KILL_GRACE`]), hooks not started yet
+//! never start, and `dispatch` returns promptly with them reported as
+//! [`Status::Cancelled`](outcome::Status::Cancelled). A cancelled `pre_tool_use` or
+//! `user_prompt_submit` is blocked: a guard that was cut short never reads as allowed.
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//! use ka_hooks::{config::{Config, LoadOptions}, outcome::Status, paths::Paths};
+//! use ka_hooks::{CancelToken, Event, Request};
+//! # let tmp = tempfile::tempdir()?;
+//! # let (config_dir, data_dir) = (tmp.path().join("config"), tmp.path().join("data"));
+//! # std::fs::create_dir_all(&config_dir)?;
+//! # std::fs::write(config_dir.join("ka.toml"), r#"
+//! # [[hooks]]
+//! # name = "slow-guard"
+//! # event = "pre_tool_use"
+//! # command = "sleep 30"
+//! # "#)?;
+//! # let config = Config::load(&LoadOptions {
+//! #     paths: Paths::new(config_dir, data_dir),
+//! #     start_dir: tmp.path().to_path_buf(),
+//! #     trust_once: false,
+//! # })?;
+//! let esc = CancelToken::new();
+//! let args = serde_json::json!({"command": "cargo test"});
+//! let request = Request::tool_call(Event::PreToolUse, "bash", args.as_object().cloned().unwrap_or_default())
+//!     .with_cancel(esc.clone())                                  // the user may press Esc
+//!     .with_deadline(Instant::now() + Duration::from_secs(120)); // and the turn has a budget
+//! let started = Instant::now();
+//! let outcome = std::thread::scope(|s| {
+//!     let dispatch = s.spawn(|| config.dispatch(request));
+//!     std::thread::sleep(Duration::from_millis(100));
+//!     esc.cancel(); // from the UI thread
+//!     dispatch.join().expect("dispatch thread")
+//! })?;
+//! assert!(started.elapsed() < Duration::from_secs(10));
+//! assert_eq!(outcome.hooks[0].status, Status::Cancelled);
+//! assert!(outcome.blocked, "a cancelled guard never reads as allowed");
+//! assert_eq!(outcome.cancelled.as_deref(), Some("cancelled by the caller"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Failure rules
+//! Broken never reads as allowed:
+//! - A hook that exits other than 0 or 2, dies by a signal, times out or cannot start is an
+//!   `error`; `on_error` decides (`ignore`, the default, fails open; `block` fails closed; `ask`
+//!   asks a human). So is exit 0 with stdout that cannot be applied: cut at the 1 MiB cap, or one
+//!   JSON object voided by a key of the wrong type or event. Empty stdout and plain text say
+//!   nothing.
+//! - When the working directory cannot be entered, hooks run in the project root, else the
+//!   session's root (this process's working directory), else the user's config dir, else `/`,
+//!   with a diagnostic; they never fail to start, and so fail open, because of it.
+//! - At a timeout or cancel, the hook's process group and its leader (even one that left the
+//!   group) get TERM, then KILL; nothing of the hook outlives the dispatch but a process that
+//!   deliberately left the group itself.
+//! - The `ka-hooks` binary ends every running hook on SIGINT, SIGTERM and SIGHUP, then exits
+//!   with 128 + the signal ([`interrupt`]).
+//! - The audit log ([`audit`]) holds no argument values, prompts, patches or output excerpts, and
+//!   is written only to a regular file, never through a symlink, never blocking.
+//!
 //! # Precedence
 //! The layers are managed (`/etc/ka/ka.toml`), user (`~/.config/ka/ka.toml`), then the project
 //! (`<root>/.ka/ka.toml`) and local (`<root>/.ka/ka.local.toml`) files of every directory from
@@ -64,11 +127,13 @@
 pub mod action;
 pub mod adapter;
 pub mod audit;
+pub mod cancel;
 pub mod cli;
 pub mod config;
 pub mod dispatch;
 pub mod doctor;
 pub mod event;
+pub mod interrupt;
 pub mod outcome;
 pub mod paths;
 pub mod process;
@@ -78,6 +143,7 @@ pub mod schema;
 pub mod terminal;
 pub mod trust;
 
+pub use cancel::CancelToken;
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};
 pub use dispatch::Request;
 pub use event::{Event, UnknownEvent};

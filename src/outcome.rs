@@ -37,6 +37,11 @@ pub struct Outcome {
     pub diagnostics: Vec<String>,
     /// Layers skipped by the trust gate: their hooks did not run.
     pub untrusted: Vec<Untrusted>,
+    /// Why the dispatch was cancelled (its `CancelToken`, its deadline, or a signal to
+    /// `ka-hooks`), when that cut a hook short or kept one from running. A cancelled
+    /// `pre_tool_use` or `user_prompt_submit` is also `blocked`: a guard that was cut short
+    /// never reads as allowed.
+    pub cancelled: Option<String>,
 }
 
 fn event_name<S: serde::Serializer>(event: &Event, s: S) -> Result<S::Ok, S::Error> {
@@ -59,6 +64,7 @@ impl Outcome {
             hooks: Vec::new(),
             diagnostics: Vec::new(),
             untrusted: Vec::new(),
+            cancelled: None,
         }
     }
 
@@ -80,6 +86,9 @@ pub enum Status {
     Error,
     /// Not run: an earlier hook of the pipeline already blocked.
     Skipped,
+    /// Killed, or never started, because the dispatch was cancelled; `on_error` does not apply
+    /// (the dispatch as a whole is cancelled, see [`Outcome::cancelled`]).
+    Cancelled,
 }
 
 impl Status {
@@ -89,6 +98,7 @@ impl Status {
             Status::Blocked => "blocked",
             Status::Error => "error",
             Status::Skipped => "skipped",
+            Status::Cancelled => "cancelled",
         }
     }
 }

@@ -162,9 +162,21 @@ fn non_executable_script_is_an_error_with_exit_126() {
     assert!(has_diagnostic(&outcome, &["`noexec`", "not executable"]));
 }
 
+/// Attack: with no project and a payload `cwd` that no longer exists, every hook failed to start,
+/// and guards with the default `on_error` let the call through.
 #[test]
-fn spawn_failure_from_a_missing_working_directory_is_an_error() {
-    let p = one_hook("anywhere", "stop", "echo ran", &[]);
+fn a_missing_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let ran_in = out.path().join("ran-in");
+    let p = one_hook(
+        "guard",
+        "pre_tool_use",
+        "pwd > \"$GUARD_OUT\"; echo 'no' >&2; exit 2",
+        &[&format!(
+            "env = {{ GUARD_OUT = {:?} }}",
+            ran_in.to_string_lossy()
+        )],
+    );
     // Outside the project: hooks run in the payload's `cwd`, which does not exist.
     let outside = p.base.join("outside");
     std::fs::create_dir_all(&outside).expect("mkdir");
@@ -173,17 +185,43 @@ fn spawn_failure_from_a_missing_working_directory_is_an_error() {
         config.project_root, None,
         "an ancestor of the temp dir holds .ka/"
     );
+    let missing = p.base.join("missing").join("dir");
+    let payload = json!({"tool": "bash", "arguments": bash("rm -rf ~"), "cwd": missing});
     let outcome = config
-        .dispatch(Request::new(
-            Event::Stop,
-            object(json!({"stop": "done", "cwd": p.base.join("missing").join("dir")})),
-        ))
+        .dispatch(Request::new(Event::PreToolUse, object(payload)))
         .expect("dispatch");
-    let r = report(&outcome, "anywhere");
+    assert!(outcome.blocked, "{outcome:#?}");
+    assert_eq!(report(&outcome, "guard").status, Status::Blocked);
+    assert!(
+        has_diagnostic(&outcome, &["cannot be entered", "the session's root"]),
+        "{:?}",
+        outcome.diagnostics
+    );
+    let dir = std::fs::read_to_string(&ran_in).expect("the guard ran");
+    assert!(std::path::Path::new(dir.trim()).is_dir(), "{dir}");
+}
+
+#[test]
+fn a_hook_that_cannot_start_at_all_follows_on_error() {
+    // A NUL byte in the environment makes the spawn itself fail.
+    let p = one_hook(
+        "guard",
+        "pre_tool_use",
+        "exit 0",
+        &[r#"on_error = "block""#, r#"env = { BAD = "a\u0000b" }"#],
+    );
+    let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
+    let r = report(&outcome, "guard");
     assert_eq!(r.status, Status::Error);
-    assert_eq!(r.exit_code, None);
-    let error = r.error.as_deref().unwrap_or_default();
-    assert!(error.starts_with("failed to start: "), "{error}");
+    assert!(
+        r.error
+            .as_deref()
+            .unwrap_or_default()
+            .starts_with("failed to start"),
+        "{:?}",
+        r.error
+    );
+    assert!(outcome.blocked);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -368,7 +406,11 @@ fn updated_input_on_post_tool_use_voids_the_whole_object() {
         &["`late`", "`updated_input`", "only valid on pre_tool_use"]
     ));
     let r = report(&outcome, "late");
-    assert_eq!(r.status, Status::Ok);
+    assert_eq!(
+        r.status,
+        Status::Error,
+        "an object that cannot be applied is a failure"
+    );
     assert!(!r.action.applied);
     assert!(r.action.ignored.is_some());
 }
@@ -1516,4 +1558,108 @@ fn missing_script_under_sh_is_a_broken_hook_not_a_veto() {
     assert!(outcome.blocked, "on_error = block fails closed");
     let reason = outcome.reason.clone().unwrap_or_default();
     assert!(reason.contains("`guard` failed"), "{reason}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output that cannot be applied is a failure (issue 10, point 1)
+// ---------------------------------------------------------------------------------------------
+
+/// Attack: a deny with one key that does not belong to pre_tool_use voided the whole object, the
+/// hook read as `ok` and the call went through, even with `on_error = "block"`.
+#[test]
+fn a_deny_voided_by_a_stray_key_is_a_failure_that_on_error_block_blocks() {
+    let p = one_hook(
+        "guard",
+        "pre_tool_use",
+        r#"echo '{"decision":"deny","reason":"no rm","feedback":"x"}'"#,
+        &[r#"on_error = "block""#],
+    );
+    let outcome = p.tool_call(Event::PreToolUse, "bash", bash("rm -rf /"));
+    let r = report(&outcome, "guard");
+    assert_eq!(r.status, Status::Error);
+    let error = r.error.as_deref().unwrap_or_default();
+    assert!(error.contains("`feedback`"), "{error}");
+    assert!(!r.action.applied);
+    assert!(outcome.blocked, "{outcome:#?}");
+    let reason = outcome.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("`guard`") && reason.contains("on_error = \"block\""),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_voided_object_with_the_default_on_error_is_a_recorded_failure_not_an_ok() {
+    let p = one_hook(
+        "guard",
+        "pre_tool_use",
+        r#"echo '{"decision":"allow","feedback":"x"}'"#,
+        &[],
+    );
+    let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
+    assert_eq!(report(&outcome, "guard").status, Status::Error);
+    assert_eq!(outcome.decision, None, "nothing of the object applies");
+    assert!(outcome.any_hook_failed());
+    assert!(has_diagnostic(&outcome, &["`guard`", "failed", "ignore"]));
+}
+
+#[test]
+fn a_voided_object_on_pre_tool_use_with_on_error_ask_asks() {
+    let p = one_hook(
+        "guard",
+        "pre_tool_use",
+        r#"echo '{"decision":"allow","mode":7}'"#,
+        &[r#"on_error = "ask""#],
+    );
+    let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
+    assert_eq!(outcome.decision, Some(Decision::Ask));
+}
+
+/// Attack: an allow, padding past the 1 MiB cap, then a second object. The cut stdout read as the
+/// allow alone, and it was applied although stdout was not one JSON object.
+#[test]
+fn stdout_cut_at_the_cap_is_a_failure_and_its_allow_is_not_applied() {
+    let command = r#"printf '{"decision":"allow"}'; head -c 1100000 /dev/zero | tr '\0' ' '; printf '{"decision":"deny"}'"#;
+    for (on_error, blocked) in [("ignore", false), ("block", true)] {
+        let p = one_hook(
+            "guard",
+            "pre_tool_use",
+            command,
+            &[&format!("on_error = \"{on_error}\"")],
+        );
+        let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
+        let r = report(&outcome, "guard");
+        assert!(r.stdout_truncated);
+        assert_eq!(r.status, Status::Error, "on_error = {on_error}");
+        assert!(
+            r.error.as_deref().unwrap_or_default().contains("cap"),
+            "{:?}",
+            r.error
+        );
+        assert_eq!(outcome.decision, None, "the allow must not apply");
+        assert_eq!(outcome.blocked, blocked, "on_error = {on_error}");
+    }
+}
+
+#[test]
+fn stdout_cut_at_the_cap_on_an_observational_event_applies_nothing() {
+    let p = one_hook(
+        "chatty",
+        "stop",
+        r#"printf '{"note":"hi"}'; head -c 1100000 /dev/zero | tr '\0' ' '"#,
+        &[],
+    );
+    let outcome = p.event(Event::Stop, stop_payload());
+    assert_eq!(report(&outcome, "chatty").status, Status::Error);
+    assert!(outcome.notes.is_empty());
+}
+
+#[test]
+fn empty_stdout_and_plain_text_still_mean_nothing_to_say() {
+    for command in ["true", "echo 'formatted 3 files'"] {
+        let p = one_hook("quiet", "pre_tool_use", command, &[r#"on_error = "block""#]);
+        let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
+        assert_eq!(report(&outcome, "quiet").status, Status::Ok, "{command}");
+        assert!(!outcome.blocked, "{command}");
+    }
 }

@@ -76,7 +76,12 @@ fn a_command_that_is_not_on_path_is_failing_and_exits_1() {
 
 #[test]
 fn a_script_that_is_not_executable_is_failing_with_the_chmod_fix() {
-    let project = Project::with_user_toml(&hook("guard", "pre_tool_use", "./guard.sh", &[]));
+    let project = Project::with_user_toml(&hook(
+        "guard",
+        "pre_tool_use",
+        "./guard.sh",
+        &[r#"on_error = "block""#],
+    ));
     let script = project.write("guard.sh", "#!/bin/sh\nexit 0\n");
     chmod(&script, 0o644);
     let (code, entries) = doctor_json(&project, false);

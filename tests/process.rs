@@ -31,6 +31,8 @@ fn run_with(
         env,
         stdin,
         timeout,
+        cancel: None,
+        deadline: None,
     });
     let elapsed = started.elapsed();
     assert!(
@@ -174,6 +176,25 @@ fn timeout_kills_grandchild_holding_stdout() {
     });
     let pgid = pid_of(&f);
     eventually("the hook's process group survived", || group_gone(pgid));
+}
+
+/// Attack: a hook leader that moved itself into another process group survived its timeout.
+#[test]
+fn timeout_kills_a_leader_that_moved_itself_into_another_group() {
+    // Perl, because `sh` cannot change its own process group. It joins the group of its parent
+    // (this test process) and ignores TERM, so only a KILL aimed at the leader itself ends it.
+    let f = run_sh(
+        r#"exec perl -e '$SIG{TERM} = "IGNORE"; setpgrp(0, getpgrp(getppid())) or die "setpgrp: $!"; print STDERR "$$\n"; sleep 1000'"#,
+        Duration::from_secs(1),
+    );
+    assert_eq!(f.termination, Termination::TimedOut, "{}", f.stderr);
+    let leader = pid_of(&f);
+    assert_eq!(first_line_pid(&f.stderr), leader, "the leader moved");
+    let moved_to = fs::read_to_string(format!("/proc/{leader}/stat")).ok();
+    eventually(
+        &format!("the leader that left its group survived its timeout ({moved_to:?})"),
+        || process_gone(leader),
+    );
 }
 
 #[test]

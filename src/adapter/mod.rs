@@ -194,6 +194,7 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
         Err(message) => return fail(agent, args, Some(call.event), &message),
     };
     let mut request = Request::new(call.event, call.payload.clone());
+    request.cancel = crate::interrupt::token();
     if let Some(tool) = call.tool.clone() {
         // Scripts written for the agent read `tool_input`: keep it equal to the patched
         // `arguments`, so a guard later in the pipeline judges what will really run.
@@ -211,6 +212,15 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
         Ok(outcome) => outcome,
         Err(e) => return fail(agent, args, Some(call.event), &e.to_string()),
     };
+    if let Some(why) = &outcome.cancelled {
+        // Interrupted (SIGINT/SIGTERM/SIGHUP): a failure like any other, so --fail-closed decides.
+        return fail(
+            agent,
+            args,
+            Some(call.event),
+            &format!("hooks cancelled ({why})"),
+        );
+    }
     let verdict = Verdict::of(agent, &call, &outcome);
     match agent {
         Agent::Claude => claude::answer(&call, verdict),

@@ -1,0 +1,391 @@
+//! Running one hook command as a child process (SPEC §4).
+//!
+//! [`run`] starts `/bin/sh -c <command>` (by absolute path, so no `sh` planted earlier in `PATH` can take
+//! over, and never a login shell, so profile noise cannot reach stdout) in the given directory, with
+//! extra environment variables and the payload on stdin, and guarantees:
+//!
+//! - **It cannot wedge.** `run` returns within `timeout` + 1 s in every case: on timeout the hook's
+//!   process group gets `SIGTERM`, then `SIGKILL` after [`KILL_GRACE`]; a process that escaped the group
+//!   (`setsid`) and keeps stdout/stderr open is abandoned after a short drain
+//!   ([`Finished::output_held_open`]); a hook that never reads stdin cannot block the payload writer.
+//! - **Nothing of the hook survives.** The hook runs in its own process group (id = its pid). When the
+//!   leader ends, for whatever reason, the whole group is killed before the leader is reaped, so
+//!   background children (`sleep 1000 &`) die with it. The leader stays unreaped until then, so its pid
+//!   (and thus the group id) cannot be reused and the group kill cannot hit a stranger. A leader
+//!   that leaves its group itself (`setpgid`) is still signalled at timeout, through its pidfd (or,
+//!   unreaped, its pid), and so is the group it came from. Only other processes that deliberately
+//!   leave the group (`setsid`, `setpgid`) are out of reach.
+//! - **Exit is noticed at once**, without polling on a timer (see the two mechanisms below).
+//! - **Bounded memory, no blocked writers.** stdout and stderr are read concurrently, each kept up to its
+//!   cap ([`STDOUT_CAP`], [`STDERR_CAP`]); the rest is read and discarded, and truncation is reported.
+//!   Invalid UTF-8 is replaced.
+//! - **Failures are values.** A spawn failure (missing `cwd`, no `/bin/sh`) is
+//!   [`Termination::SpawnFailed`]; nothing here panics on a runtime error, and a broken stdin pipe is
+//!   not an error.
+//!
+//! ## How: one `poll(2)` loop, no helper threads (Linux ≥ 5.3)
+//!
+//! A thread costs about as much as the rest of a trivial hook, so the normal path starts none. The
+//! calling thread opens a pidfd for the child (`pidfd_open`: it becomes readable when the child has
+//! exited, without reaping it), makes its ends of the three pipes non-blocking, and runs one `poll`
+//! loop over: stdin (`POLLOUT` while payload remains; closed when all is written or the hook stopped
+//! reading), stdout and stderr (`POLLIN`, read into the capped buffers until EOF), and the pidfd. The
+//! poll timeout is the time left until the current deadline (the hook's timeout, then the kill grace,
+//! ...), so the loop only ever blocks, never spins. When the pidfd fires, the group is killed, then the
+//! leader (a zombie until then) is reaped, then output is drained until EOF or for at most 100 ms.
+//! `SIGPIPE` from writing to a hook that stopped reading is blocked in this thread around each write and
+//! the pending signal consumed, so an embedding program that did not ignore `SIGPIPE` never sees it.
+//!
+//! ## Fallback: helper threads
+//!
+//! Where `pidfd_open` is unavailable (older kernels, seccomp filters, other Unixes), the same guarantees
+//! come from four threads per hook: a waiter blocked in `waitid(WNOWAIT)`, two output readers and a
+//! stdin writer; the caller waits on a channel with the timeout. Readers and the writer are detached,
+//! never joined unboundedly: one may outlive `run` only while an escaped process holds its pipe.
+//!
+//! Requirement on the embedding process: `SIGCHLD` must not be ignored (`SIG_IGN`) and nobody else may
+//! reap our children (`waitpid(-1)`); otherwise the exit status is lost (reported as `SpawnFailed` with
+//! "lost track of the hook process"), though the timeout still bounds `run`.
+
+use std::{
+    fmt,
+    os::unix::process::{CommandExt, ExitStatusExt},
+    path::Path,
+    process::{Child, Command, ExitStatus, Stdio},
+    sync::Arc,
+    thread,
+    time::{Duration, Instant},
+};
+
+use crate::cancel::CancelToken;
+
+/// Bytes of stdout kept; the rest is read and discarded.
+pub const STDOUT_CAP: usize = 1024 * 1024;
+/// Bytes of stderr kept; the rest is read and discarded.
+pub const STDERR_CAP: usize = 64 * 1024;
+/// Time between `SIGTERM` and `SIGKILL` when a hook times out.
+pub const KILL_GRACE: Duration = Duration::from_millis(500);
+
+/// How long to wait for EOF on stdout/stderr once the group is dead. Only a process outside the group
+/// can still hold the pipes then, so EOF normally comes at once.
+const OUTPUT_DRAIN: Duration = Duration::from_millis(100);
+/// How long to wait for the leader to die after `SIGKILL` (it only takes longer when stuck in the
+/// kernel, e.g. uninterruptible I/O; it is then reaped in the background).
+const REAP_WAIT: Duration = Duration::from_millis(200);
+/// Read size of the output readers (the default pipe capacity).
+const CHUNK: usize = 64 * 1024;
+/// The shell every hook runs in, by absolute path: a `PATH` search costs failed `execve`s and would let
+/// an `sh` planted earlier in `PATH` take over.
+const SHELL: &str = "/bin/sh";
+
+/// One hook invocation.
+#[derive(Clone)]
+pub struct HookProcess<'a> {
+    /// Run as `sh -c <command>`.
+    pub command: &'a str,
+    /// Working directory; if it does not exist the result is [`Termination::SpawnFailed`].
+    pub cwd: &'a Path,
+    /// Added to the inherited environment (overriding variables of the same name).
+    pub env: &'a [(String, String)],
+    /// The payload written on stdin (shared between concurrent hooks).
+    pub stdin: Arc<[u8]>,
+    /// After this the process group is terminated and the result is [`Termination::TimedOut`].
+    pub timeout: Duration,
+    /// Once this is cancelled (or before the hook starts), the process group is terminated the
+    /// same way and the result is [`Termination::Cancelled`].
+    pub cancel: Option<&'a CancelToken>,
+    /// The dispatch's deadline: reaching it is a cancellation, not a timeout of this hook.
+    pub deadline: Option<Instant>,
+}
+
+impl HookProcess<'_> {
+    /// Cancelled, or past the dispatch's deadline, at `now`.
+    fn stopped(&self, now: Instant) -> bool {
+        self.cancel.is_some_and(CancelToken::is_cancelled)
+            || self.deadline.is_some_and(|deadline| now >= deadline)
+    }
+}
+
+impl fmt::Debug for HookProcess<'_> {
+    // The payload can be megabytes: show its size only.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookProcess")
+            .field("command", &self.command)
+            .field("cwd", &self.cwd)
+            .field("env", &self.env)
+            .field("stdin_len", &self.stdin.len())
+            .field("timeout", &self.timeout)
+            .field("cancel", &self.cancel)
+            .field("deadline", &self.deadline)
+            .finish()
+    }
+}
+
+/// How the hook ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Termination {
+    /// Normal exit with this code.
+    Exited(i32),
+    /// Killed by this signal (not by us).
+    Signaled(i32),
+    /// We killed it after `timeout`.
+    TimedOut,
+    /// Could not start `sh` (or the cwd is missing): the io error text.
+    SpawnFailed(String),
+    /// We killed it (or never started it) because the dispatch was cancelled or reached its
+    /// deadline.
+    Cancelled,
+}
+
+impl Termination {
+    /// The exit code of a normal exit.
+    pub fn exit_code(&self) -> Option<i32> {
+        match self {
+            Termination::Exited(code) => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The signal that killed the hook (not a timeout kill of ours).
+    pub fn signal(&self) -> Option<i32> {
+        match self {
+            Termination::Signaled(sig) => Some(*sig),
+            _ => None,
+        }
+    }
+
+    /// Short text: `exit 3`, `killed by SIGKILL`, `timed out`, `failed to start: ...`.
+    pub fn describe(&self) -> String {
+        match self {
+            Termination::Exited(code) => format!("exit {code}"),
+            Termination::Signaled(sig) => match signal_name(*sig) {
+                Some(name) => format!("killed by {name}"),
+                None => format!("killed by signal {sig}"),
+            },
+            Termination::TimedOut => "timed out".to_owned(),
+            Termination::SpawnFailed(err) => format!("failed to start: {err}"),
+            Termination::Cancelled => "cancelled".to_owned(),
+        }
+    }
+
+    /// Like [`describe`](Self::describe), naming the limit of a timeout: `timed out after 10s`.
+    pub fn describe_with_timeout(&self, timeout: Duration) -> String {
+        match self {
+            Termination::TimedOut => format!("timed out after {}", format_duration(timeout)),
+            other => other.describe(),
+        }
+    }
+}
+
+impl fmt::Display for Termination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// The conventional name of a common signal (`SIGKILL`), if it is one.
+pub fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGSYS => "SIGSYS",
+        _ => return None,
+    })
+}
+
+/// `10s`, `1.5s`, `250ms`.
+fn format_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{}s", d.as_secs())
+    } else if d.as_secs() == 0 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+/// The result of [`run`].
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub termination: Termination,
+    /// Lossy UTF-8 of the first [`STDOUT_CAP`] bytes.
+    pub stdout: String,
+    /// More was written and discarded.
+    pub stdout_truncated: bool,
+    /// Lossy UTF-8 of the first [`STDERR_CAP`] bytes.
+    pub stderr: String,
+    pub stderr_truncated: bool,
+    pub duration: Duration,
+    /// stdout/stderr stayed open after the hook's process group was killed: some process that left the
+    /// group (setsid) holds them. We stopped reading and returned anyway.
+    pub output_held_open: bool,
+    /// Pid of the `sh` that ran the hook, which is also its process-group id; `None` if it never started.
+    pub pid: Option<u32>,
+}
+
+impl Finished {
+    fn spawn_failed(err: String, started: Instant) -> Finished {
+        Finished {
+            termination: Termination::SpawnFailed(err),
+            stdout: String::new(),
+            stdout_truncated: false,
+            stderr: String::new(),
+            stderr_truncated: false,
+            duration: started.elapsed(),
+            output_held_open: false,
+            pid: None,
+        }
+    }
+}
+
+/// Run one hook to completion (or timeout) and collect its output. Never panics, never blocks longer
+/// than `timeout` + 1 s, never leaves a process of the hook's group behind (see the module doc).
+pub fn run(hook: &HookProcess<'_>) -> Finished {
+    let started = Instant::now();
+    if hook.stopped(started) {
+        let mut finished = Finished::spawn_failed(String::new(), started);
+        finished.termination = Termination::Cancelled;
+        return finished;
+    }
+    let child = match spawn(hook) {
+        Ok(child) => child,
+        Err(text) => return Finished::spawn_failed(text, started),
+    };
+    #[cfg(target_os = "linux")]
+    if let Some(pidfd) = polled::prepare(&child) {
+        return polled::run(child, pidfd, hook, started);
+    }
+    run_threaded(child, hook, started)
+}
+
+/// Start `/bin/sh -c <command>` in its own process group with all three standard streams piped. The
+/// error is the text for [`Termination::SpawnFailed`].
+fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
+    let mut command = Command::new(SHELL);
+    command
+        .arg("-c")
+        .arg(hook.command)
+        .current_dir(hook.cwd)
+        .envs(hook.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    command.spawn().map_err(|err| {
+        // The io error alone ("No such file or directory") does not say whether the shell or the
+        // directory is missing.
+        if !hook.cwd.is_dir() {
+            format!("{err} (cwd {})", hook.cwd.display())
+        } else if !Path::new(SHELL).exists() {
+            format!("{err} ({SHELL} not found)")
+        } else {
+            err.to_string()
+        }
+    })
+}
+
+#[cfg(target_os = "linux")]
+mod polled;
+mod threaded;
+
+use threaded::run_threaded;
+
+/// Signal the whole process group. Errors (ESRCH: the group is already empty) are expected and ignored.
+fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: kill has no memory-safety preconditions; a negative pid addresses the process group.
+    // pgid > 0 always (it is a child's pid), so this can never become kill(-1) (every process).
+    if pgid > 0 {
+        unsafe {
+            libc::kill(-pgid, signal);
+        }
+    }
+}
+
+/// Signal the leader itself, by pid: it may have left its process group (`setpgid`). Only called
+/// while the leader is unreaped (a zombie at worst), so its pid cannot name a stranger yet.
+fn kill_leader(pid: libc::pid_t, signal: libc::c_int) {
+    if pid > 0 {
+        // SAFETY: kill has no memory-safety preconditions; pid > 0 addresses one process.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Reap a child we cannot wait for now, so it does not stay a zombie.
+fn reap_in_background(mut child: Child) {
+    // If even this thread cannot start, the child stays a zombie until we exit: nothing better to do.
+    let _ = thread::Builder::new()
+        .name("ka-hook-reap".to_owned())
+        .spawn(move || {
+            let _ = child.wait();
+        });
+}
+
+fn termination_of(status: ExitStatus) -> Termination {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Termination::Exited(code),
+        (None, Some(sig)) => Termination::Signaled(sig),
+        // `wait` only reports exits and deaths by signal; keep a value rather than panic.
+        (None, None) => Termination::SpawnFailed(format!("unexpected wait status {status}")),
+    }
+}
+
+/// The signal set holding only `SIGPIPE`.
+fn sigpipe_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain old data; all-zero bytes are valid and sigemptyset initializes it anyway.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid sigset_t owned by this frame; these calls only write it.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+    }
+    set
+}
+
+/// Output captured so far. In the thread fallback it is shared with `run` so that partial output is
+/// available when a reader must be abandoned.
+#[derive(Default)]
+struct Capture {
+    bytes: Vec<u8>,
+    truncated: bool,
+    /// `run` took the bytes: the reader only drains from now on (thread fallback only).
+    abandoned: bool,
+}
+
+impl Capture {
+    /// Keep what still fits under `cap`; mark the output truncated if that is not all of `data`.
+    /// Returns false once the capture is full: the rest can be discarded unseen.
+    fn keep(&mut self, data: &[u8], cap: usize) -> bool {
+        let keep = data.len().min(cap.saturating_sub(self.bytes.len()));
+        self.bytes.extend_from_slice(&data[..keep]);
+        if keep < data.len() {
+            self.truncated = true;
+        }
+        keep == data.len()
+    }
+}
+
+/// The bytes as UTF-8, invalid sequences replaced (without a copy when they are valid).
+fn lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
+}
+
+#[cfg(test)]
+mod tests;

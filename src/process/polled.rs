@@ -1,0 +1,432 @@
+//! The normal path: one `poll(2)` loop in the calling thread, no helper threads (see the
+//! module doc of [`super`]).
+
+use std::{
+    io::{self, Read, Write},
+    os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd},
+    process::{Child, ChildStdin, ExitStatus},
+    time::Instant,
+};
+
+use super::{
+    kill_group, lossy, reap_in_background, sigpipe_set, termination_of, Capture, Finished,
+    HookProcess, Termination, CHUNK, KILL_GRACE, OUTPUT_DRAIN, REAP_WAIT, STDERR_CAP, STDOUT_CAP,
+};
+use crate::cancel::CHECK_EVERY_MS;
+
+/// Open a pidfd for `child` and make our ends of its pipes non-blocking. `None`, with nothing
+/// changed, if that is impossible (no `pidfd_open` before Linux 5.3, or a seccomp filter): the
+/// caller then falls back to threads, which need blocking pipes.
+pub(super) fn prepare(child: &Child) -> Option<OwnedFd> {
+    let pidfd = pidfd_open(child.id())?;
+    let fds = [
+        child.stdin.as_ref().map(AsRawFd::as_raw_fd),
+        child.stdout.as_ref().map(AsRawFd::as_raw_fd),
+        child.stderr.as_ref().map(AsRawFd::as_raw_fd),
+    ];
+    let mut changed: [Option<(RawFd, libc::c_int)>; 3] = [None; 3];
+    for (slot, fd) in changed.iter_mut().zip(fds.into_iter().flatten()) {
+        match set_nonblocking(fd) {
+            Some(old_flags) => *slot = Some((fd, old_flags)),
+            None => {
+                for &(fd, old_flags) in changed.iter().flatten() {
+                    // SAFETY: `fd` is one of the child's pipes, open for the whole call; F_SETFL
+                    // only changes its status flags.
+                    unsafe { libc::fcntl(fd, libc::F_SETFL, old_flags) };
+                }
+                return None;
+            }
+        }
+    }
+    Some(pidfd)
+}
+
+/// `pidfd_open(2)`: a descriptor that becomes readable when the process has exited, without
+/// reaping it. Close-on-exec is always set on it.
+pub(super) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+    let pid = libc::pid_t::try_from(pid).ok()?;
+    let no_flags: libc::c_long = 0;
+    // SAFETY: pidfd_open(pid, flags) takes no pointers; it returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::c_long::from(pid), no_flags) };
+    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: the kernel just returned `fd`; nothing else owns it.
+    Some(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Set `O_NONBLOCK` on our end of a pipe (the child's end is a separate open file, unaffected).
+/// Returns the previous status flags.
+fn set_nonblocking(fd: RawFd) -> Option<libc::c_int> {
+    // SAFETY: `fd` is an open pipe owned by the caller's `Child`; F_GETFL/F_SETFL only read and
+    // change its status flags.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        (flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) >= 0)
+            .then_some(flags)
+    }
+}
+
+/// Where the loop is. Each phase ends at a deadline; what happens then is in [`run`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Until the hook's timeout.
+    Running,
+    /// Timed out and sent `SIGTERM`: `SIGKILL` after `KILL_GRACE`.
+    Terminating,
+    /// Sent `SIGKILL`: the leader gets `REAP_WAIT` to die.
+    Killed,
+    /// The leader is gone (or given up): reading the rest of stdout and stderr, for at most
+    /// `OUTPUT_DRAIN`.
+    Draining,
+}
+
+/// What became of the group leader (the `sh`).
+enum Leader {
+    Alive,
+    /// Reaped with this status, or `wait` failed (someone else reaped it).
+    Reaped(io::Result<ExitStatus>),
+    /// Not dead `REAP_WAIT` after `SIGKILL` (stuck in the kernel), or we could not watch it: it
+    /// is reaped in the background.
+    Abandoned,
+}
+
+/// Run the spawned hook to the end in one `poll` loop over its stdin, stdout, stderr and `pidfd`.
+pub(super) fn run(
+    mut child: Child,
+    pidfd: OwnedFd,
+    hook: &HookProcess<'_>,
+    started: Instant,
+) -> Finished {
+    let pid = child.id();
+    // Pids are positive `pid_t`s; `Child::id` just widened one to u32.
+    let pgid = pid as libc::pid_t;
+    let payload: &[u8] = &hook.stdin;
+    let mut stdin = Input {
+        pipe: child.stdin.take(),
+        written: 0,
+    };
+    let mut stdout = Output::new(child.stdout.take(), STDOUT_CAP);
+    let mut stderr = Output::new(child.stderr.take(), STDERR_CAP);
+    let mut buf = vec![0u8; CHUNK];
+
+    let mut phase = Phase::Running;
+    // `None` only for a timeout too long to represent: no deadline then. The dispatch's
+    // deadline, when sooner, ends the running phase too (as a cancellation).
+    let mut deadline = match (Instant::now().checked_add(hook.timeout), hook.deadline) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    let cancel_fd = hook.cancel.and_then(|token| token.fd());
+    // A token without its pipe is looked at on a short timer instead.
+    let check_cancel = hook.cancel.is_some() && cancel_fd.is_none();
+    let mut leader = Leader::Alive;
+    let mut timed_out = false;
+    let mut cancelled = false;
+    let mut poll_failed = None;
+
+    // The pipe is empty and non-blocking: the first write needs no poll.
+    stdin.pump(payload);
+    loop {
+        if phase == Phase::Draining && stdout.pipe.is_none() && stderr.pipe.is_none() {
+            break;
+        }
+        let watch_exit = matches!(leader, Leader::Alive);
+        let running = phase == Phase::Running;
+        let mut fds = [
+            poll_entry(stdin.pipe.as_ref(), libc::POLLOUT),
+            poll_entry(stdout.pipe.as_ref(), libc::POLLIN),
+            poll_entry(stderr.pipe.as_ref(), libc::POLLIN),
+            poll_entry(watch_exit.then_some(&pidfd), libc::POLLIN),
+            libc::pollfd {
+                fd: cancel_fd.filter(|_| running).unwrap_or(-1),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        let mut timeout = poll_timeout(deadline);
+        if running && check_cancel {
+            timeout = if timeout < 0 {
+                CHECK_EVERY_MS
+            } else {
+                timeout.min(CHECK_EVERY_MS)
+            };
+        }
+        // SAFETY: `fds` is a valid array of `fds.len()` pollfds that outlives the call; poll only
+        // writes their `revents`, and ignores entries with a negative fd.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        if ready < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            // Only ENOMEM is possible with these arguments. Give up on the hook rather than spin.
+            poll_failed = Some(err);
+            break;
+        }
+        // One read per readable pipe per round: a hook writing without end cannot starve the other
+        // descriptors or the deadline.
+        if fds[1].revents != 0 {
+            stdout.pump(&mut buf);
+        }
+        if fds[2].revents != 0 {
+            stderr.pump(&mut buf);
+        }
+        // POLLOUT, or POLLERR once the hook closed its end: the write then fails with EPIPE.
+        if fds[0].revents != 0 {
+            stdin.pump(payload);
+        }
+        let now = Instant::now();
+        if fds[3].revents != 0 {
+            // The leader has exited but is not reaped: it is a zombie that keeps its pid, and thus
+            // the group id, ours. Kill what is left of the group (background children) first,
+            // then reap.
+            kill_group(pgid, libc::SIGKILL);
+            leader = match child.try_wait() {
+                Ok(Some(status)) => Leader::Reaped(Ok(status)),
+                Err(err) => Leader::Reaped(Err(err)),
+                // The pidfd only fires once the process has exited, and the exit is waitable
+                // from then on; never block on it anyway.
+                Ok(None) => Leader::Abandoned,
+            };
+            stdin.pipe = None;
+            phase = Phase::Draining;
+            deadline = Some(now + OUTPUT_DRAIN);
+        } else if running && (fds[4].revents != 0 || hook.stopped(now)) {
+            // Cancelled, or the dispatch's deadline: end it the way a timeout does.
+            cancelled = true;
+            kill_group(pgid, libc::SIGTERM);
+            signal_leader(&pidfd, libc::SIGTERM);
+            phase = Phase::Terminating;
+            deadline = Some(now + KILL_GRACE);
+        } else if deadline.is_some_and(|deadline| now >= deadline) {
+            match phase {
+                Phase::Running => {
+                    timed_out = true;
+                    kill_group(pgid, libc::SIGTERM);
+                    signal_leader(&pidfd, libc::SIGTERM);
+                    phase = Phase::Terminating;
+                    deadline = Some(now + KILL_GRACE);
+                }
+                Phase::Terminating => {
+                    kill_group(pgid, libc::SIGKILL);
+                    signal_leader(&pidfd, libc::SIGKILL);
+                    phase = Phase::Killed;
+                    deadline = Some(now + REAP_WAIT);
+                }
+                Phase::Killed => {
+                    // Stuck in the kernel even after SIGKILL: do not wait for it.
+                    leader = Leader::Abandoned;
+                    stdin.pipe = None;
+                    phase = Phase::Draining;
+                    deadline = Some(now + OUTPUT_DRAIN);
+                }
+                // Some process outside the group (setsid) holds stdout or stderr: stop reading.
+                Phase::Draining => break,
+            }
+        }
+    }
+
+    if matches!(leader, Leader::Alive) {
+        // Only after a poll failure: leave nothing of the hook running.
+        kill_group(pgid, libc::SIGKILL);
+        signal_leader(&pidfd, libc::SIGKILL);
+        leader = Leader::Abandoned;
+    }
+    let termination = if let Some(err) = poll_failed {
+        Termination::SpawnFailed(format!("could not watch the hook process: {err}"))
+    } else if cancelled {
+        Termination::Cancelled
+    } else if timed_out {
+        Termination::TimedOut
+    } else {
+        match &leader {
+            Leader::Reaped(Ok(status)) => termination_of(*status),
+            Leader::Reaped(Err(err)) => {
+                Termination::SpawnFailed(format!("lost track of the hook process: {err}"))
+            }
+            Leader::Alive | Leader::Abandoned => {
+                Termination::SpawnFailed("lost track of the hook process".to_owned())
+            }
+        }
+    };
+    if matches!(leader, Leader::Abandoned) {
+        reap_in_background(child);
+    }
+    let output_held_open =
+        phase == Phase::Draining && (stdout.pipe.is_some() || stderr.pipe.is_some());
+    // Dropping the pipes closes our ends: a process that escaped the group gets EPIPE from now on.
+    let (stdout, stdout_truncated) = stdout.take();
+    let (stderr, stderr_truncated) = stderr.take();
+    Finished {
+        termination,
+        stdout,
+        stdout_truncated,
+        stderr,
+        stderr_truncated,
+        duration: started.elapsed(),
+        output_held_open,
+        pid: Some(pid),
+    }
+}
+
+/// Signal the leader itself through its pidfd: it may have left its process group
+/// (`setpgid`), out of reach of [`kill_group`]. The pidfd names exactly this process, even if
+/// it is already a zombie, so this can never hit a stranger. Errors (ESRCH: it has exited)
+/// are expected and ignored.
+fn signal_leader(pidfd: &OwnedFd, signal: libc::c_int) {
+    let no_flags: libc::c_uint = 0;
+    // SAFETY: pidfd_send_signal(pidfd, sig, info, flags) with a null siginfo sends `signal` as
+    // kill(2) would; `pidfd` is open for the call.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            signal,
+            std::ptr::null::<libc::siginfo_t>(),
+            no_flags,
+        );
+    }
+}
+
+fn poll_entry(fd: Option<&impl AsRawFd>, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd: fd.map_or(-1, AsRawFd::as_raw_fd),
+        events,
+        revents: 0,
+    }
+}
+
+/// Milliseconds until `deadline` for `poll`, -1 (no limit) without one.
+fn poll_timeout(deadline: Option<Instant>) -> libc::c_int {
+    let Some(deadline) = deadline else {
+        return -1;
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    // Rounded up: waking before the deadline would only lead to a zero-timeout poll, a spin.
+    libc::c_int::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(libc::c_int::MAX)
+}
+
+/// Our end of the hook's stdin and how much of the payload went in.
+struct Input {
+    pipe: Option<ChildStdin>,
+    written: usize,
+}
+
+impl Input {
+    /// Write as much of the rest of `payload` as the pipe takes now. Close the pipe (the hook
+    /// sees EOF) once all is written, or as soon as the hook stopped reading: EPIPE is expected,
+    /// not an error. Bounded by the payload size: each write fills free pipe space or fails.
+    fn pump(&mut self, payload: &[u8]) {
+        let Some(pipe) = &mut self.pipe else {
+            return;
+        };
+        while let Some(rest) = payload.get(self.written..).filter(|rest| !rest.is_empty()) {
+            match write_without_sigpipe(pipe, rest) {
+                Ok(n) if n > 0 => self.written += n,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return,
+                // EPIPE (the hook exited or closed stdin), or anything unexpected: stop writing.
+                _ => break,
+            }
+        }
+        self.pipe = None;
+    }
+}
+
+/// `write`, keeping `SIGPIPE` away from the process. Writing to a pipe whose reader is gone raises
+/// `SIGPIPE` in the writing thread, and its default action kills the whole process. Rust programs
+/// ignore it, but this library may be embedded in one that does not, and pipes have no
+/// `MSG_NOSIGNAL`. So: block `SIGPIPE` in this thread, write, and if the write failed with EPIPE,
+/// consume the `SIGPIPE` it left pending (with a zero-timeout `sigtimedwait`) before restoring the
+/// old mask. A `SIGPIPE` that was already pending before the write is not ours: it stays (the
+/// kernel merges ours into it).
+fn write_without_sigpipe(pipe: &mut ChildStdin, data: &[u8]) -> io::Result<usize> {
+    let sigpipe = sigpipe_set();
+    // SAFETY: sigset_t is plain old data for which all-zero bytes are a valid value.
+    let mut old_mask: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: both sets are valid sigset_t owned by this frame; this changes only this thread's
+    // signal mask. It cannot fail with these arguments; if it did, the write would go unguarded.
+    let blocked = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut old_mask) } == 0;
+    let was_pending = blocked && sigpipe_pending();
+    let result = loop {
+        match pipe.write(data) {
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other,
+        }
+    };
+    if blocked {
+        let broken = matches!(&result, Err(err) if err.kind() == io::ErrorKind::BrokenPipe);
+        if broken && !was_pending {
+            consume_sigpipe(&sigpipe);
+        }
+        // SAFETY: restores the mask saved above; `old_mask` is a valid sigset_t.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut()) };
+    }
+    result
+}
+
+/// `SIGPIPE` is pending for this thread or the process.
+pub(super) fn sigpipe_pending() -> bool {
+    // SAFETY: sigset_t is plain old data for which all-zero bytes are a valid value.
+    let mut pending: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `pending` is a valid, writable sigset_t owned by this frame.
+    unsafe {
+        libc::sigpending(&mut pending) == 0 && libc::sigismember(&pending, libc::SIGPIPE) == 1
+    }
+}
+
+/// Take a pending (blocked) `SIGPIPE` without waiting, so it is never delivered.
+fn consume_sigpipe(sigpipe: &libc::sigset_t) {
+    // SAFETY: timespec is plain old data; all-zero bytes are a zero timeout.
+    let no_wait: libc::timespec = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `sigpipe` and `no_wait` are valid for the call; the siginfo pointer may be null.
+        let rc = unsafe { libc::sigtimedwait(sigpipe, std::ptr::null_mut(), &no_wait) };
+        // EAGAIN: none pending; EINTR: a handled signal came in between, try again.
+        if rc >= 0 || io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+}
+
+/// Our end of stdout or stderr and what was kept of it.
+struct Output<R> {
+    pipe: Option<R>,
+    capture: Capture,
+    cap: usize,
+}
+
+impl<R: Read> Output<R> {
+    fn new(pipe: Option<R>, cap: usize) -> Self {
+        Output {
+            pipe,
+            capture: Capture::default(),
+            cap,
+        }
+    }
+
+    /// One read (poll said readable): keep what fits under the cap, discard the rest; close the
+    /// pipe at EOF (or on an unexpected error).
+    fn pump(&mut self, buf: &mut [u8]) {
+        let Some(pipe) = &mut self.pipe else {
+            return;
+        };
+        let read = loop {
+            match pipe.read(buf) {
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other,
+            }
+        };
+        match read {
+            Ok(0) => self.pipe = None,
+            Ok(n) => {
+                self.capture.keep(&buf[..n], self.cap);
+            }
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+            Err(_) => self.pipe = None,
+        }
+    }
+
+    /// The kept bytes as lossy UTF-8, and whether more was discarded. Closes the pipe.
+    fn take(self) -> (String, bool) {
+        (lossy(self.capture.bytes), self.capture.truncated)
+    }
+}

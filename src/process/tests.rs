@@ -1,0 +1,389 @@
+//! Unit tests of the runner: the same scenarios through the poll loop and the thread fallback.
+
+use std::sync::Mutex;
+
+use super::threaded::{read_capped, take_output};
+use super::*;
+
+#[test]
+fn describe_is_short_and_names_signals() {
+    assert_eq!(Termination::Exited(3).describe(), "exit 3");
+    assert_eq!(
+        Termination::Signaled(libc::SIGKILL).describe(),
+        "killed by SIGKILL"
+    );
+    assert_eq!(Termination::Signaled(63).describe(), "killed by signal 63");
+    assert_eq!(
+        Termination::TimedOut.describe_with_timeout(Duration::from_secs(10)),
+        "timed out after 10s"
+    );
+    assert_eq!(
+        Termination::TimedOut.describe_with_timeout(Duration::from_millis(1500)),
+        "timed out after 1.5s"
+    );
+    assert_eq!(
+        Termination::TimedOut.describe_with_timeout(Duration::from_millis(250)),
+        "timed out after 250ms"
+    );
+    assert_eq!(
+        Termination::SpawnFailed("nope".into()).to_string(),
+        "failed to start: nope"
+    );
+}
+
+type Runner = fn(Child, &HookProcess<'_>, Instant) -> Finished;
+
+/// The poll loop (where the kernel has `pidfd_open`) and the thread fallback, to run the same
+/// scenarios through both.
+fn runners() -> Vec<(&'static str, Runner)> {
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
+    let mut runners: Vec<(&'static str, Runner)> = vec![("threads", run_threaded)];
+    #[cfg(target_os = "linux")]
+    {
+        fn run_polled(child: Child, hook: &HookProcess<'_>, started: Instant) -> Finished {
+            match polled::prepare(&child) {
+                Some(pidfd) => polled::run(child, pidfd, hook, started),
+                None => panic!("pidfd_open worked a moment ago"),
+            }
+        }
+        if polled::pidfd_open(std::process::id()).is_some() {
+            runners.push(("poll", run_polled));
+        } else {
+            eprintln!("no pidfd_open here: only the thread fallback is tested");
+        }
+    }
+    runners
+}
+
+fn exec(runner: Runner, command: &str, payload: &[u8], timeout: Duration) -> Finished {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hook = HookProcess {
+        command,
+        cwd: dir.path(),
+        env: &[],
+        stdin: Arc::from(payload),
+        timeout,
+        cancel: None,
+        deadline: None,
+    };
+    let started = Instant::now();
+    let child = spawn(&hook).expect("spawn /bin/sh");
+    let finished = runner(child, &hook, started);
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed < timeout + Duration::from_secs(1),
+        "`{command}` took {elapsed:?}"
+    );
+    finished
+}
+
+/// The process exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.trim().chars().next());
+        return !matches!(state, Some('Z' | 'X'));
+    }
+    if Path::new("/proc/self").exists() {
+        return false;
+    }
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+fn eventually_dead(pid: i32, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "{what} survived");
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn first_line_pid(text: &str) -> i32 {
+    text.lines()
+        .next()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("expected a pid line in {text:?}"))
+}
+
+const LONG: Duration = Duration::from_secs(5);
+
+#[test]
+fn both_runners_report_exit_code_stdout_and_stderr() {
+    for (name, runner) in runners() {
+        let f = exec(runner, "echo out; echo err >&2; exit 3", b"", LONG);
+        assert_eq!(f.termination, Termination::Exited(3), "{name}");
+        assert_eq!(
+            (f.stdout.as_str(), f.stderr.as_str()),
+            ("out\n", "err\n"),
+            "{name}"
+        );
+        assert!(!f.output_held_open, "{name}");
+    }
+}
+
+#[test]
+fn both_runners_deliver_a_payload_larger_than_a_pipe() {
+    let payload: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    for (name, runner) in runners() {
+        let f = exec(runner, "cat", &payload, LONG);
+        assert_eq!(f.termination, Termination::Exited(0), "{name}");
+        assert!(
+            f.stdout.as_bytes() == &payload[..],
+            "{name}: payload garbled"
+        );
+    }
+}
+
+#[test]
+fn both_runners_survive_a_hook_that_never_reads_stdin() {
+    let payload = vec![b'x'; 10_000_000];
+    for (name, runner) in runners() {
+        let f = exec(runner, "echo done", &payload, LONG);
+        assert_eq!(f.termination, Termination::Exited(0), "{name}");
+        assert_eq!(f.stdout, "done\n", "{name}");
+    }
+}
+
+#[test]
+fn both_runners_kill_the_group_on_timeout() {
+    for (name, runner) in runners() {
+        let f = exec(
+            runner,
+            "sleep 1000 & echo $! >&2; sleep 1000",
+            b"",
+            Duration::from_millis(300),
+        );
+        assert_eq!(f.termination, Termination::TimedOut, "{name}");
+        eventually_dead(first_line_pid(&f.stderr), name);
+        eventually_dead(f.pid.expect("started") as i32, name);
+    }
+}
+
+/// A leader that moves itself into another process group (here: the test's own) is out of
+/// reach of the group kill; it must still die at its timeout.
+#[test]
+fn both_runners_kill_a_leader_that_left_its_group_at_timeout() {
+    for (name, runner) in runners() {
+        let f = exec(
+            runner,
+            "exec perl -e 'setpgrp(0, getpgrp(getppid())) or die \"setpgrp: $!\"; \
+             print STDERR \"$$\\n\"; sleep 1000'",
+            b"",
+            Duration::from_millis(500),
+        );
+        assert_eq!(f.termination, Termination::TimedOut, "{name}: {}", f.stderr);
+        let pid = f.pid.expect("started") as i32;
+        assert_eq!(first_line_pid(&f.stderr), pid, "{name}: the leader moved");
+        eventually_dead(pid, name);
+    }
+}
+
+/// Like `exec`, with a cancel token and a dispatch deadline.
+fn exec_stoppable(
+    runner: Runner,
+    command: &str,
+    cancel: Option<&CancelToken>,
+    deadline: Option<Instant>,
+) -> Finished {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hook = HookProcess {
+        command,
+        cwd: dir.path(),
+        env: &[],
+        stdin: Arc::from(&b""[..]),
+        timeout: LONG,
+        cancel,
+        deadline,
+    };
+    let started = Instant::now();
+    let child = spawn(&hook).expect("spawn /bin/sh");
+    runner(child, &hook, started)
+}
+
+#[test]
+fn both_runners_end_the_group_when_cancelled_even_if_it_ignores_term() {
+    for (name, runner) in runners() {
+        let token = CancelToken::new();
+        let canceller = {
+            let token = token.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(200));
+                token.cancel();
+            })
+        };
+        let started = Instant::now();
+        let f = exec_stoppable(
+            runner,
+            "trap '' TERM; sleep 1000 & echo $! >&2; sleep 1000",
+            Some(&token),
+            None,
+        );
+        let _ = canceller.join();
+        assert_eq!(f.termination, Termination::Cancelled, "{name}");
+        assert!(started.elapsed() < LONG, "{name}: {:?}", started.elapsed());
+        eventually_dead(first_line_pid(&f.stderr), name);
+        eventually_dead(f.pid.expect("started") as i32, name);
+    }
+}
+
+#[test]
+fn both_runners_treat_the_dispatch_deadline_as_a_cancel_not_a_timeout() {
+    for (name, runner) in runners() {
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let f = exec_stoppable(runner, "sleep 1000", None, Some(deadline));
+        assert_eq!(f.termination, Termination::Cancelled, "{name}");
+        eventually_dead(f.pid.expect("started") as i32, name);
+    }
+}
+
+#[test]
+fn a_cancelled_token_starts_nothing() {
+    let token = CancelToken::new();
+    token.cancel();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = run(&HookProcess {
+        command: "touch ran",
+        cwd: dir.path(),
+        env: &[],
+        stdin: Arc::from(&b""[..]),
+        timeout: LONG,
+        cancel: Some(&token),
+        deadline: None,
+    });
+    assert_eq!(f.termination, Termination::Cancelled);
+    assert_eq!(f.pid, None);
+    assert!(!dir.path().join("ran").exists());
+}
+
+#[test]
+fn both_runners_sigkill_a_hook_ignoring_sigterm_after_the_grace() {
+    for (name, runner) in runners() {
+        let started = Instant::now();
+        let f = exec(
+            runner,
+            "trap '' TERM; sleep 1000",
+            b"",
+            Duration::from_millis(300),
+        );
+        assert!(started.elapsed() >= Duration::from_millis(300) + KILL_GRACE);
+        assert_eq!(f.termination, Termination::TimedOut, "{name}");
+        eventually_dead(f.pid.expect("started") as i32, name);
+    }
+}
+
+#[test]
+fn both_runners_kill_a_background_daemon_holding_stdout_at_exit() {
+    for (name, runner) in runners() {
+        let f = exec(runner, "sleep 1000 & echo $! >&2; echo '{}'", b"", LONG);
+        assert_eq!(f.termination, Termination::Exited(0), "{name}");
+        assert_eq!(f.stdout, "{}\n", "{name}");
+        assert!(!f.output_held_open, "{name}");
+        assert!(
+            f.duration < Duration::from_secs(1),
+            "{name}: {:?}",
+            f.duration
+        );
+        eventually_dead(first_line_pid(&f.stderr), name);
+    }
+}
+
+#[test]
+fn both_runners_give_up_on_output_held_by_an_escaped_process() {
+    for (name, runner) in runners() {
+        let f = exec(
+            runner,
+            "setsid sh -c 'echo $$ >&2; exec sleep 30' & sleep 0.2; echo done",
+            b"",
+            LONG,
+        );
+        let escaped = first_line_pid(&f.stderr);
+        // SAFETY: plain kill of the sleeper this test started.
+        unsafe { libc::kill(escaped, libc::SIGKILL) };
+        assert_eq!(f.termination, Termination::Exited(0), "{name}");
+        assert_eq!(f.stdout, "done\n", "{name}");
+        assert!(f.output_held_open, "{name}");
+        assert!(
+            f.duration < Duration::from_secs(1),
+            "{name}: {:?}",
+            f.duration
+        );
+    }
+}
+
+#[test]
+fn both_runners_cap_and_mark_huge_output() {
+    for (name, runner) in runners() {
+        let f = exec(
+            runner,
+            "head -c 3000000 /dev/zero >&2; head -c 5000000 /dev/zero",
+            b"",
+            LONG,
+        );
+        assert_eq!(f.termination, Termination::Exited(0), "{name}");
+        assert_eq!(f.stdout.len(), STDOUT_CAP, "{name}");
+        assert!(f.stdout_truncated, "{name}");
+        assert_eq!(f.stderr.len(), STDERR_CAP, "{name}");
+        assert!(f.stderr_truncated, "{name}");
+    }
+}
+
+#[test]
+fn both_runners_report_death_by_signal() {
+    for (name, runner) in runners() {
+        let f = exec(runner, "kill -SEGV $$", b"", LONG);
+        assert_eq!(
+            f.termination,
+            Termination::Signaled(libc::SIGSEGV),
+            "{name}"
+        );
+    }
+}
+
+/// The poll loop consumes the SIGPIPE its own failed write raised, but must not take one that
+/// was already pending (blocked) in the thread before: that one belongs to the embedding program.
+#[cfg(target_os = "linux")]
+#[test]
+fn poll_loop_leaves_a_sigpipe_that_was_pending_before_alone() {
+    let Some((_, runner)) = runners().into_iter().find(|(name, _)| *name == "poll") else {
+        return;
+    };
+    let set = sigpipe_set();
+    // SAFETY: sigset_t values owned by this frame; this only changes this thread's mask and
+    // sends SIGPIPE to this thread, where it stays pending (blocked).
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        libc::pthread_kill(libc::pthread_self(), libc::SIGPIPE);
+    }
+    let f = exec(runner, "exec 0<&-; sleep 0.1", &vec![b'x'; 1_000_000], LONG);
+    assert_eq!(f.termination, Termination::Exited(0));
+    // SAFETY: as above; the zero timeout never blocks.
+    let (still_pending, consumed_again) = unsafe {
+        let still = polled::sigpipe_pending();
+        let no_wait: libc::timespec = std::mem::zeroed();
+        libc::sigtimedwait(&set, std::ptr::null_mut(), &no_wait);
+        let again = polled::sigpipe_pending();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        (still, again)
+    };
+    assert!(still_pending, "the caller's pending SIGPIPE was taken");
+    assert!(!consumed_again, "more than one SIGPIPE pending");
+}
+
+#[test]
+fn capture_keeps_exactly_cap_without_truncation() {
+    let capture = Mutex::new(Capture::default());
+    read_capped(&[7u8; 10][..], 10, &capture);
+    let (text, truncated) = take_output(&capture);
+    assert_eq!(text.len(), 10);
+    assert!(!truncated);
+
+    let capture = Mutex::new(Capture::default());
+    read_capped(&[7u8; 11][..], 10, &capture);
+    let (text, truncated) = take_output(&capture);
+    assert_eq!(text.len(), 10);
+    assert!(truncated);
+}
