@@ -368,8 +368,10 @@ fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
             }
             Ok(config)
         }
+        // `out.error` says "error:" once; the list says it for each further error.
         Err(LoadError::Config(errors)) => Err(format!(
-            "{errors}\n{} configuration error(s); run `ka-hooks check` after fixing",
+            "{}\n{} configuration error(s); run `ka-hooks check` after fixing",
+            errors.to_string().trim_start_matches("error: "),
             errors.0.len()
         )),
     }
@@ -611,11 +613,16 @@ fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Re
         } else {
             String::new()
         };
-        let _ = writeln!(w, "  {}{filter}{state}", h.name);
+        let _ = writeln!(
+            w,
+            "  {}{}{state}",
+            crate::terminal::escape(&h.name),
+            crate::terminal::escape(&filter)
+        );
         let _ = writeln!(
             w,
             "    command: {}  (timeout {}s, on_error {})",
-            h.command,
+            crate::terminal::escape(&h.command),
             h.timeout.as_secs_f64(),
             h.on_error.as_str()
         );
