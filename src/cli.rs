@@ -202,19 +202,28 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     // SIGINT, SIGTERM and SIGHUP end every running hook before ka-hooks exits (128 + signal).
     // Installed once the arguments are read, so that an adapter's --fail-closed answer to an
     // interrupt is known before any interrupt is handled.
+    let mut fail_closed_adapter = false;
     if let Command::Claude(args) | Command::Codex(args) | Command::Gemini(args) = &cli.command {
         if args.fail_closed {
+            fail_closed_adapter = true;
             crate::interrupt::block_when_interrupted(interrupted_message(&cli.command));
         }
     }
     crate::interrupt::install();
     let out = Output::new();
-    match execute(cli, &out) {
+    let code = match execute(cli, &out) {
         Ok(code) => code,
         Err(message) => {
             out.error(&message);
             EXIT_ERROR
         }
+    };
+    // Interrupted: every hook has ended by now. Exit the conventional way (128 + signal), except
+    // for the block (exit 2) of an adapter under --fail-closed.
+    match crate::interrupt::signal() {
+        Some(_) if fail_closed_adapter && code == EXIT_BLOCKED => code,
+        Some(signal) => crate::interrupt::exit_code(signal),
+        None => code,
     }
 }
 
@@ -348,13 +357,7 @@ fn adapter_run(
         trust_once: opts.trust_once,
         log,
     };
-    let code = crate::adapter::run_cli(agent, &ctx, args);
-    // Interrupted: the answer followed --fail-closed (exit 2 blocks); otherwise the conventional
-    // code of the signal.
-    match crate::interrupt::signal() {
-        Some(signal) if code != 2 => crate::interrupt::exit_code(signal),
-        _ => code,
-    }
+    crate::adapter::run_cli(agent, &ctx, args)
 }
 
 fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
@@ -427,10 +430,6 @@ fn run(
         outln!("{text}");
     } else {
         print_outcome(&outcome, out);
-    }
-    if let Some(signal) = crate::interrupt::signal() {
-        // Interrupted: every hook has ended; exit the conventional way.
-        return Ok(crate::interrupt::exit_code(signal));
     }
     Ok(if outcome.blocked {
         EXIT_BLOCKED

@@ -254,25 +254,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             combine_observational(hook, finished, &mut outcome);
         }
     }
-    if outcome.hooks.iter().any(|h| h.status == Status::Cancelled) {
-        let why = stop.reason();
-        if event.is_pipeline() {
-            let what = if event == Event::PreToolUse {
-                "the tool call"
-            } else {
-                "the prompt"
-            };
-            block(
-                &mut outcome,
-                format!("hooks cancelled ({why}): {what} was not cleared by its hooks"),
-            );
-        }
-        outcome.diagnostics.push(format!(
-            "the dispatch was cancelled ({why}); the hooks it cut short or never started are \
-             reported as cancelled"
-        ));
-        outcome.cancelled = Some(why);
-    }
+    mark_cancelled(&stop, &mut outcome);
     if outcome.decision == Some(Decision::Allow) && !outcome.blocked {
         outcome.diagnostics.push(
             "decision `allow` is a request: the host's hardstops, protected paths and deny rules \
@@ -281,6 +263,34 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         );
     }
     Ok(outcome)
+}
+
+/// When the dispatch cut a hook short or kept one from starting: say why in
+/// [`Outcome::cancelled`], and block a pipeline event, since a guard that did not finish never
+/// reads as allowed.
+fn mark_cancelled(stop: &Stop, outcome: &mut Outcome) {
+    if !outcome.hooks.iter().any(|h| h.status == Status::Cancelled) {
+        return;
+    }
+    let why = stop.reason();
+    let event = outcome.event;
+    if event.is_pipeline() {
+        let what = if event == Event::PreToolUse {
+            "the tool call"
+        } else {
+            "the prompt"
+        };
+        block(
+            outcome,
+            format!("hooks cancelled ({why}): {what} was not cleared by its hooks"),
+        );
+        outcome.updated_input = None;
+    }
+    outcome.diagnostics.push(format!(
+        "the dispatch was cancelled ({why}); the hooks it cut short or never started are \
+         reported as cancelled"
+    ));
+    outcome.cancelled = Some(why);
 }
 
 /// The directory hooks run in: `preferred` (the project root, else the payload's `cwd`) when it

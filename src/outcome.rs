@@ -78,11 +78,12 @@ impl Outcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
-    /// Exit 0: its stdout was read as an action.
+    /// Exit 0 with stdout that is empty, plain text, or one JSON object that was applied.
     Ok,
     /// Exit 2: the hook vetoed.
     Blocked,
-    /// Any other exit, death by signal, timeout, or failure to start.
+    /// Any other exit, death by signal, timeout, or failure to start; or exit 0 with stdout that
+    /// cannot be applied (cut at the cap, or one object voided by a key). `on_error` decides.
     Error,
     /// Not run: an earlier hook of the pipeline already blocked.
     Skipped,
@@ -128,7 +129,7 @@ pub struct HookReport {
     pub signal: Option<String>,
     pub timed_out: bool,
     pub duration_ms: f64,
-    /// What went wrong, for `status = error`.
+    /// What went wrong, for `status = error` (and `cancelled`).
     pub error: Option<String>,
     pub on_error: OnError,
     /// The start of stderr (at most 4 KiB).
