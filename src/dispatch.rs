@@ -752,14 +752,15 @@ fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
             ),
             _ => finished.termination.describe_with_timeout(hook.timeout),
         });
-    let mut stderr = finished.stderr.clone();
-    if stderr.len() > STDERR_EXCERPT {
-        let mut cut = STDERR_EXCERPT;
-        while !stderr.is_char_boundary(cut) {
+    let excerpt = |text: &str| {
+        let mut cut = text.len().min(STDERR_EXCERPT);
+        while !text.is_char_boundary(cut) {
             cut -= 1;
         }
-        stderr.truncate(cut);
-    }
+        text[..cut].to_owned()
+    };
+    let stderr = excerpt(&finished.stderr);
+    let stdout = excerpt(&finished.stdout);
     let mut report = HookReport {
         name: hook.name.clone(),
         source: hook.source.clone(),
@@ -775,6 +776,7 @@ fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
         error,
         on_error: hook.on_error,
         stderr,
+        stdout,
         stdout_truncated: finished.stdout_truncated,
         stderr_truncated: finished.stderr_truncated,
         action: ActionReport {
@@ -811,6 +813,7 @@ fn skipped_report(hook: &Hook, cancelled: bool) -> HookReport {
         error: None,
         on_error: hook.on_error,
         stderr: String::new(),
+        stdout: String::new(),
         stdout_truncated: false,
         stderr_truncated: false,
         action: ActionReport {

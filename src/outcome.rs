@@ -134,6 +134,9 @@ pub struct HookReport {
     pub on_error: OnError,
     /// The start of stderr (at most 4 KiB).
     pub stderr: String,
+    /// The start of stdout as the hook printed it (at most 4 KiB), for `ka-hooks run -v`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stdout: String,
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub action: ActionReport,

@@ -3,7 +3,7 @@
 //! Exit codes: 0 ok, 1 usage or configuration error, 2 blocked (`run` follows the exit-2 contract).
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
@@ -11,25 +11,25 @@ use serde_json::{Map, Value};
 
 use crate::adapter::Agent;
 use crate::config::{Config, Hook, LayerState, LoadError, LoadOptions};
-use crate::dispatch::Request;
 use crate::event::Event;
-use crate::outcome::{Outcome, Status};
 use crate::paths::{self, Paths};
 use crate::trust::TrustStore;
 
 /// Print to stdout, ignoring a closed pipe (`ka-hooks list | head` must not panic).
 macro_rules! out {
     ($($arg:tt)*) => {{
-        let _ = std::io::stdout().write_fmt(format_args!($($arg)*));
+        let _ = std::io::Write::write_fmt(&mut std::io::stdout(), format_args!($($arg)*));
     }};
 }
 macro_rules! outln {
     ($($arg:tt)*) => {{
         let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_fmt(format_args!($($arg)*));
-        let _ = stdout.write_all(b"\n");
+        let _ = std::io::Write::write_fmt(&mut stdout, format_args!($($arg)*));
+        let _ = std::io::Write::write_all(&mut stdout, b"\n");
     }};
 }
+
+mod run;
 
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_ERROR: u8 = 1;
@@ -64,25 +64,6 @@ struct GlobalArgs {
     log: Option<PathBuf>,
 }
 
-/// `ka-hooks run`.
-#[derive(Debug, Args)]
-struct RunArgs {
-    /// Event name: pre_tool_use, post_tool_use, stop, ... (Claude spellings accepted).
-    event: String,
-    /// Tool name, for tool events (filled into the payload's `tool`).
-    #[arg(long)]
-    tool: Option<String>,
-    /// Payload object: inline JSON, `@FILE`, or `-` for stdin.
-    #[arg(long, value_name = "JSON|@FILE|-")]
-    input: Option<String>,
-    /// Replay the payload against this one hook only.
-    #[arg(long, value_name = "NAME")]
-    hook: Option<String>,
-    /// Print the outcome as JSON.
-    #[arg(long)]
-    json: bool,
-}
-
 /// The commands an agent runs once per tool call, parsed by a clap tree that holds only them.
 /// Building the whole tree was about 40% of a no-hook `ka-hooks run`. Anything this parser
 /// rejects (another command, `--help`, a typo) is parsed again by [`Cli`], which owns every
@@ -98,7 +79,7 @@ struct HotCli {
 
 #[derive(Debug, Subcommand)]
 enum HotCommand {
-    Run(RunArgs),
+    Run(run::RunArgs),
     Claude(crate::adapter::AdapterArgs),
     Codex(crate::adapter::AdapterArgs),
     Gemini(crate::adapter::AdapterArgs),
@@ -121,7 +102,7 @@ impl From<HotCli> for Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Dispatch an event to the hooks and print the outcome (exit 2 when blocked).
-    Run(RunArgs),
+    Run(run::RunArgs),
     /// List the hooks in effect, in run order, with where each came from.
     List {
         /// Only hooks of this event.
@@ -282,7 +263,7 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
     };
     let explicit = cli.global.project.is_some();
     match cli.command {
-        Command::Run(args) => run(&opts, cli.global.log, args, out),
+        Command::Run(args) => run::run(&opts, cli.global.log, args, out),
         Command::List { event, json } => list(&opts, event.as_deref(), json, out),
         Command::Check { json } => check(&opts, json, out),
         Command::Trust { show, revoke, yes } => crate::review::run(
@@ -382,151 +363,6 @@ fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
 
 fn parse_event(name: &str) -> Result<Event, String> {
     name.parse::<Event>().map_err(|e| e.to_string())
-}
-
-// ---------------------------------------------------------------------------------------------
-// run
-// ---------------------------------------------------------------------------------------------
-
-fn run(
-    opts: &LoadOptions,
-    log: Option<PathBuf>,
-    args: RunArgs,
-    out: &Output,
-) -> Result<u8, String> {
-    let RunArgs {
-        event,
-        tool,
-        input,
-        hook,
-        json,
-    } = args;
-    let event = parse_event(&event)?;
-    if tool.is_some() && !event.is_tool_event() {
-        return Err(format!(
-            "--tool only applies to pre_tool_use and post_tool_use, not {event}"
-        ));
-    }
-    let mut payload = read_payload(input.as_deref())?;
-    if let Some(tool) = tool {
-        payload.entry("tool").or_insert(Value::String(tool));
-    }
-    if event.is_tool_event() && !payload.contains_key("tool") {
-        return Err(format!(
-            "{event} needs a tool: pass --tool NAME or a payload with \"tool\""
-        ));
-    }
-    let mut config = load(opts, out)?;
-    if log.is_some() {
-        config.settings.log = log;
-    }
-    let mut request = Request::new(event, payload);
-    request.only_hook = hook;
-    request.cancel = crate::interrupt::token();
-    let outcome = config.dispatch(request).map_err(|e| e.to_string())?;
-    if json {
-        let text = serde_json::to_string_pretty(&outcome)
-            .map_err(|e| format!("failed to serialise the outcome: {e}"))?;
-        outln!("{text}");
-    } else {
-        print_outcome(&outcome, out);
-    }
-    Ok(if outcome.blocked {
-        EXIT_BLOCKED
-    } else {
-        EXIT_OK
-    })
-}
-
-fn read_payload(input: Option<&str>) -> Result<Map<String, Value>, String> {
-    let (text, origin) = match input {
-        None => return Ok(Map::new()),
-        Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("failed to read the payload from stdin: {e}"))?;
-            (text, "stdin".to_owned())
-        }
-        Some(arg) if arg.starts_with('@') => {
-            let path = &arg[1..];
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("--input {arg}: failed to read {path}: {e}"))?;
-            (text, path.to_owned())
-        }
-        Some(arg) => (arg.to_owned(), "--input".to_owned()),
-    };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!(
-            "{origin}: the payload must be a JSON object, such as '{{\"tool\":\"write\",\"arguments\":{{\"path\":\"src/a.rs\"}}}}'"
-        )),
-        Err(e) => Err(format!("{origin}: invalid JSON payload: {e}")),
-    }
-}
-
-fn print_outcome(outcome: &Outcome, out: &Output) {
-    let mut w = String::new();
-    use std::fmt::Write as _;
-    let tool = outcome
-        .tool
-        .as_deref()
-        .map(|t| format!(" ({t})"))
-        .unwrap_or_default();
-    let verdict = if outcome.blocked {
-        out.paint("1;31", "blocked")
-    } else if outcome.mark_error {
-        out.paint("1;33", "result marked as error")
-    } else {
-        out.paint("1;32", "proceed")
-    };
-    let _ = writeln!(w, "{}{tool}: {verdict}", outcome.event);
-    if let Some(reason) = &outcome.reason {
-        let _ = writeln!(w, "  reason: {}", reason.replace('\n', "\n          "));
-    }
-    if let Some(d) = outcome.decision {
-        let _ = writeln!(w, "  decision: {d}");
-    }
-    if let Some(input) = &outcome.updated_input {
-        let _ = writeln!(w, "  updated input: {}", Value::Object(input.clone()));
-    }
-    if let Some(mode) = &outcome.mode {
-        let _ = writeln!(w, "  mode: {mode}");
-    }
-    for note in &outcome.notes {
-        let _ = writeln!(w, "  note: {note}");
-    }
-    if let Some(feedback) = &outcome.feedback {
-        let _ = writeln!(
-            w,
-            "  feedback: {}",
-            feedback.replace('\n', "\n            ")
-        );
-    }
-    if outcome.hooks.is_empty() {
-        let _ = writeln!(w, "  no hook matched");
-    }
-    for h in &outcome.hooks {
-        let detail = match (&h.status, &h.error, h.exit_code) {
-            (Status::Error, Some(e), _) => format!(" ({e})"),
-            (Status::Skipped, _, _) => " (an earlier hook blocked)".to_owned(),
-            (_, Some(e), Some(code)) => format!(" (exit {code}; {e})"),
-            (_, _, Some(code)) => format!(" (exit {code})"),
-            _ => String::new(),
-        };
-        let _ = writeln!(
-            w,
-            "  hook {} [{}]: {}{detail}, {:.1} ms",
-            h.name,
-            h.source.layer,
-            h.status.as_str(),
-            h.duration_ms
-        );
-    }
-    for d in &outcome.diagnostics {
-        let _ = writeln!(w, "  diagnostic: {d}");
-    }
-    out!("{w}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -767,7 +603,7 @@ fn completions(shell: clap_complete::Shell) -> Result<u8, String> {
 // init
 // ---------------------------------------------------------------------------------------------
 
-const STARTER: &str = include_str!("starter.toml");
+const STARTER: &str = include_str!("../starter.toml");
 
 fn init(opts: &LoadOptions, nested: bool) -> Result<u8, String> {
     let start = paths::absolute(&opts.start_dir);

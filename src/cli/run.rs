@@ -1,0 +1,417 @@
+//! `ka-hooks run`: build the payload (stdin, `--input`, `--example`), dispatch it, and print a
+//! headline that names the verdict truthfully.
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::{Map, Value};
+
+use super::{load, parse_event, Output, EXIT_BLOCKED, EXIT_OK};
+use crate::action::Decision;
+use crate::config::{LoadOptions, OnError};
+use crate::dispatch::Request;
+use crate::event::Event;
+use crate::outcome::{HookReport, Outcome, Status};
+
+/// `ka-hooks run`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Payload: --input, else --example, else stdin when it is not a terminal, else `{}`.
+A tool event's payload holds the tool's arguments under `arguments`:
+  echo '{\"tool\":\"write\",\"arguments\":{\"path\":\".env\"}}' | ka-hooks run pre_tool_use
+
+Headline: blocked (a hook exited 2), blocked (deny) (a JSON deny), ask, allow, proceed (nothing
+objected), result marked as error (post_tool_use exit 2).
+
+Exit codes: 0 the call may proceed (proceed, allow, ask: the host asks a human),
+1 usage or configuration error, 2 blocked, 128+N interrupted by signal N.")]
+pub struct RunArgs {
+    /// Event name: pre_tool_use, post_tool_use, stop, ... (Claude spellings accepted; see `ka-hooks events`).
+    event: String,
+    /// Tool name, for tool events (filled into the payload's `tool`; must agree with it).
+    #[arg(long)]
+    tool: Option<String>,
+    /// Payload object: inline JSON, `@FILE`, or `-` for stdin (default: stdin when piped).
+    #[arg(long, value_name = "JSON|@FILE|-", conflicts_with = "example")]
+    input: Option<String>,
+    /// Send a realistic example payload for the event and tool (the doctor's synthetic payload).
+    #[arg(long)]
+    example: bool,
+    /// Replay the payload against this one hook only.
+    #[arg(long, value_name = "NAME")]
+    hook: Option<String>,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Print the payload sent, and each hook's raw stdout, stderr and duration (on stderr).
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// Top-level payload keys that are not a tool's arguments (for the flat-payload hint).
+const ENVELOPE_KEYS: [&str; 8] = [
+    "event",
+    "tool",
+    "cwd",
+    "session_id",
+    "result",
+    "is_error",
+    "transcript_path",
+    "arguments",
+];
+
+pub fn run(
+    opts: &LoadOptions,
+    log: Option<PathBuf>,
+    args: RunArgs,
+    out: &Output,
+) -> Result<u8, String> {
+    let event = parse_event(&args.event)?;
+    if args.tool.is_some() && !event.is_tool_event() {
+        return Err(format!(
+            "--tool only applies to pre_tool_use and post_tool_use, not {event}"
+        ));
+    }
+    let mut payload = if args.example {
+        example_payload(event, args.tool.as_deref(), opts)
+    } else {
+        read_payload(args.input.as_deref())?
+    };
+    check_tool(event, args.tool.as_deref(), &mut payload)?;
+    let mut config = load(opts, out)?;
+    if log.is_some() {
+        config.settings.log = log;
+    }
+    // What the dispatcher fills in, filled here so `--verbose` shows what the hooks get.
+    payload.insert("event".into(), Value::String(event.as_str().to_owned()));
+    if !payload.contains_key("cwd") {
+        if let Ok(dir) = std::env::current_dir() {
+            payload.insert("cwd".into(), Value::String(dir.to_string_lossy().into()));
+        }
+    }
+    if args.verbose {
+        let text = serde_json::to_string_pretty(&Value::Object(payload.clone()))
+            .unwrap_or_default();
+        eprintln!("payload sent:\n{}", multiline(&text, ""));
+    }
+    let mut request = Request::new(event, payload);
+    request.only_hook = args.hook;
+    request.cancel = crate::interrupt::token();
+    let outcome = config.dispatch(request).map_err(|e| e.to_string())?;
+    if args.verbose {
+        eprint!("{}", verbose_hooks(&outcome));
+    }
+    if args.json {
+        let text = serde_json::to_string_pretty(&outcome)
+            .map_err(|e| format!("failed to serialise the outcome: {e}"))?;
+        outln!("{text}");
+    } else {
+        out!("{}", outcome_text(&outcome, out));
+    }
+    Ok(if outcome.blocked {
+        EXIT_BLOCKED
+    } else {
+        EXIT_OK
+    })
+}
+
+/// `--example`: the doctor's synthetic payload, its paths inside the project (or working) dir.
+fn example_payload(event: Event, tool: Option<&str>, opts: &LoadOptions) -> Map<String, Value> {
+    let base = crate::paths::find_project_root(&opts.start_dir)
+        .unwrap_or_else(|| opts.start_dir.clone());
+    let tool = tool.or(event.is_tool_event().then_some("write"));
+    crate::doctor::synthetic_payload(event, tool, &base)
+}
+
+/// A tool event needs a tool and an `arguments` object; `--tool` must agree with the payload.
+/// With no payload at all (`run pre_tool_use --tool bash`), the arguments are empty.
+fn check_tool(
+    event: Event,
+    tool: Option<&str>,
+    payload: &mut Map<String, Value>,
+) -> Result<(), String> {
+    if !event.is_tool_event() {
+        return Ok(());
+    }
+    if payload.is_empty() {
+        payload.insert("arguments".into(), Value::Object(Map::new()));
+    }
+    match (tool, payload.get("tool")) {
+        (Some(flag), Some(Value::String(given))) if flag != given => {
+            return Err(format!(
+                "--tool {} disagrees with the payload's \"tool\": {}; drop one of them",
+                crate::terminal::escape(flag),
+                crate::terminal::escape(&Value::String(given.clone()).to_string())
+            ))
+        }
+        (_, Some(given)) if !given.is_string() => {
+            return Err(format!(
+                "the payload's \"tool\" must be a string, not {}",
+                crate::terminal::escape(&given.to_string())
+            ))
+        }
+        (Some(flag), None) => {
+            payload.insert("tool".into(), Value::String(flag.to_owned()));
+        }
+        (None, None) => {
+            return Err(format!(
+                "{event} needs a tool: pass --tool NAME or a payload with \"tool\" \
+                 (or --example for a realistic one)"
+            ))
+        }
+        _ => {}
+    }
+    match payload.get("arguments") {
+        Some(Value::Object(_)) => Ok(()),
+        Some(other) => Err(format!(
+            "the payload's \"arguments\" must be an object of the tool's arguments, not {}",
+            crate::terminal::escape(&other.to_string())
+        )),
+        None => Err(flat_payload_hint(event, payload)),
+    }
+}
+
+fn flat_payload_hint(event: Event, payload: &Map<String, Value>) -> String {
+    let mut envelope = Map::new();
+    let mut arguments = Map::new();
+    for (key, value) in payload {
+        if ENVELOPE_KEYS.contains(&key.as_str()) {
+            envelope.insert(key.clone(), value.clone());
+        } else {
+            arguments.insert(key.clone(), value.clone());
+        }
+    }
+    envelope.insert("arguments".into(), Value::Object(arguments.clone()));
+    let what = if arguments.is_empty() {
+        "no \"arguments\" object".to_owned()
+    } else {
+        let keys: Vec<&str> = arguments.keys().map(String::as_str).collect();
+        format!(
+            "no \"arguments\" object, so the hooks would not see {}",
+            keys.join(", ")
+        )
+    };
+    format!(
+        "the {event} payload has {}\n  help: a tool's arguments go under \"arguments\", \
+         such as {}\n  help: or pass --example for a realistic payload",
+        crate::terminal::escape(&what),
+        crate::terminal::escape(&Value::Object(envelope).to_string())
+    )
+}
+
+/// The payload: `--input` (inline, `@FILE`, `-`), else stdin when it is not a terminal.
+fn read_payload(input: Option<&str>) -> Result<Map<String, Value>, String> {
+    let (text, origin) = match input {
+        None if std::io::stdin().is_terminal() => return Ok(Map::new()),
+        None | Some("-") => {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| format!("failed to read the payload from stdin: {e}"))?;
+            if input.is_none() && text.trim().is_empty() {
+                return Ok(Map::new());
+            }
+            (text, "stdin".to_owned())
+        }
+        Some(arg) if arg.starts_with('@') => {
+            let path = &arg[1..];
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("--input {arg}: failed to read {path}: {e}"))?;
+            (text, path.to_owned())
+        }
+        Some(arg) => (arg.to_owned(), "--input".to_owned()),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(format!(
+            "{origin}: the payload must be a JSON object, such as '{{\"tool\":\"write\",\"arguments\":{{\"path\":\"src/a.rs\"}}}}'"
+        )),
+        Err(e) => Err(format!("{origin}: invalid JSON payload: {e}")),
+    }
+}
+
+/// Whether the hook said no through its JSON (`{"decision":"deny"}`, Claude's block forms).
+pub fn denied_by_json(h: &HookReport) -> bool {
+    h.status == Status::Ok
+        && h.action.applied
+        && h.action.action.as_ref().is_some_and(|a| {
+            a.decision == Some(Decision::Deny) || a.block.is_some()
+        })
+}
+
+/// The verdict word of the headline: what the host will do.
+pub fn verdict(outcome: &Outcome) -> String {
+    if outcome.blocked {
+        let how = if outcome.hooks.iter().any(|h| h.status == Status::Blocked) {
+            ""
+        } else if outcome.hooks.iter().any(denied_by_json) {
+            " (deny)"
+        } else if outcome.cancelled.is_some() {
+            " (cancelled)"
+        } else if outcome
+            .hooks
+            .iter()
+            .any(|h| h.status == Status::Error && h.on_error == OnError::Block)
+        {
+            " (a hook failed, on_error = block)"
+        } else {
+            ""
+        };
+        return format!("blocked{how}");
+    }
+    if outcome.mark_error {
+        return "result marked as error".to_owned();
+    }
+    match outcome.decision {
+        Some(Decision::Ask) => "ask".to_owned(),
+        Some(Decision::Allow) => "allow".to_owned(),
+        _ => "proceed".to_owned(),
+    }
+}
+
+/// When no hook ran and a layer was skipped: say so, with the fix.
+fn skipped_layers(outcome: &Outcome) -> Option<String> {
+    if !outcome.hooks.is_empty() || outcome.untrusted.is_empty() {
+        return None;
+    }
+    let fixes: Vec<String> = outcome
+        .untrusted
+        .iter()
+        .map(|u| u.fix.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    Some(format!(
+        "no hook ran: {} layer(s) skipped ({}); to run them: {}",
+        outcome.untrusted.len(),
+        outcome
+            .untrusted
+            .iter()
+            .map(|u| crate::terminal::escape_path(&u.file))
+            .collect::<Vec<_>>()
+            .join(", "),
+        crate::terminal::escape(&fixes.join(" ; "))
+    ))
+}
+
+fn hook_state(h: &HookReport) -> String {
+    if denied_by_json(h) {
+        return "blocked (deny, exit 0)".to_owned();
+    }
+    let detail = match (&h.status, &h.error, h.exit_code) {
+        (Status::Error, Some(e), _) => format!(" ({e})"),
+        (Status::Skipped, _, _) => " (an earlier hook blocked)".to_owned(),
+        (_, Some(e), Some(code)) => format!(" (exit {code}; {e})"),
+        (_, _, Some(code)) => format!(" (exit {code})"),
+        _ => String::new(),
+    };
+    let decision = h
+        .action
+        .action
+        .as_ref()
+        .and_then(|a| a.decision)
+        .filter(|_| h.action.applied)
+        .map(|d| format!(", decision {d}"))
+        .unwrap_or_default();
+    format!("{}{detail}{decision}", h.status.as_str())
+}
+
+/// `-v`: each hook's raw output and duration, escaped.
+fn verbose_hooks(outcome: &Outcome) -> String {
+    use std::fmt::Write as _;
+    let mut w = String::new();
+    for h in &outcome.hooks {
+        let _ = writeln!(
+            w,
+            "hook {} [{}]: {}, {:.1} ms",
+            crate::terminal::escape(&h.name),
+            h.source.layer,
+            hook_state(h),
+            h.duration_ms
+        );
+        for (name, text, cut) in [
+            ("stdout", &h.stdout, h.stdout_truncated),
+            ("stderr", &h.stderr, h.stderr_truncated),
+        ] {
+            if text.is_empty() {
+                let _ = writeln!(w, "  {name}: (empty)");
+                continue;
+            }
+            let _ = writeln!(w, "  {name}:");
+            for line in text.lines() {
+                let _ = writeln!(w, "    | {}", crate::terminal::escape(line));
+            }
+            if cut || text.len() >= crate::outcome::STDERR_EXCERPT {
+                let _ = writeln!(w, "    (cut)");
+            }
+        }
+    }
+    w
+}
+
+/// The human output of `run`: the headline, then what the host must do, then each hook.
+pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
+    use std::fmt::Write as _;
+    let mut w = String::new();
+    let tool = outcome
+        .tool
+        .as_deref()
+        .map(|t| format!(" ({})", crate::terminal::escape(t)))
+        .unwrap_or_default();
+    let word = verdict(outcome);
+    let painted = match word.as_str() {
+        w if w.starts_with("blocked") => out.paint("1;31", w),
+        "result marked as error" | "ask" => out.paint("1;33", &word),
+        _ => out.paint("1;32", &word),
+    };
+    let _ = writeln!(w, "{}{tool}: {painted}", outcome.event);
+    if let Some(skipped) = skipped_layers(outcome) {
+        let _ = writeln!(w, "  {skipped}");
+    }
+    let escape = |s: &str| crate::terminal::escape(s).into_owned();
+    if let Some(reason) = &outcome.reason {
+        let _ = writeln!(w, "  reason: {}", multiline(reason, "          "));
+    }
+    if let Some(input) = &outcome.updated_input {
+        let _ = writeln!(w, "  updated input: {}", escape(&Value::Object(input.clone()).to_string()));
+    }
+    if let Some(mode) = &outcome.mode {
+        let _ = writeln!(w, "  mode: {}", escape(mode));
+    }
+    for note in &outcome.notes {
+        let _ = writeln!(w, "  note: {}", escape(note));
+    }
+    if let Some(feedback) = &outcome.feedback {
+        let _ = writeln!(
+            w,
+            "  feedback: {}",
+            multiline(feedback, "            ")
+        );
+    }
+    if outcome.hooks.is_empty() && outcome.untrusted.is_empty() {
+        let _ = writeln!(w, "  no hook matched");
+    }
+    for h in &outcome.hooks {
+        let _ = writeln!(
+            w,
+            "  hook {} [{}]: {}, {:.1} ms",
+            escape(&h.name),
+            h.source.layer,
+            hook_state(h),
+            h.duration_ms
+        );
+    }
+    for d in &outcome.diagnostics {
+        let _ = writeln!(w, "  diagnostic: {}", escape(d));
+    }
+    w
+}
+
+/// `text` escaped line by line, the lines after the first indented by `indent`.
+fn multiline(text: &str, indent: &str) -> String {
+    text.lines()
+        .map(|l| crate::terminal::escape(l).into_owned())
+        .collect::<Vec<_>>()
+        .join(&format!("\n{indent}"))
+}
