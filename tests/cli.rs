@@ -81,7 +81,7 @@ fn untrusted_project_hooks_never_run_and_the_fix_is_printed() {
         .success()
         .stderr(predicate::str::contains("skipped the project layer"))
         .stderr(predicate::str::contains("trust`"))
-        .stdout(predicate::str::contains("no hook matched"));
+        .stdout(predicate::str::contains("no hook ran: 1 layer(s) skipped"));
     assert!(!marker.exists(), "an untrusted hook ran");
 }
 

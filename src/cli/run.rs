@@ -91,8 +91,8 @@ pub fn run(
         }
     }
     if args.verbose {
-        let text = serde_json::to_string_pretty(&Value::Object(payload.clone()))
-            .unwrap_or_default();
+        let text =
+            serde_json::to_string_pretty(&Value::Object(payload.clone())).unwrap_or_default();
         eprintln!("payload sent:\n{}", multiline(&text, ""));
     }
     let mut request = Request::new(event, payload);
@@ -118,8 +118,8 @@ pub fn run(
 
 /// `--example`: the doctor's synthetic payload, its paths inside the project (or working) dir.
 fn example_payload(event: Event, tool: Option<&str>, opts: &LoadOptions) -> Map<String, Value> {
-    let base = crate::paths::find_project_root(&opts.start_dir)
-        .unwrap_or_else(|| opts.start_dir.clone());
+    let base =
+        crate::paths::find_project_root(&opts.start_dir).unwrap_or_else(|| opts.start_dir.clone());
     let tool = tool.or(event.is_tool_event().then_some("write"));
     crate::doctor::synthetic_payload(event, tool, &base)
 }
@@ -235,9 +235,10 @@ fn read_payload(input: Option<&str>) -> Result<Map<String, Value>, String> {
 pub fn denied_by_json(h: &HookReport) -> bool {
     h.status == Status::Ok
         && h.action.applied
-        && h.action.action.as_ref().is_some_and(|a| {
-            a.decision == Some(Decision::Deny) || a.block.is_some()
-        })
+        && h.action
+            .action
+            .as_ref()
+            .is_some_and(|a| a.decision == Some(Decision::Deny) || a.block.is_some())
 }
 
 /// The verdict word of the headline: what the host will do.
@@ -374,7 +375,11 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
         let _ = writeln!(w, "  reason: {}", multiline(reason, "          "));
     }
     if let Some(input) = &outcome.updated_input {
-        let _ = writeln!(w, "  updated input: {}", escape(&Value::Object(input.clone()).to_string()));
+        let _ = writeln!(
+            w,
+            "  updated input: {}",
+            escape(&Value::Object(input.clone()).to_string())
+        );
     }
     if let Some(mode) = &outcome.mode {
         let _ = writeln!(w, "  mode: {}", escape(mode));
@@ -383,11 +388,7 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
         let _ = writeln!(w, "  note: {}", escape(note));
     }
     if let Some(feedback) = &outcome.feedback {
-        let _ = writeln!(
-            w,
-            "  feedback: {}",
-            multiline(feedback, "            ")
-        );
+        let _ = writeln!(w, "  feedback: {}", multiline(feedback, "            "));
     }
     if outcome.hooks.is_empty() && outcome.untrusted.is_empty() {
         let _ = writeln!(w, "  no hook matched");
