@@ -52,6 +52,7 @@ project="$scratch/project"
 mkdir -p "$project/.ka" "$project/src" "$project/examples"
 cp ka.toml.example "$project/.ka/ka.toml"
 cp -R examples/hooks "$project/examples/hooks"
+cp -R examples/tests "$project/.ka/tests"    # the golden cases of the example hooks
 printf 'fn main() {}   \n' > "$project/src/main.rs"   # trailing spaces for the formatter
 
 failed=0
@@ -87,6 +88,8 @@ step 0 run pre_tool_use --tool write --input '{"arguments":{"path":"src/main.rs"
 step 0 run post_tool_use --tool write --input '{"arguments":{"path":"src/main.rs"},"result":"ok"}'
 # Failing tests: the hook switches to plan mode.
 step 0 run post_tool_use --tool bash --input '{"arguments":{"command":"cargo test"},"result":"test result: FAILED. 1 passed; 2 failed","is_error":true}'
+# The example hooks' golden cases (.ka/tests/*.toml): what each hook must decide, checked at once.
+step 0 test
 
 echo
 if [ "$failed" -ne 0 ]; then

@@ -133,6 +133,7 @@ pub mod config;
 pub mod dispatch;
 pub mod doctor;
 pub mod event;
+pub mod golden;
 pub mod interrupt;
 pub mod outcome;
 pub mod paths;
@@ -142,6 +143,7 @@ pub mod review;
 pub mod schema;
 pub mod terminal;
 pub mod trust;
+pub mod verdict;
 
 pub use cancel::CancelToken;
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};

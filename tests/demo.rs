@@ -62,6 +62,7 @@ fn demo_finds_the_binary_in_cargo_target_dir_and_every_step_exits_as_expected() 
         "[REDACTED:aws-key]",
         "feedback: src/main.rs: trailing whitespace on line(s) 1",
         "mode: plan",
+        "test result: ok.",
         "demo.sh: every step exited as expected",
     ] {
         assert!(stdout.contains(line), "`{line}` not in:\n{stdout}");

@@ -30,6 +30,7 @@ macro_rules! outln {
 }
 
 mod run;
+mod test;
 
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_ERROR: u8 = 1;
@@ -128,7 +129,9 @@ enum Command {
         #[arg(long, conflicts_with_all = ["show", "revoke"])]
         yes: bool,
     },
-    /// Write a commented starter `.ka/ka.toml` (never overwrites).
+    /// Run the project's golden cases (`.ka/tests/*.toml`) through the hooks; exit 1 on a failure.
+    Test(test::TestArgs),
+    /// Write a commented starter `.ka/ka.toml` and an example case (never overwrites).
     Init {
         /// Create it even though a parent directory already has `.ka/` (both then apply).
         #[arg(long)]
@@ -274,6 +277,7 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
                 _ => crate::review::Mode::Trust { yes },
             },
         ),
+        Command::Test(args) => test::run(&opts, args, out),
         Command::Init { nested } => init(&opts, nested),
         Command::Claude(args) => Ok(adapter_run(
             Agent::Claude,
@@ -630,6 +634,13 @@ fn init(opts: &LoadOptions, nested: bool) -> Result<u8, String> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
     write_new(&file, STARTER)?;
+    let cases = start.join(crate::golden::TESTS_DIR);
+    let example = cases.join("example.toml");
+    if !example.exists() {
+        std::fs::create_dir_all(&cases)
+            .map_err(|e| format!("failed to create {}: {e}", cases.display()))?;
+        write_new(&example, crate::golden::STARTER_CASES)?;
+    }
     let ignore = dir.join(".gitignore");
     if !ignore.exists() {
         write_new(
@@ -653,7 +664,11 @@ fn init(opts: &LoadOptions, nested: bool) -> Result<u8, String> {
     })
     .map_err(|e| e.to_string())?;
     outln!("wrote {}", file.display());
-    outln!("next: uncomment or add hooks, then review and trust them with `ka-hooks trust`");
+    outln!("wrote {}", example.display());
+    outln!(
+        "next: uncomment or add hooks, review and trust them with `ka-hooks trust`, \
+         then check them with `ka-hooks test`"
+    );
     Ok(EXIT_OK)
 }
 

@@ -8,11 +8,11 @@ use clap::Args;
 use serde_json::{Map, Value};
 
 use super::{load, parse_event, Output, EXIT_BLOCKED, EXIT_OK};
-use crate::action::Decision;
-use crate::config::{LoadOptions, OnError};
+use crate::config::LoadOptions;
 use crate::dispatch::Request;
 use crate::event::Event;
 use crate::outcome::{HookReport, Outcome, Status};
+use crate::verdict::{denied_by_json, verdict};
 
 /// `ka-hooks run`.
 #[derive(Debug, Args)]
@@ -228,46 +228,6 @@ fn read_payload(input: Option<&str>) -> Result<Map<String, Value>, String> {
             "{origin}: the payload must be a JSON object, such as '{{\"tool\":\"write\",\"arguments\":{{\"path\":\"src/a.rs\"}}}}'"
         )),
         Err(e) => Err(format!("{origin}: invalid JSON payload: {e}")),
-    }
-}
-
-/// Whether the hook said no through its JSON (`{"decision":"deny"}`, Claude's block forms).
-pub fn denied_by_json(h: &HookReport) -> bool {
-    h.status == Status::Ok
-        && h.action.applied
-        && h.action
-            .action
-            .as_ref()
-            .is_some_and(|a| a.decision == Some(Decision::Deny) || a.block.is_some())
-}
-
-/// The verdict word of the headline: what the host will do.
-pub fn verdict(outcome: &Outcome) -> String {
-    if outcome.blocked {
-        let how = if outcome.hooks.iter().any(|h| h.status == Status::Blocked) {
-            ""
-        } else if outcome.hooks.iter().any(denied_by_json) {
-            " (deny)"
-        } else if outcome.cancelled.is_some() {
-            " (cancelled)"
-        } else if outcome
-            .hooks
-            .iter()
-            .any(|h| h.status == Status::Error && h.on_error == OnError::Block)
-        {
-            " (a hook failed, on_error = block)"
-        } else {
-            ""
-        };
-        return format!("blocked{how}");
-    }
-    if outcome.mark_error {
-        return "result marked as error".to_owned();
-    }
-    match outcome.decision {
-        Some(Decision::Ask) => "ask".to_owned(),
-        Some(Decision::Allow) => "allow".to_owned(),
-        _ => "proceed".to_owned(),
     }
 }
 
