@@ -21,7 +21,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -37,10 +37,9 @@ const HASH_PREFIX: usize = 16;
 /// Append the lines of one dispatch to `path`. Returns what went wrong, for a diagnostic: a log
 /// that cannot be written never fails the dispatch.
 pub fn append(path: &Path, outcome: &Outcome) -> Result<(), String> {
-    let time = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
+    // RFC 3339 in UTC, to the millisecond: `2026-12-01T09:13:10.123Z`.
+    let time = humantime::format_rfc3339_millis(SystemTime::now()).to_string();
+    let time = time.as_str();
     let mut file = open(path)?;
     for hook in &outcome.hooks {
         write_line(&mut file, path, &hook_line(time, outcome, hook))?;
@@ -116,7 +115,7 @@ fn write_line(file: &mut File, path: &Path, value: &Value) -> Result<(), String>
     }
 }
 
-fn hook_line(time: f64, outcome: &Outcome, hook: &HookReport) -> Value {
+fn hook_line(time: &str, outcome: &Outcome, hook: &HookReport) -> Value {
     json!({
         "time": time,
         "kind": "hook",
@@ -204,7 +203,7 @@ fn action_fields(action: &Action) -> Vec<&'static str> {
         .collect()
 }
 
-fn outcome_line(time: f64, outcome: &Outcome) -> Value {
+fn outcome_line(time: &str, outcome: &Outcome) -> Value {
     let verdict = if outcome.blocked {
         "blocked"
     } else if outcome.mark_error {

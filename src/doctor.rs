@@ -4,8 +4,9 @@
 //! without running anything that its command resolves (a shell builtin, a program on `PATH`, or an
 //! existing file; a script run directly must be executable, a script handed to an interpreter must
 //! exist) and that its layer is trusted. With `exec` it also runs each runnable hook once, through
-//! the real dispatcher, on a [synthetic payload](synthetic_payload) whose paths all point into a
-//! fresh scratch directory, with `KA_HOOKS_DOCTOR=1` in its environment, and judges the answer.
+//! the real dispatcher and in the project root (where it runs in a session), on a
+//! [synthetic payload](synthetic_payload) whose paths all point into a fresh scratch directory,
+//! with `KA_HOOKS_DOCTOR=1` in its environment, and judges the answer.
 //!
 //! Every check ends `ok`, `warning` or `failing`; an entry's state is its worst check's.
 
@@ -255,8 +256,8 @@ impl Report {
         if !self.executed && hooks > 0 {
             let _ = writeln!(
                 w,
-                "static checks only: `ka-hooks doctor --exec` also runs each hook once on a \
-                 synthetic payload in a scratch directory"
+                "static checks only: `ka-hooks doctor --exec` also runs each hook once, in the \
+                 project root, on a synthetic payload whose paths point into a scratch directory"
             );
         }
         w

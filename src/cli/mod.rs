@@ -4,16 +4,14 @@
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use serde_json::{Map, Value};
 
 use crate::adapter::Agent;
-use crate::config::{Config, Hook, LayerState, LoadError, LoadOptions};
+use crate::config::{Config, LoadError, LoadOptions};
 use crate::event::Event;
 use crate::paths::{self, Paths};
-use crate::trust::TrustStore;
 
 /// Print to stdout, ignoring a closed pipe (`ka-hooks list | head` must not panic).
 macro_rules! out {
@@ -29,6 +27,10 @@ macro_rules! outln {
     }};
 }
 
+mod check;
+mod doctor;
+mod init;
+mod list;
 mod run;
 mod test;
 
@@ -149,7 +151,7 @@ enum Command {
     Import(crate::adapter::import::ImportArgs),
     /// Check every hook is wired and working: command found, script executable, layer trusted.
     Doctor {
-        /// Also run each hook once on a synthetic payload in a scratch directory (KA_HOOKS_DOCTOR=1).
+        /// Also run each hook once, in the project root, on a synthetic payload whose paths point into a scratch directory (KA_HOOKS_DOCTOR=1).
         #[arg(long)]
         exec: bool,
         /// Print the report as a JSON array, one object per hook, layer or configuration error.
@@ -267,8 +269,8 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
     let explicit = cli.global.project.is_some();
     match cli.command {
         Command::Run(args) => run::run(&opts, cli.global.log, args, out),
-        Command::List { event, json } => list(&opts, event.as_deref(), json, out),
-        Command::Check { json } => check(&opts, json, out),
+        Command::List { event, json } => list::list(&opts, event.as_deref(), json, out),
+        Command::Check { json } => check::check(&opts, json, out),
         Command::Trust { show, revoke, yes } => crate::review::run(
             &opts,
             match (show, revoke) {
@@ -278,7 +280,7 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
             },
         ),
         Command::Test(args) => test::run(&opts, args, out),
-        Command::Init { nested } => init(&opts, nested),
+        Command::Init { nested } => init::init(&opts, nested),
         Command::Claude(args) => Ok(adapter_run(
             Agent::Claude,
             explicit,
@@ -302,7 +304,7 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
         )),
         Command::Install(args) => crate::adapter::install::run(&opts, &args),
         Command::Import(args) => crate::adapter::import::run(&opts, &args),
-        Command::Doctor { exec, json } => doctor(&opts, exec, json, out),
+        Command::Doctor { exec, json } => doctor::doctor(&opts, exec, json, out),
         Command::Schema => {
             out!("{}", crate::schema::schema_text());
             Ok(EXIT_OK)
@@ -369,230 +371,6 @@ fn parse_event(name: &str) -> Result<Event, String> {
     name.parse::<Event>().map_err(|e| e.to_string())
 }
 
-// ---------------------------------------------------------------------------------------------
-// list
-// ---------------------------------------------------------------------------------------------
-
-fn hook_json(h: &Hook) -> Value {
-    serde_json::json!({
-        "name": h.name,
-        "event": h.event.as_str(),
-        "filter": if h.event.is_tool_event() { Value::String(h.filter.describe()) } else { Value::Null },
-        "command": h.command,
-        "timeout_secs": h.timeout.as_secs_f64(),
-        "on_error": h.on_error.as_str(),
-        "enabled": h.enabled,
-        "env": h.env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<Map<String, Value>>(),
-        "source": h.source,
-        "overrides": h.overrides,
-    })
-}
-
-fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Result<u8, String> {
-    let event = event.map(parse_event).transpose()?;
-    let config = load(opts, out)?;
-    let hooks: Vec<&Hook> = config
-        .hooks
-        .iter()
-        .filter(|h| event.is_none_or(|e| h.event == e))
-        .collect();
-    if json {
-        let value = serde_json::json!({
-            "project_root": config.project_root,
-            "disabled": config.settings.disabled,
-            "hooks": hooks.iter().map(|h| hook_json(h)).collect::<Vec<_>>(),
-            "deduplicated": config.deduplicated,
-            "layers": config.layers,
-            "untrusted": config.untrusted,
-            "settings": config.settings,
-        });
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        );
-        return Ok(EXIT_OK);
-    }
-    let mut w = String::new();
-    use std::fmt::Write as _;
-    for layer in &config.layers {
-        let state = match layer.state {
-            LayerState::Loaded => "loaded",
-            LayerState::TrustedOnce => "loaded (--trust, this run only)",
-            LayerState::TrustedRoot => "loaded (under a trusted root)",
-            LayerState::Untrusted => "SKIPPED: untrusted",
-            LayerState::Stale => {
-                "CHANGED since trusted: new content skipped, its guards fail closed"
-            }
-            LayerState::Removed => "REMOVED since trusted: its guards fail closed",
-            LayerState::Refused => "SKIPPED: refused (see the warning)",
-            LayerState::Invalid => "SKIPPED: configuration errors (see `ka-hooks check`)",
-        };
-        let _ = writeln!(
-            w,
-            "{:8} {}  {state}",
-            layer.layer.as_str(),
-            layer.file.display()
-        );
-    }
-    if config.layers.is_empty() {
-        let _ = writeln!(w, "no config files found");
-    }
-    if let Some(why) = &config.settings.disabled {
-        let _ = writeln!(w, "every hook is OFF: {why}");
-    }
-    let mut current = None;
-    for h in &hooks {
-        if current != Some(h.event) {
-            current = Some(h.event);
-            let _ = writeln!(w, "\n{}", out.paint("1", h.event.as_str()));
-        }
-        let state = if h.enabled { "" } else { "  [disabled]" };
-        let filter = if h.event.is_tool_event() {
-            format!("  {}", h.filter.describe())
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            w,
-            "  {}{}{state}",
-            crate::terminal::escape(&h.name),
-            crate::terminal::escape(&filter)
-        );
-        let _ = writeln!(
-            w,
-            "    command: {}  (timeout {}s, on_error {})",
-            crate::terminal::escape(&h.command),
-            h.timeout.as_secs_f64(),
-            h.on_error.as_str()
-        );
-        let _ = writeln!(w, "    from {}", h.source);
-        for o in &h.overrides {
-            let what = if o.keys == ["enabled"] && !h.enabled {
-                "disabled".to_owned()
-            } else {
-                format!("set {}", o.keys.join(", "))
-            };
-            let _ = writeln!(w, "    {what} by {}", o.source);
-        }
-    }
-    if hooks.is_empty() {
-        let _ = writeln!(w, "\nno hooks in effect");
-    }
-    for d in &config.deduplicated {
-        let _ = writeln!(
-            w,
-            "\nduplicate: {} ({}) runs once, as {}",
-            d.name, d.source, d.kept
-        );
-    }
-    for (key, origin) in &config.settings.provenance {
-        let _ = writeln!(w, "setting {key} from {origin}");
-    }
-    out!("{w}");
-    Ok(EXIT_OK)
-}
-
-// ---------------------------------------------------------------------------------------------
-// check
-// ---------------------------------------------------------------------------------------------
-
-fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String> {
-    let report = Config::check(opts);
-    if json {
-        let value = serde_json::json!({
-            "ok": report.errors.is_empty(),
-            "errors": report.errors,
-            "active_hooks": report.config.as_ref().map(active_hooks),
-            "untrusted": report.config.as_ref().map(|c| c.untrusted.clone()).unwrap_or_default(),
-            "warnings": report.config.as_ref().map(fail_open_warnings).unwrap_or_default(),
-        });
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
-        );
-    } else {
-        for e in &report.errors {
-            out.error(&e.to_string());
-        }
-    }
-    if !report.errors.is_empty() {
-        if !json {
-            eprintln!("{} error(s) found", report.errors.len());
-        }
-        return Ok(EXIT_ERROR);
-    }
-    if let Some(config) = &report.config {
-        if !json {
-            for u in &config.untrusted {
-                out.warn(&u.to_string());
-            }
-            for w in &config.warnings {
-                out.warn(w);
-            }
-            for n in &config.notes {
-                outln!("note: {n}");
-            }
-            for warning in fail_open_warnings(config) {
-                out.warn(&warning);
-            }
-            let files = config.layers.len();
-            outln!(
-                "ok: {} active hook(s) from {files} file(s)",
-                active_hooks(config)
-            );
-        }
-    }
-    Ok(EXIT_OK)
-}
-
-/// Guards that fail open (see [`crate::doctor::fail_open_warning`]); warnings, not errors.
-fn fail_open_warnings(config: &Config) -> Vec<String> {
-    if config.settings.disabled.is_some() {
-        return Vec::new();
-    }
-    config
-        .hooks
-        .iter()
-        .filter_map(crate::doctor::fail_open_warning)
-        .collect()
-}
-
-fn active_hooks(config: &Config) -> usize {
-    if config.settings.disabled.is_some() {
-        return 0;
-    }
-    config.hooks.iter().filter(|h| h.enabled).count()
-}
-
-// ---------------------------------------------------------------------------------------------
-// trust
-// ---------------------------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------------------------
-// doctor, completions
-// ---------------------------------------------------------------------------------------------
-
-fn doctor(opts: &LoadOptions, exec: bool, json: bool, out: &Output) -> Result<u8, String> {
-    let progress = exec && !json && std::io::stderr().is_terminal();
-    let report = crate::doctor::diagnose(opts, exec, &mut |name| {
-        if progress {
-            eprintln!("running hook {name} on a synthetic payload...");
-        }
-    })
-    .map_err(|e| e.to_string())?;
-    if json {
-        let text = serde_json::to_string_pretty(&report.entries)
-            .map_err(|e| format!("failed to serialise the report: {e}"))?;
-        outln!("{text}");
-    } else {
-        out!("{}", report.to_text(out.color));
-    }
-    Ok(if report.failing() {
-        EXIT_ERROR
-    } else {
-        EXIT_OK
-    })
-}
 
 fn completions(shell: clap_complete::Shell) -> Result<u8, String> {
     // Generated into memory: clap_complete panics on a write error, such as a closed pipe.
@@ -601,83 +379,4 @@ fn completions(shell: clap_complete::Shell) -> Result<u8, String> {
     clap_complete::generate(shell, &mut command, "ka-hooks", &mut script);
     let _ = std::io::stdout().write_all(&script);
     Ok(EXIT_OK)
-}
-
-// ---------------------------------------------------------------------------------------------
-// init
-// ---------------------------------------------------------------------------------------------
-
-const STARTER: &str = include_str!("../starter.toml");
-
-fn init(opts: &LoadOptions, nested: bool) -> Result<u8, String> {
-    let start = paths::absolute(&opts.start_dir);
-    if let Some(outer) = start.parent().and_then(paths::find_project_root) {
-        if !nested {
-            return Err(format!(
-                "{} already has `.ka/`: its hooks apply here too. Add hooks to {}, or pass \
-                 --nested to add a second layer in this directory (both then run)",
-                crate::terminal::escape_path(&outer),
-                crate::terminal::escape_path(
-                    &outer.join(paths::PROJECT_DIR).join(paths::CONFIG_FILE)
-                )
-            ));
-        }
-    }
-    let dir = start.join(paths::PROJECT_DIR);
-    let file = dir.join(paths::CONFIG_FILE);
-    if file.exists() {
-        return Err(format!(
-            "{} already exists; not overwriting it (edit it, then `ka-hooks trust`)",
-            file.display()
-        ));
-    }
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
-    write_new(&file, STARTER)?;
-    let cases = start.join(crate::golden::TESTS_DIR);
-    let example = cases.join("example.toml");
-    if !example.exists() {
-        std::fs::create_dir_all(&cases)
-            .map_err(|e| format!("failed to create {}: {e}", cases.display()))?;
-        write_new(&example, crate::golden::STARTER_CASES)?;
-    }
-    let ignore = dir.join(".gitignore");
-    if !ignore.exists() {
-        write_new(
-            &ignore,
-            "# personal overrides stay out of the repository\nka.local.toml\n",
-        )?;
-    }
-    // The starter defines no active hook, so trusting it exposes nothing; the user's first edit
-    // makes it stale, and that edit is what `ka-hooks trust` then reviews (as a diff).
-    if let Some(data_dir) = &opts.paths.data_dir {
-        crate::trust::keep_reviewed(data_dir, STARTER.as_bytes())
-            .map_err(|e| format!("failed to write {}: {e}", data_dir.display()))?;
-    }
-    TrustStore::update(opts.paths.trust_file().as_deref(), |store| {
-        store.allow(
-            &start,
-            ".ka/ka.toml",
-            crate::trust::TrustRecord::new(STARTER.as_bytes(), Vec::new()),
-        );
-        (true, ())
-    })
-    .map_err(|e| e.to_string())?;
-    outln!("wrote {}", file.display());
-    outln!("wrote {}", example.display());
-    outln!(
-        "next: uncomment or add hooks, review and trust them with `ka-hooks trust`, \
-         then check them with `ka-hooks test`"
-    );
-    Ok(EXIT_OK)
-}
-
-fn write_new(path: &Path, content: &str) -> Result<(), String> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| format!("failed to create {}: {e}", path.display()))?;
-    f.write_all(content.as_bytes())
-        .map_err(|e| format!("failed to write {}: {e}", path.display()))
 }

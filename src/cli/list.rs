@@ -1,0 +1,125 @@
+//! `ka-hooks list`: the hooks in effect, grouped by event, with where each came from.
+
+use serde_json::{Map, Value};
+
+use super::{load, parse_event, Output, EXIT_OK};
+use crate::config::{Hook, LayerState, LoadOptions};
+
+fn hook_json(h: &Hook) -> Value {
+    serde_json::json!({
+        "name": h.name,
+        "event": h.event.as_str(),
+        "filter": if h.event.is_tool_event() { Value::String(h.filter.describe()) } else { Value::Null },
+        "command": h.command,
+        "timeout_secs": h.timeout.as_secs_f64(),
+        "on_error": h.on_error.as_str(),
+        "enabled": h.enabled,
+        "env": h.env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<Map<String, Value>>(),
+        "source": h.source,
+        "overrides": h.overrides,
+    })
+}
+
+pub fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Result<u8, String> {
+    let event = event.map(parse_event).transpose()?;
+    let config = load(opts, out)?;
+    let hooks: Vec<&Hook> = config
+        .hooks
+        .iter()
+        .filter(|h| event.is_none_or(|e| h.event == e))
+        .collect();
+    if json {
+        let value = serde_json::json!({
+            "project_root": config.project_root,
+            "disabled": config.settings.disabled,
+            "hooks": hooks.iter().map(|h| hook_json(h)).collect::<Vec<_>>(),
+            "deduplicated": config.deduplicated,
+            "layers": config.layers,
+            "untrusted": config.untrusted,
+            "settings": config.settings,
+        });
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+        return Ok(EXIT_OK);
+    }
+    let mut w = String::new();
+    use std::fmt::Write as _;
+    for layer in &config.layers {
+        let state = match layer.state {
+            LayerState::Loaded => "loaded",
+            LayerState::TrustedOnce => "loaded (--trust, this run only)",
+            LayerState::TrustedRoot => "loaded (under a trusted root)",
+            LayerState::Untrusted => "SKIPPED: untrusted",
+            LayerState::Stale => {
+                "CHANGED since trusted: new content skipped, its guards fail closed"
+            }
+            LayerState::Removed => "REMOVED since trusted: its guards fail closed",
+            LayerState::Refused => "SKIPPED: refused (see the warning)",
+            LayerState::Invalid => "SKIPPED: configuration errors (see `ka-hooks check`)",
+        };
+        let _ = writeln!(
+            w,
+            "{:8} {}  {state}",
+            layer.layer.as_str(),
+            layer.file.display()
+        );
+    }
+    if config.layers.is_empty() {
+        let _ = writeln!(w, "no config files found");
+    }
+    if let Some(why) = &config.settings.disabled {
+        let _ = writeln!(w, "every hook is OFF: {why}");
+    }
+    let mut current = None;
+    for h in &hooks {
+        if current != Some(h.event) {
+            current = Some(h.event);
+            let _ = writeln!(w, "\n{}", out.paint("1", h.event.as_str()));
+        }
+        let state = if h.enabled { "" } else { "  [disabled]" };
+        let filter = if h.event.is_tool_event() {
+            format!("  {}", h.filter.describe())
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            w,
+            "  {}{}{state}",
+            crate::terminal::escape(&h.name),
+            crate::terminal::escape(&filter)
+        );
+        let _ = writeln!(
+            w,
+            "    command: {}  (timeout {}s, on_error {})",
+            crate::terminal::escape(&h.command),
+            h.timeout.as_secs_f64(),
+            h.on_error.as_str()
+        );
+        let _ = writeln!(w, "    from {}", h.source);
+        for o in &h.overrides {
+            let what = if o.keys == ["enabled"] && !h.enabled {
+                "disabled".to_owned()
+            } else {
+                format!("set {}", o.keys.join(", "))
+            };
+            let _ = writeln!(w, "    {what} by {}", o.source);
+        }
+    }
+    if hooks.is_empty() {
+        let _ = writeln!(w, "\nno hooks in effect");
+    }
+    for d in &config.deduplicated {
+        let _ = writeln!(
+            w,
+            "\nduplicate: {} ({}) runs once, as {}",
+            d.name, d.source, d.kept
+        );
+    }
+    for (key, origin) in &config.settings.provenance {
+        let _ = writeln!(w, "setting {key} from {origin}");
+    }
+    out!("{w}");
+    Ok(EXIT_OK)
+}
