@@ -322,7 +322,7 @@ fn env_timeout_override_applies_to_hooks_without_their_own() {
         .assert()
         .success();
     let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
-    assert_eq!(value["hooks"][0]["timeout_secs"], 4.0);
+    assert_eq!(value["hooks"][0]["timeout"], 4.0);
 }
 
 #[test]
@@ -379,4 +379,78 @@ fn runs_with_stdin_and_stdout_closed() {
         .status()
         .expect("run");
     assert_eq!(status.code(), Some(2), "the hook's veto still decides");
+}
+
+#[test]
+fn list_groups_hooks_by_event_in_run_order() {
+    let w = World::new();
+    w.user(
+        "[[hooks]]\nname = \"a\"\nevent = \"pre_tool_use\"\ncommand = \"true\"\n\
+         [[hooks]]\nname = \"b\"\nevent = \"stop\"\ncommand = \"true\"\n\
+         [[hooks]]\nname = \"c\"\nevent = \"pre_tool_use\"\ncommand = \"true\"\n",
+    );
+    let out = w.cmd().arg("list").assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(text.matches("\npre_tool_use\n").count(), 1, "{text}");
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle} in {text}"))
+    };
+    assert!(at("\n  a  ") < at("\n  c  "), "{text}");
+    assert!(at("\n  c  ") < at("\nstop\n"), "{text}");
+}
+
+#[test]
+fn list_json_uses_the_toml_keys() {
+    let w = World::new();
+    w.user(
+        "[[hooks]]\nname = \"g\"\nevent = \"pre_tool_use\"\ntool = [\"write\"]\ncommand = \"true\"\ntimeout = 3\n\
+         [[hooks]]\nname = \"m\"\nevent = \"post_tool_use\"\nmatcher = \"Bash\"\ncommand = \"true\"\n",
+    );
+    let out = w.cmd().args(["list", "--json"]).assert().success();
+    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).expect("json");
+    let g = &value["hooks"][0];
+    assert_eq!(g["timeout"], 3.0);
+    assert!(g.get("timeout_secs").is_none(), "{g}");
+    assert_eq!(g["tool"], serde_json::json!(["write"]));
+    assert_eq!(value["hooks"][1]["matcher"], "Bash");
+}
+
+#[test]
+fn audit_time_is_rfc_3339() {
+    let w = World::new();
+    w.user(STOP_HOOK);
+    let log = w.base.join("audit.jsonl");
+    w.cmd()
+        .args(["run", "stop", "--log"])
+        .arg(&log)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&log).expect("audit log");
+    for line in text.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).expect("json line");
+        let time = value["time"].as_str().unwrap_or_default();
+        let shape = regex_like_rfc3339(time);
+        assert!(shape, "time {time:?} is not RFC 3339");
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff]Z`.
+fn regex_like_rfc3339(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| r.clone().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    b.len() >= 20
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && t.ends_with('Z')
 }

@@ -456,3 +456,21 @@ fn diagnose_reports_states_and_counts_in_run_order() {
     assert_eq!(states, [("good", State::Ok), ("typo", State::Failing)]);
     assert!(!report.executed);
 }
+
+/// The footer and `--help` say where `--exec` runs hooks: in the project root (where a session
+/// runs them), with a payload whose paths point into a scratch directory.
+#[test]
+fn the_wording_says_hooks_run_in_the_project_root() {
+    let project = Project::with_user_toml(&hook("fine", "stop", "true", &[]));
+    let out = project.cli().arg("doctor").output().expect("doctor");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("in the project root"), "{text}");
+    assert!(!text.contains("payload in a scratch directory"), "{text}");
+    let help = project
+        .cli()
+        .args(["doctor", "--help"])
+        .output()
+        .expect("help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("in the project root"), "{help}");
+}

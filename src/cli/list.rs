@@ -3,15 +3,24 @@
 use serde_json::{Map, Value};
 
 use super::{load, parse_event, Output, EXIT_OK};
-use crate::config::{Hook, LayerState, LoadOptions};
+use crate::config::{Hook, LayerState, LoadOptions, ToolFilter};
 
+/// A hook as JSON: the keys of `[[hooks]]` (`tool` or `matcher`, `timeout` in seconds), then
+/// `filter` (the filter in words), `source` and `overrides`.
 fn hook_json(h: &Hook) -> Value {
+    let (tool, matcher) = match &h.filter {
+        ToolFilter::Tools { patterns, .. } => (serde_json::json!(patterns), Value::Null),
+        ToolFilter::Matcher { source, .. } => (Value::Null, Value::String(source.clone())),
+        ToolFilter::All => (Value::Null, Value::Null),
+    };
     serde_json::json!({
         "name": h.name,
         "event": h.event.as_str(),
+        "tool": tool,
+        "matcher": matcher,
         "filter": if h.event.is_tool_event() { Value::String(h.filter.describe()) } else { Value::Null },
         "command": h.command,
-        "timeout_secs": h.timeout.as_secs_f64(),
+        "timeout": h.timeout.as_secs_f64(),
         "on_error": h.on_error.as_str(),
         "enabled": h.enabled,
         "env": h.env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<Map<String, Value>>(),
@@ -20,14 +29,21 @@ fn hook_json(h: &Hook) -> Value {
     })
 }
 
-pub fn list(opts: &LoadOptions, event: Option<&str>, json: bool, out: &Output) -> Result<u8, String> {
+pub fn list(
+    opts: &LoadOptions,
+    event: Option<&str>,
+    json: bool,
+    out: &Output,
+) -> Result<u8, String> {
     let event = event.map(parse_event).transpose()?;
     let config = load(opts, out)?;
-    let hooks: Vec<&Hook> = config
+    let mut hooks: Vec<&Hook> = config
         .hooks
         .iter()
         .filter(|h| event.is_none_or(|e| h.event == e))
         .collect();
+    // Grouped by event; a stable sort keeps the run order within each event.
+    hooks.sort_by_key(|h| h.event);
     if json {
         let value = serde_json::json!({
             "project_root": config.project_root,

@@ -108,14 +108,16 @@ enum Command {
     Run(run::RunArgs),
     /// List the hooks in effect, in run order, with where each came from.
     List {
-        /// Only hooks of this event.
+        /// Only hooks of this event (see `ka-hooks events`).
         #[arg(long)]
         event: Option<String>,
+        /// Print the layers, hooks and settings as JSON (hook keys as in ka.toml).
         #[arg(long)]
         json: bool,
     },
     /// Validate every layer (trusted or not) and report all errors.
     Check {
+        /// Print `ok`, the errors with their positions, and the warnings as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -371,7 +373,6 @@ fn parse_event(name: &str) -> Result<Event, String> {
     name.parse::<Event>().map_err(|e| e.to_string())
 }
 
-
 fn completions(shell: clap_complete::Shell) -> Result<u8, String> {
     // Generated into memory: clap_complete panics on a write error, such as a closed pipe.
     let mut script = Vec::new();
@@ -379,4 +380,35 @@ fn completions(shell: clap_complete::Shell) -> Result<u8, String> {
     clap_complete::generate(shell, &mut command, "ka-hooks", &mut script);
     let _ = std::io::stdout().write_all(&script);
     Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every argument and flag of every command says what it does in `--help`.
+    #[test]
+    fn every_argument_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let id = arg.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {id}"));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(
+            &<Cli as clap::CommandFactory>::command(),
+            "ka-hooks",
+            &mut missing,
+        );
+        assert!(missing.is_empty(), "arguments without help: {missing:?}");
+    }
 }
