@@ -387,7 +387,7 @@ fn list_groups_hooks_by_event_in_run_order() {
     w.user(
         "[[hooks]]\nname = \"a\"\nevent = \"pre_tool_use\"\ncommand = \"true\"\n\
          [[hooks]]\nname = \"b\"\nevent = \"stop\"\ncommand = \"true\"\n\
-         [[hooks]]\nname = \"c\"\nevent = \"pre_tool_use\"\ncommand = \"true\"\n",
+         [[hooks]]\nname = \"c\"\nevent = \"pre_tool_use\"\ncommand = \"true c\"\n",
     );
     let out = w.cmd().arg("list").assert().success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
