@@ -29,10 +29,18 @@ fn hook_json(h: &Hook) -> Value {
     })
 }
 
+/// How `list` prints.
+pub enum Format {
+    Text,
+    Json,
+    /// The hook names only, one a line, sorted (for shell completion).
+    Names,
+}
+
 pub fn list(
     opts: &LoadOptions,
     event: Option<&str>,
-    json: bool,
+    format: Format,
     out: &Output,
 ) -> Result<u8, String> {
     let event = event.map(parse_event).transpose()?;
@@ -44,7 +52,19 @@ pub fn list(
         .collect();
     // Grouped by event; a stable sort keeps the run order within each event.
     hooks.sort_by_key(|h| h.event);
-    if json {
+    if let Format::Names = format {
+        let mut names: Vec<String> = hooks
+            .iter()
+            .map(|h| crate::terminal::escape(&h.name).into_owned())
+            .collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            outln!("{name}");
+        }
+        return Ok(EXIT_OK);
+    }
+    if let Format::Json = format {
         let value = serde_json::json!({
             "project_root": config.project_root,
             "disabled": config.settings.disabled,

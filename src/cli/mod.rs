@@ -3,7 +3,7 @@
 //! Exit codes: 0 ok, 1 usage or configuration error, 2 blocked (`run` follows the exit-2 contract).
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -28,7 +28,9 @@ macro_rules! outln {
 }
 
 mod check;
+mod completions;
 mod doctor;
+mod events;
 mod init;
 mod list;
 mod run;
@@ -109,11 +111,14 @@ enum Command {
     /// List the hooks in effect, in run order, with where each came from.
     List {
         /// Only hooks of this event (see `ka-hooks events`).
-        #[arg(long)]
+        #[arg(long, value_parser = event_parser(), hide_possible_values = true)]
         event: Option<String>,
         /// Print the layers, hooks and settings as JSON (hook keys as in ka.toml).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "names")]
         json: bool,
+        /// Print only the hook names, one a line (what shell completion offers for --hook).
+        #[arg(long)]
+        names: bool,
     },
     /// Validate every layer (trusted or not) and report all errors.
     Check {
@@ -160,6 +165,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Describe each event: when it fires, its payload with an example, exit 2, actions, aliases.
+    Events(events::EventsArgs),
     /// Print the JSON Schema of ka.toml's `[[hooks]]` and `[hook_settings]` (for editors).
     Schema,
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -271,7 +278,14 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
     let explicit = cli.global.project.is_some();
     match cli.command {
         Command::Run(args) => run::run(&opts, cli.global.log, args, out),
-        Command::List { event, json } => list::list(&opts, event.as_deref(), json, out),
+        Command::List { event, json, names } => {
+            let format = match (json, names) {
+                (true, _) => list::Format::Json,
+                (_, true) => list::Format::Names,
+                _ => list::Format::Text,
+            };
+            list::list(&opts, event.as_deref(), format, out)
+        }
         Command::Check { json } => check::check(&opts, json, out),
         Command::Trust { show, revoke, yes } => crate::review::run(
             &opts,
@@ -307,11 +321,12 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
         Command::Install(args) => crate::adapter::install::run(&opts, &args),
         Command::Import(args) => crate::adapter::import::run(&opts, &args),
         Command::Doctor { exec, json } => doctor::doctor(&opts, exec, json, out),
+        Command::Events(args) => events::run(args),
         Command::Schema => {
             out!("{}", crate::schema::schema_text());
             Ok(EXIT_OK)
         }
-        Command::Completions { shell } => completions(shell),
+        Command::Completions { shell } => completions::run(shell),
     }
 }
 
@@ -373,13 +388,43 @@ fn parse_event(name: &str) -> Result<Event, String> {
     name.parse::<Event>().map_err(|e| e.to_string())
 }
 
-fn completions(shell: clap_complete::Shell) -> Result<u8, String> {
-    // Generated into memory: clap_complete panics on a write error, such as a closed pipe.
-    let mut script = Vec::new();
-    let mut command = <Cli as clap::CommandFactory>::command();
-    clap_complete::generate(shell, &mut command, "ka-hooks", &mut script);
-    let _ = std::io::stdout().write_all(&script);
-    Ok(EXIT_OK)
+/// An event name: any alias (checked again by [`parse_event`]); its possible values are what shell
+/// completions offer. Unknown names get the "did you mean" of [`Event`]'s parser.
+fn event_parser() -> impl clap::builder::TypedValueParser<Value = String> {
+    EventParser
+}
+
+#[derive(Clone)]
+struct EventParser;
+
+impl clap::builder::TypedValueParser for EventParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let text = value.to_string_lossy();
+        match text.parse::<Event>() {
+            Ok(_) => Ok(text.into_owned()),
+            Err(e) => Err(
+                clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{e}\n"))
+                    .with_cmd(cmd),
+            ),
+        }
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let mut names: Vec<&'static str> = Event::ALL.iter().map(|e| e.as_str()).collect();
+        names.push("turn_end");
+        Some(Box::new(
+            names.into_iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 #[cfg(test)]

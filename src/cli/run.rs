@@ -28,6 +28,7 @@ Exit codes: 0 the call may proceed (proceed, allow, ask: the host asks a human),
 1 usage or configuration error, 2 blocked, 128+N interrupted by signal N.")]
 pub struct RunArgs {
     /// Event name: pre_tool_use, post_tool_use, stop, ... (Claude spellings accepted; see `ka-hooks events`).
+    #[arg(value_parser = super::event_parser(), hide_possible_values = true)]
     event: String,
     /// Tool name, for tool events (filled into the payload's `tool`; must agree with it).
     #[arg(long)]

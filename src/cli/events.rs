@@ -1,0 +1,225 @@
+//! `ka-hooks events`: each event, when it fires, its payload with an example, what exit 2 means,
+//! which action keys apply, and its aliases.
+//!
+//! `src/event.rs` holds only the names; the per-event documentation is this table until the
+//! event type carries it.
+
+use std::path::Path;
+
+use clap::Args;
+use serde_json::{json, Value};
+
+use super::{parse_event, EXIT_OK};
+use crate::event::Event;
+
+/// `ka-hooks events`.
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Show only this event (any alias).
+    #[arg(value_parser = super::event_parser())]
+    event: Option<String>,
+    /// Print the events as a JSON array.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What the documentation of one event says.
+pub struct EventDoc {
+    pub event: Event,
+    pub fires: &'static str,
+    /// Payload fields beside `event` and `cwd`: (name, meaning).
+    pub fields: &'static [(&'static str, &'static str)],
+    pub exit_2: &'static str,
+    /// Action keys a hook may print on exit 0 (besides the Claude Code forms).
+    pub actions: &'static [&'static str],
+    /// Aliases beyond the canonical and Claude Code spellings.
+    pub extra_aliases: &'static [&'static str],
+}
+
+const COMMON: [(&str, &str); 3] = [
+    ("event", "the canonical event name"),
+    ("cwd", "the session's working directory"),
+    ("session_id", "the session, when the host has one"),
+];
+
+pub const DOCS: [EventDoc; 7] = [
+    EventDoc {
+        event: Event::PreToolUse,
+        fires: "before a tool call runs; its hooks run one after another, each seeing the \
+                arguments as patched by the hooks before it",
+        fields: &[
+            ("tool", "the tool's name (write, edit, bash, ...)"),
+            ("arguments", "the tool's arguments, an object"),
+        ],
+        exit_2: "block the call; stderr is the reason shown to the model",
+        actions: &["decision", "reason", "updated_input", "mode", "note"],
+        extra_aliases: &[],
+    },
+    EventDoc {
+        event: Event::PostToolUse,
+        fires: "after a tool call ran; its hooks run concurrently",
+        fields: &[
+            ("tool", "the tool's name"),
+            ("arguments", "the arguments that really ran"),
+            ("result", "the tool's result text"),
+            ("is_error", "whether the tool failed"),
+            (
+                "original_arguments",
+                "the model's arguments, when a hook rewrote them",
+            ),
+        ],
+        exit_2: "mark the result as an error; stderr is appended to it",
+        actions: &["feedback", "mode", "note"],
+        extra_aliases: &[],
+    },
+    EventDoc {
+        event: Event::Stop,
+        fires: "when the agent ends its turn",
+        fields: &[("stop", "why: done, aborted or error")],
+        exit_2: "reserved: recorded, no effect",
+        actions: &["mode", "note"],
+        extra_aliases: &["turn_end"],
+    },
+    EventDoc {
+        event: Event::SessionStart,
+        fires: "when a session starts",
+        fields: &[],
+        exit_2: "advisory: recorded, no effect",
+        actions: &["mode", "note"],
+        extra_aliases: &[],
+    },
+    EventDoc {
+        event: Event::SessionEnd,
+        fires: "when a session ends",
+        fields: &[],
+        exit_2: "advisory: recorded, no effect",
+        actions: &["mode", "note"],
+        extra_aliases: &[],
+    },
+    EventDoc {
+        event: Event::UserPromptSubmit,
+        fires: "when the user submits a prompt, before the model sees it; its hooks run one \
+                after another",
+        fields: &[("prompt", "the prompt's text")],
+        exit_2: "block the prompt; stderr is shown to the user",
+        actions: &["mode", "note"],
+        extra_aliases: &[],
+    },
+    EventDoc {
+        event: Event::PreCompact,
+        fires: "before the conversation is compacted",
+        fields: &[("focus", "what the compaction should keep, when given")],
+        exit_2: "advisory: cannot stop the compaction",
+        actions: &["mode", "note"],
+        extra_aliases: &[],
+    },
+];
+
+pub fn doc(event: Event) -> &'static EventDoc {
+    DOCS.iter().find(|d| d.event == event).unwrap_or(&DOCS[0])
+}
+
+/// Every name the event is accepted under, canonical first.
+pub fn aliases(doc: &EventDoc) -> Vec<&'static str> {
+    let mut names = vec![doc.event.as_str(), doc.event.claude_name()];
+    names.extend(doc.extra_aliases);
+    names
+}
+
+/// An example payload: the doctor's synthetic one, in `/path/to/project`.
+fn example(event: Event) -> Value {
+    let tool = event.is_tool_event().then_some("write");
+    Value::Object(crate::doctor::synthetic_payload(
+        event,
+        tool,
+        Path::new("/path/to/project"),
+    ))
+}
+
+fn to_json(doc: &EventDoc) -> Value {
+    let fields: Vec<Value> = COMMON
+        .iter()
+        .chain(doc.fields)
+        .map(|(name, meaning)| json!({ "name": name, "meaning": meaning }))
+        .collect();
+    json!({
+        "event": doc.event.as_str(),
+        "aliases": aliases(doc),
+        "fires": doc.fires,
+        "tool_event": doc.event.is_tool_event(),
+        "payload": fields,
+        "example": example(doc.event),
+        "exit_2": doc.exit_2,
+        "actions": doc.actions,
+    })
+}
+
+pub fn run(args: EventsArgs) -> Result<u8, String> {
+    let selected: Vec<&EventDoc> = match &args.event {
+        Some(name) => vec![doc(parse_event(name)?)],
+        None => DOCS.iter().collect(),
+    };
+    if args.json {
+        let value: Vec<Value> = selected.iter().map(|d| to_json(d)).collect();
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&value).unwrap_or_default()
+        );
+        return Ok(EXIT_OK);
+    }
+    let mut w = String::new();
+    use std::fmt::Write as _;
+    for d in selected {
+        let _ = writeln!(w, "{}", d.event.as_str());
+        let _ = writeln!(w, "  fires:    {}", d.fires);
+        let _ = writeln!(w, "  payload:");
+        for (name, meaning) in COMMON.iter().chain(d.fields) {
+            let _ = writeln!(w, "    {name:<19} {meaning}");
+        }
+        let example = serde_json::to_string(&example(d.event)).unwrap_or_default();
+        let _ = writeln!(w, "  example:  {example}");
+        let _ = writeln!(w, "  exit 2:   {}", d.exit_2);
+        let _ = writeln!(w, "  actions:  {}", d.actions.join(", "));
+        let _ = writeln!(w, "  aliases:  {}", aliases(d)[1..].join(", "));
+        let _ = writeln!(w);
+    }
+    let _ = writeln!(
+        w,
+        "Every payload is one JSON object on the hook's stdin; hooks must tolerate unknown \
+         fields. `ka-hooks run EVENT --example` sends the example."
+    );
+    out!("{w}");
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_is_documented_once_and_every_alias_parses() {
+        for event in Event::ALL {
+            assert_eq!(
+                DOCS.iter().filter(|d| d.event == event).count(),
+                1,
+                "{event}"
+            );
+            for alias in aliases(doc(event)) {
+                assert_eq!(alias.parse::<Event>(), Ok(event), "{alias}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_example_payload_holds_every_documented_field_it_can() {
+        for d in &DOCS {
+            let example = example(d.event);
+            for (name, _) in d.fields {
+                if matches!(*name, "original_arguments") {
+                    continue; // only after a rewrite
+                }
+                assert!(example.get(name).is_some(), "{}: {name}", d.event);
+            }
+        }
+    }
+}
