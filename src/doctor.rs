@@ -922,7 +922,7 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// `name` on `path_var` (`PATH`), relative entries against `dir`.
-fn find_on_path(name: &str, path_var: &str, dir: &Path) -> Option<PathBuf> {
+pub(crate) fn find_on_path(name: &str, path_var: &str, dir: &Path) -> Option<PathBuf> {
     path_var
         .split(':')
         .map(|d| {

@@ -438,7 +438,7 @@ fn adapter_hook_node<'n>(
 
 /// The settings as text, indented like the original file (two spaces for a new one), ending
 /// with a newline when the original did.
-fn render(settings: &Value, original: Option<&str>) -> Result<String, String> {
+pub(crate) fn render(settings: &Value, original: Option<&str>) -> Result<String, String> {
     let indent = original
         .and_then(|text| {
             text.lines()
@@ -464,7 +464,7 @@ fn render(settings: &Value, original: Option<&str>) -> Result<String, String> {
 }
 
 /// Writes through a temporary file in the same folder, keeping the old file's permissions.
-fn write_atomically(file: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn write_atomically(file: &Path, text: &str) -> Result<(), String> {
     let dir = file.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
     let tmp = dir.join(format!(

@@ -28,6 +28,7 @@ macro_rules! outln {
 }
 
 mod check;
+mod claude_settings;
 mod completions;
 mod doctor;
 mod events;
@@ -152,10 +153,10 @@ enum Command {
     Codex(crate::adapter::AdapterArgs),
     /// Gemini CLI hook: run the ka.toml hooks on Gemini's payload (stdin), answer in its contract.
     Gemini(crate::adapter::AdapterArgs),
-    /// Register the adapter in Claude Code's settings (prints the diff; --write applies it).
-    Install(crate::adapter::install::InstallArgs),
+    /// Register the adapter in Claude Code's settings, or --remove it (prints the diff; --write applies it).
+    Install(claude_settings::InstallCli),
     /// Turn Claude Code's hooks into `[[hooks]]` entries (prints them; --write appends them).
-    Import(crate::adapter::import::ImportArgs),
+    Import(claude_settings::ImportCli),
     /// Check every hook is wired and working: command found, script executable, layer trusted.
     Doctor {
         /// Also run each hook once, in the project root, on a synthetic payload whose paths point into a scratch directory (KA_HOOKS_DOCTOR=1).
@@ -318,8 +319,8 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
             &opts,
             &args,
         )),
-        Command::Install(args) => crate::adapter::install::run(&opts, &args),
-        Command::Import(args) => crate::adapter::import::run(&opts, &args),
+        Command::Install(args) => claude_settings::install(&opts, &args),
+        Command::Import(args) => claude_settings::import(&opts, &args),
         Command::Doctor { exec, json } => doctor::doctor(&opts, exec, json, out),
         Command::Events(args) => events::run(args),
         Command::Schema => {
