@@ -1,0 +1,275 @@
+//! `--exec`: run a hook once, through the real dispatcher and in the project root, on a synthetic
+//! payload whose paths point into a scratch directory, and judge its answer.
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// Running a hook on a synthetic payload
+// ---------------------------------------------------------------------------------------------
+
+/// A tool call that `hook`'s filter matches, for the synthetic payload of a tool event: a name the
+/// filter spells out, else a common tool name it matches; `None` on other events.
+pub fn synthetic_tool(hook: &Hook) -> Option<String> {
+    if !hook.event.is_tool_event() {
+        return None;
+    }
+    let named: Vec<String> = match &hook.filter {
+        ToolFilter::All => Vec::new(),
+        ToolFilter::Tools { patterns, .. } => patterns.clone(),
+        ToolFilter::Matcher {
+            kind: MatcherKind::Names(names),
+            ..
+        } => names.clone(),
+        ToolFilter::Matcher { .. } => Vec::new(),
+    };
+    let literal = |t: &String| !t.contains(['*', '?', '[', '{']);
+    let common = [
+        "write", "edit", "bash", "read", "Write", "Edit", "Bash", "Read",
+    ];
+    named
+        .iter()
+        .filter(|t| literal(t))
+        .cloned()
+        .chain(common.iter().map(|t| (*t).to_owned()))
+        .chain(named.iter().map(|t| t.replace(['*', '?'], "doctor")))
+        .find(|t| hook.filter.matches(Some(t)))
+        .or_else(|| Some("write".to_owned()))
+}
+
+/// The payload the doctor sends on `event`: every path in it lies inside `scratch` (which
+/// [`prepare_scratch`] fills). `tool` names the tool of a tool event (see [`synthetic_tool`]). The
+/// tests use this same function, so what they check is what the doctor sends.
+pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Map<String, Value> {
+    let file = scratch.join(EXAMPLE_FILE).to_string_lossy().into_owned();
+    let mut payload = Map::new();
+    payload.insert("event".into(), json!(event.as_str()));
+    payload.insert("cwd".into(), json!(scratch.to_string_lossy()));
+    payload.insert("session_id".into(), json!(SESSION_ID));
+    let tool = tool.unwrap_or("write");
+    let shell_like = ["bash", "shell", "sh", "exec", "run"]
+        .iter()
+        .any(|t| tool.eq_ignore_ascii_case(t));
+    let arguments = if shell_like {
+        json!({ "command": format!("cat {}", quote(Path::new(&file))) })
+    } else {
+        json!({ "path": file, "file_path": file, "content": EXAMPLE_SOURCE })
+    };
+    match event {
+        Event::PreToolUse => {
+            payload.insert("tool".into(), json!(tool));
+            payload.insert("arguments".into(), arguments);
+        }
+        Event::PostToolUse => {
+            payload.insert("tool".into(), json!(tool));
+            payload.insert("arguments".into(), arguments);
+            let result = if shell_like {
+                EXAMPLE_SOURCE.to_owned()
+            } else {
+                format!("wrote {} bytes to {file}", EXAMPLE_SOURCE.len())
+            };
+            payload.insert("result".into(), json!(result));
+            payload.insert("is_error".into(), json!(false));
+        }
+        Event::Stop => {
+            payload.insert("stop".into(), json!("done"));
+        }
+        Event::UserPromptSubmit => {
+            payload.insert(
+                "prompt".into(),
+                json!(format!("ka-hooks doctor: explain {file}")),
+            );
+        }
+        Event::PreCompact => {
+            payload.insert("focus".into(), json!("ka-hooks doctor"));
+        }
+        Event::SessionStart | Event::SessionEnd => {}
+    }
+    payload
+}
+
+/// Fill a scratch directory with the files the synthetic payloads name.
+pub fn prepare_scratch(scratch: &Path) -> std::io::Result<()> {
+    let file = scratch.join(EXAMPLE_FILE);
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(file, EXAMPLE_SOURCE)
+}
+
+pub(crate) fn ms(report: &HookReport) -> String {
+    format!("{:.0} ms", report.duration_ms)
+}
+
+pub(crate) fn first_line(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut cut: String = line.chars().take(160).collect();
+    if cut.len() < line.len() {
+        cut.push('…');
+    }
+    cut
+}
+
+pub(crate) fn format_secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0}s")
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// Run `hook` once, through the real dispatcher, on a synthetic payload in a fresh scratch
+/// directory, with `KA_HOOKS_DOCTOR=1`, and judge its answer.
+pub(crate) fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check {
+    let scratch = match tempfile::Builder::new()
+        .prefix("ka-hooks-doctor-")
+        .tempdir()
+    {
+        Ok(dir) => dir,
+        Err(e) => {
+            return Check::warning(
+                "exec",
+                format!("not run: failed to create a scratch directory: {e}"),
+                Some("check TMPDIR".into()),
+            )
+        }
+    };
+    let scratch_path = paths::absolute(scratch.path());
+    if let Err(e) = prepare_scratch(&scratch_path) {
+        return Check::warning(
+            "exec",
+            format!("not run: failed to fill the scratch directory: {e}"),
+            None,
+        );
+    }
+    let limit = hook.timeout.min(EXEC_TIMEOUT_CAP);
+    let mut config = config.clone();
+    // A synthetic run is not a decision: keep it out of the audit log.
+    config.settings.log = None;
+    config.project_root = Some(run_dir.to_path_buf());
+    if let Some(h) = config.hooks.iter_mut().find(|h| h.name == hook.name) {
+        h.timeout = limit;
+        h.env.push((DOCTOR_ENV.to_owned(), "1".to_owned()));
+    }
+    let tool = synthetic_tool(hook);
+    let payload = synthetic_payload(hook.event, tool.as_deref(), &scratch_path);
+    let mut request = Request::new(hook.event, payload);
+    request.only_hook = Some(hook.name.clone());
+    request.cancel = crate::interrupt::token();
+    let outcome = match config.dispatch(request) {
+        Ok(outcome) => outcome,
+        Err(e) => return Check::failing("exec", format!("not run: {e}"), None),
+    };
+    let Some(report) = outcome.hooks.first() else {
+        return Check::failing("exec", "not run: the dispatcher ran no hook", None);
+    };
+    let on = match &tool {
+        Some(tool) => format!("a synthetic {} call of `{tool}`", hook.event),
+        None => format!("a synthetic {} payload", hook.event),
+    };
+    let held_open = report
+        .error
+        .as_deref()
+        .filter(|e| e.contains("held open"))
+        .map(str::to_owned);
+    let mut check = match report.status {
+        Status::Ok => match (&report.action.ignored, &report.action.action) {
+            (Some(why), _) => Check::warning(
+                "exec",
+                format!(
+                    "exit 0 in {} on {on}, but its stdout is not a valid action: {why}",
+                    ms(report)
+                ),
+                Some("print nothing, or one JSON object of the action language".into()),
+            ),
+            (None, Some(action)) => Check::ok(
+                "exec",
+                format!(
+                    "exit 0 in {} on {on}, with the action {}",
+                    ms(report),
+                    serde_json::to_string(action).unwrap_or_default()
+                ),
+            ),
+            (None, None) => Check::ok("exec", format!("exit 0 in {} on {on}", ms(report))),
+        },
+        Status::Blocked if hook.event.is_pipeline() || hook.event == Event::PostToolUse => {
+            let stderr = first_line(&report.stderr);
+            let said = if stderr.is_empty() {
+                String::new()
+            } else {
+                format!(": {stderr}")
+            };
+            Check::ok(
+                "exec",
+                format!(
+                    "exit 2 in {}: vetoed {on} (a legitimate answer for a guard){said}",
+                    ms(report)
+                ),
+            )
+        }
+        Status::Blocked => Check::warning(
+            "exec",
+            format!(
+                "exit 2 in {} on {on}, which has no effect on {}",
+                ms(report),
+                hook.event
+            ),
+            Some(format!("exit 0 or 1: {} cannot be blocked", hook.event)),
+        ),
+        Status::Error | Status::Skipped | Status::Cancelled => {
+            let mut what = report.error.clone().unwrap_or_else(|| "failed".into());
+            match report.exit_code {
+                Some(127) => what.push_str(": command not found"),
+                Some(126) => what.push_str(": command not executable"),
+                _ => {}
+            }
+            let _ = write!(what, " on {on}");
+            let stderr = first_line(&report.stderr);
+            if !stderr.is_empty() {
+                let _ = write!(what, "; stderr: {stderr}");
+            }
+            if report.timed_out && limit < hook.timeout {
+                Check::warning(
+                    "exec",
+                    format!(
+                        "no answer within the doctor's {} cap on {on} (its own timeout is {}); \
+                         it may only be slow",
+                        format_secs(limit),
+                        format_secs(hook.timeout)
+                    ),
+                    None,
+                )
+            } else if report.timed_out {
+                Check::failing(
+                    "exec",
+                    what,
+                    Some(format!(
+                        "make it answer within {} on its stdin, or raise `timeout`",
+                        format_secs(hook.timeout)
+                    )),
+                )
+            } else {
+                Check::failing("exec", what, None)
+            }
+        }
+    };
+    if report.stdout_truncated && check.state == State::Ok {
+        check = Check::warning(
+            "exec",
+            format!("{}; its stdout was over 1 MiB and was cut", check.message),
+            None,
+        );
+    }
+    if let (Some(held), State::Ok) = (held_open, check.state) {
+        check = Check::warning(
+            "exec",
+            format!("{}; {held}", check.message),
+            Some("do not leave background processes holding stdout or stderr".into()),
+        );
+    }
+    check
+}

@@ -1,0 +1,213 @@
+//! `ka-hooks doctor`: is every hook wired and working? (SPEC §10)
+//!
+//! For each hook in effect, and each hook of a layer the trust gate skipped, the doctor checks
+//! without running anything that its command resolves (a shell builtin, a program on `PATH`, or an
+//! existing file; a script run directly must be executable, a script handed to an interpreter must
+//! exist) and that its layer is trusted. With `exec` it also runs each runnable hook once, through
+//! the real dispatcher and in the project root (where it runs in a session), on a
+//! [synthetic payload](synthetic_payload) whose paths all point into a fresh scratch directory,
+//! with `KA_HOOKS_DOCTOR=1` in its environment, and judges the answer.
+//!
+//! Every check ends `ok`, `warning` or `failing`; an entry's state is its worst check's.
+//!
+//! The work is split by concern: [`command`] resolves a command's first word the way `sh` would,
+//! [`static_checks`] judges each hook, layer and configuration error without running anything,
+//! [`exec`] runs a hook on a synthetic payload, and [`report`] holds the findings and their text.
+
+mod command;
+mod exec;
+mod report;
+mod static_checks;
+#[cfg(test)]
+mod tests;
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::config::{
+    self, Config, ConfigError, Hook, Layer, LayerState, LoadError, LoadOptions, MatcherKind,
+    ToolFilter, Untrusted,
+};
+use crate::dispatch::Request;
+use crate::event::Event;
+use crate::outcome::{HookReport, Status};
+use crate::paths;
+use crate::trust::{TrustError, TrustStatus};
+
+pub(crate) use command::*;
+pub(crate) use exec::exec_check;
+pub use exec::{prepare_scratch, synthetic_payload, synthetic_tool};
+pub use report::{Check, Entry, Kind, Report, State};
+pub use static_checks::fail_open_warning;
+pub(crate) use static_checks::*;
+
+/// The environment variable set (to `1`) for a hook the doctor runs, so a hook can skip side
+/// effects (notifications, network calls) on a synthetic payload.
+pub const DOCTOR_ENV: &str = "KA_HOOKS_DOCTOR";
+/// The longest the doctor waits for one hook: its own timeout, capped at this.
+pub const EXEC_TIMEOUT_CAP: Duration = Duration::from_secs(10);
+/// The file the synthetic payloads name, relative to the scratch directory.
+pub const EXAMPLE_FILE: &str = "src/example.rs";
+/// Content of [`EXAMPLE_FILE`], and of `arguments.content` in write-like synthetic calls.
+pub const EXAMPLE_SOURCE: &str = "fn main() {\n    println!(\"hello from ka-hooks doctor\");\n}\n";
+/// `session_id` of every synthetic payload.
+pub const SESSION_ID: &str = "ka-hooks-doctor";
+
+/// Diagnose every hook that `opts` loads, and every hook of a layer the trust gate skips. With
+/// `exec`, run each runnable hook once on a synthetic payload; `progress` is told the name of each
+/// hook before it runs. Fails only when the trust store cannot be read.
+pub fn diagnose(
+    opts: &LoadOptions,
+    exec: bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Report, TrustError> {
+    let mut entries = Vec::new();
+    let checked = Config::check(opts);
+    for error in &checked.errors {
+        entries.push(config_entry(error));
+    }
+    let start_dir = paths::absolute(&opts.start_dir);
+    let gated = match Config::load(opts) {
+        Ok(config) => config,
+        Err(LoadError::Config(_)) => {
+            // Already reported, one entry per error: nothing loads until they are fixed.
+            return Ok(Report {
+                project_root: paths::find_project_root(&start_dir),
+                run_dir: start_dir,
+                executed: false,
+                entries,
+            });
+        }
+    };
+    // Every layer as if trusted: what the skipped layers would add. Loading runs nothing.
+    let full = Config::load(&LoadOptions {
+        trust_once: true,
+        ..opts.clone()
+    })
+    .ok();
+    let run_dir = gated
+        .project_root
+        .clone()
+        .unwrap_or_else(|| start_dir.clone());
+    let fix = trust_fix(gated.project_root.as_deref());
+
+    for layer in &gated.layers {
+        if layer.state == LayerState::TrustedOnce {
+            entries.push(
+                Entry {
+                    kind: Kind::Layer,
+                    name: layer.file.display().to_string(),
+                    state: State::Ok,
+                    event: None,
+                    filter: None,
+                    command: None,
+                    layer: Some(layer.layer),
+                    file: Some(layer.file.clone()),
+                    line: None,
+                    runs: None,
+                    checks: vec![Check::warning(
+                        "trust",
+                        "trusted for this run only (--trust): in a session its hooks do not run",
+                        Some(fix.clone()),
+                    )],
+                }
+                .finish(),
+            );
+        }
+    }
+
+    let mut executed = false;
+    for hook in &gated.hooks {
+        let mut entry = hook_entry(hook, &run_dir);
+        entry.checks.insert(0, trust_check(hook, &gated, &fix));
+        for o in pending_overrides(hook, full.as_ref(), &gated.untrusted) {
+            entry.checks.insert(1, o);
+        }
+        let mut runs = hook.enabled;
+        if !hook.enabled {
+            entry.checks.insert(
+                1,
+                Check::ok("enabled", "disabled (`enabled = false`): never runs"),
+            );
+            downgrade(&mut entry.checks);
+        } else if let Some(why) = &gated.settings.disabled {
+            runs = false;
+            entry.checks.insert(
+                1,
+                Check::warning(
+                    "enabled",
+                    format!("every hook is off: {why}"),
+                    Some("unset KA_HOOKS_DISABLE, or remove `disable_all = true`".into()),
+                ),
+            );
+        }
+        entry.runs = Some(
+            runs && !gated
+                .layers
+                .iter()
+                .any(|l| l.state == LayerState::TrustedOnce && l.file == hook.source.file),
+        );
+        if exec {
+            if runs {
+                progress(&hook.name);
+                let exec = exec_check(&gated, hook, &run_dir);
+                if exec.state == State::Ok {
+                    // The run answered: what could not be checked statically works.
+                    for c in &mut entry.checks {
+                        if c.state == State::Warning && c.message.starts_with(NOT_CHECKED) {
+                            c.state = State::Ok;
+                        }
+                    }
+                }
+                entry.checks.push(exec);
+                executed = true;
+            } else {
+                entry
+                    .checks
+                    .push(Check::ok("exec", "not run: the hook is off"));
+            }
+        }
+        entries.push(entry.finish());
+    }
+
+    for skipped in &gated.untrusted {
+        entries.push(layer_entry(skipped, full.as_ref()));
+        let Some(full) = &full else { continue };
+        for hook in full.hooks.iter().filter(|h| h.source.file == skipped.file) {
+            let mut entry = hook_entry(hook, &run_dir);
+            entry.runs = Some(false);
+            entry.checks.insert(
+                0,
+                Check::failing(
+                    "trust",
+                    format!(
+                        "its {} layer {}: this hook does not run",
+                        skipped.layer,
+                        trust_words(skipped.status)
+                    ),
+                    Some(skipped.fix.clone()),
+                ),
+            );
+            if exec {
+                entry.checks.push(Check::ok(
+                    "exec",
+                    "not run: the trust gate skips its layer (review it, then trust it)",
+                ));
+            }
+            entries.push(entry.finish());
+        }
+    }
+
+    Ok(Report {
+        project_root: gated.project_root.clone(),
+        run_dir,
+        executed: exec && executed,
+        entries,
+    })
+}
