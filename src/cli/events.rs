@@ -16,7 +16,7 @@ use crate::event::Event;
 #[derive(Debug, Args)]
 pub struct EventsArgs {
     /// Show only this event (any alias).
-    #[arg(value_parser = super::event_parser())]
+    #[arg(value_parser = event_parser())]
     event: Option<String>,
     /// Print the events as a JSON array.
     #[arg(long)]
@@ -190,6 +190,45 @@ pub fn run(args: EventsArgs) -> Result<u8, String> {
     );
     out!("{w}");
     Ok(EXIT_OK)
+}
+
+/// An event name: any alias (checked again by [`super::parse_event`]); its possible values are what shell
+/// completions offer. Unknown names get the "did you mean" of [`Event`]'s parser.
+pub fn event_parser() -> impl clap::builder::TypedValueParser<Value = String> {
+    EventParser
+}
+
+#[derive(Clone)]
+pub struct EventParser;
+
+impl clap::builder::TypedValueParser for EventParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let text = value.to_string_lossy();
+        match text.parse::<Event>() {
+            Ok(_) => Ok(text.into_owned()),
+            Err(e) => Err(
+                clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{e}\n"))
+                    .with_cmd(cmd),
+            ),
+        }
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let mut names: Vec<&'static str> = Event::ALL.iter().map(|e| e.as_str()).collect();
+        names.push("turn_end");
+        Some(Box::new(
+            names.into_iter().map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
-//! The `ka-hooks` command line: clap commands and the human / `--json` output of each.
+//! The `ka-hooks` command line: the clap commands, and a thin dispatcher to the module of each
+//! (`run`, `test`, `list`, `check`, `init`, `doctor`, `events`, `completions`, and the Claude Code
+//! settings of `install` and `import`); `trust` and the adapters live in [`crate::review`] and
+//! [`crate::adapter`].
 //!
 //! Exit codes: 0 ok, 1 usage or configuration error, 2 blocked (`run` follows the exit-2 contract).
 
 use std::ffi::OsString;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -27,6 +29,9 @@ macro_rules! outln {
     }};
 }
 
+use events::event_parser;
+use output::Output;
+
 mod check;
 mod claude_settings;
 mod completions;
@@ -34,6 +39,7 @@ mod doctor;
 mod events;
 mod init;
 mod list;
+mod output;
 mod run;
 mod test;
 
@@ -223,36 +229,6 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     }
 }
 
-/// Terminal styling: colour only on a terminal, never with `NO_COLOR`.
-struct Output {
-    color: bool,
-}
-
-impl Output {
-    fn new() -> Output {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Output {
-            color: !no_color && std::io::stderr().is_terminal(),
-        }
-    }
-
-    fn paint(&self, code: &str, text: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_owned()
-        }
-    }
-
-    fn error(&self, message: &str) {
-        eprintln!("{} {message}", self.paint("1;31", "error:"));
-    }
-
-    fn warn(&self, message: &str) {
-        eprintln!("{} {message}", self.paint("1;33", "warning:"));
-    }
-}
-
 fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
     let start_dir = match &cli.global.project {
         Some(dir) if !dir.is_dir() => {
@@ -387,45 +363,6 @@ fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
 
 fn parse_event(name: &str) -> Result<Event, String> {
     name.parse::<Event>().map_err(|e| e.to_string())
-}
-
-/// An event name: any alias (checked again by [`parse_event`]); its possible values are what shell
-/// completions offer. Unknown names get the "did you mean" of [`Event`]'s parser.
-fn event_parser() -> impl clap::builder::TypedValueParser<Value = String> {
-    EventParser
-}
-
-#[derive(Clone)]
-struct EventParser;
-
-impl clap::builder::TypedValueParser for EventParser {
-    type Value = String;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        _arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<String, clap::Error> {
-        let text = value.to_string_lossy();
-        match text.parse::<Event>() {
-            Ok(_) => Ok(text.into_owned()),
-            Err(e) => Err(
-                clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{e}\n"))
-                    .with_cmd(cmd),
-            ),
-        }
-    }
-
-    fn possible_values(
-        &self,
-    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
-        let mut names: Vec<&'static str> = Event::ALL.iter().map(|e| e.as_str()).collect();
-        names.push("turn_end");
-        Some(Box::new(
-            names.into_iter().map(clap::builder::PossibleValue::new),
-        ))
-    }
 }
 
 #[cfg(test)]
