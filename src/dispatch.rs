@@ -186,6 +186,21 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("/"))
     };
+    // `paths` and `if` are checked in-process: a hook that does not match is never spawned. A
+    // pipeline checks each hook again on the arguments as patched so far (see run_pipeline);
+    // when none matches the call as made, nothing can patch it, so none runs.
+    let root = config.project_root.clone().unwrap_or_else(cwd_fallback);
+    if only_hook.is_none() {
+        let args = payload.get("arguments").and_then(Value::as_object);
+        let any = |h: &&Hook| h.matches_call(tool.as_deref(), args, &root);
+        if event.is_pipeline() {
+            if !hooks.iter().any(any) {
+                hooks.clear();
+            }
+        } else {
+            hooks.retain(any);
+        }
+    }
     if event == Event::PreToolUse && only_hook.is_none() {
         let args = payload.get("arguments").and_then(Value::as_object);
         if let Some(reason) = crate::protect::check(config, args, &cwd_fallback()) {
@@ -216,13 +231,17 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         dir: &run_dir,
         env: &base_env,
         stop: &stop,
+        tool: tool.as_deref(),
+        root: &root,
+        replay: only_hook.is_some(),
     };
     if event.is_pipeline() {
         run_pipeline(&hooks, payload, on_patch.as_ref(), &run, &mut outcome);
     } else {
         let bytes: Arc<[u8]> = serialize(&payload);
+        let args = payload.get("arguments").and_then(Value::as_object);
         let finished: Vec<process::Finished> = if hooks.len() == 1 {
-            vec![run_one(hooks[0], &bytes, &run)]
+            vec![run_one(hooks[0], &bytes, args, &run)]
         } else {
             std::thread::scope(|scope| {
                 let handles: Vec<_> = hooks
@@ -230,7 +249,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
                     .map(|hook| {
                         let bytes = Arc::clone(&bytes);
                         let run = &run;
-                        scope.spawn(move || run_one(hook, &bytes, run))
+                        scope.spawn(move || run_one(hook, &bytes, args, run))
                     })
                     .collect();
                 handles
@@ -397,9 +416,19 @@ struct Run<'a> {
     dir: &'a Path,
     env: &'a [(String, String)],
     stop: &'a Stop,
+    tool: Option<&'a str>,
+    /// The project root (else the working directory): `paths` globs and `{root}`.
+    root: &'a Path,
+    /// `--hook NAME`: run it whatever its filters say.
+    replay: bool,
 }
 
-fn run_one(hook: &Hook, payload: &Arc<[u8]>, run: &Run<'_>) -> process::Finished {
+fn run_one(
+    hook: &Hook,
+    payload: &Arc<[u8]>,
+    args: Option<&Map<String, Value>>,
+    run: &Run<'_>,
+) -> process::Finished {
     let base_env = run.env;
     if let Some(reason) = &hook.stale {
         // A guard of a changed or removed layer: never spawned, it blocks (see config::stale).
@@ -424,8 +453,9 @@ fn run_one(hook: &Hook, payload: &Arc<[u8]>, run: &Run<'_>) -> process::Finished
         .as_deref()
         .filter(|r| r.is_dir())
         .unwrap_or(run.dir);
+    let command = hook.command_for(run.tool, args, run.root);
     process::run(&HookProcess {
-        command: &hook.command,
+        command: &command,
         cwd,
         env: &env,
         stdin: Arc::clone(payload),
@@ -453,8 +483,17 @@ fn run_pipeline(
             }
             break;
         }
-        let finished = run_one(hook, &bytes, run);
+        let args = payload.get("arguments").and_then(Value::as_object);
+        if !run.replay && !hook.matches_call(run.tool, args, run.root) {
+            // Its `paths` / `if` no longer match the call as patched so far.
+            continue;
+        }
+        let finished = run_one(hook, &bytes, args, run);
         let mut report = report(hook, &finished);
+        if !hook.enforce {
+            would_have(hook, &finished, &mut report, outcome);
+            continue;
+        }
         match report.status {
             Status::Ok => {
                 if let Some(action) = read_action(hook, &finished, &mut report, outcome) {
@@ -508,6 +547,9 @@ fn run_pipeline(
 /// Every other event: results combined in declared order.
 fn combine_observational(hook: &Hook, finished: process::Finished, outcome: &mut Outcome) {
     let mut report = report(hook, &finished);
+    if !hook.enforce {
+        return would_have(hook, &finished, &mut report, outcome);
+    }
     match report.status {
         Status::Ok => {
             if let Some(action) = read_action(hook, &finished, &mut report, outcome) {
@@ -645,6 +687,65 @@ fn read_action(
         return None;
     }
     note_parse(hook, parsed, report, outcome)
+}
+
+/// A report-only hook (`enforce = false`): record what it would have done, apply nothing.
+fn would_have(
+    hook: &Hook,
+    finished: &process::Finished,
+    report: &mut HookReport,
+    outcome: &mut Outcome,
+) {
+    use crate::outcome::WouldHave;
+    let event = outcome.event;
+    let (effect, detail) = match report.status {
+        Status::Blocked if event.is_pipeline() => {
+            ("block", Some(block_reason(hook, &finished.stderr)))
+        }
+        Status::Blocked if event == Event::PostToolUse => {
+            ("mark_error", Some(finished.stderr.trim().to_owned()))
+        }
+        Status::Error => (
+            "fail",
+            report
+                .error
+                .clone()
+                .map(|e| format!("{e}; on_error = {}", hook.on_error.as_str())),
+        ),
+        Status::Ok if finished.stdout_truncated => {
+            ("fail", Some("stdout exceeded its cap".to_owned()))
+        }
+        Status::Ok => {
+            let parsed = action::parse(&finished.stdout, event);
+            match parsed.action {
+                _ if parsed.voided => ("fail", Some(parsed.diagnostics.join("; "))),
+                Some(a) => match (a.decision, &a.block, &a.input_patch, &a.feedback) {
+                    (Some(Decision::Deny), ..) | (_, Some(_), ..) => {
+                        ("block", a.reason.clone().or(a.block.clone()))
+                    }
+                    (Some(Decision::Ask), ..) => ("ask", a.reason.clone()),
+                    (_, _, Some(InputPatch::Merge(m) | InputPatch::Replace(m)), _) => {
+                        let keys: Vec<&str> = m.keys().map(String::as_str).collect();
+                        ("rewrite", Some(keys.join(", ")))
+                    }
+                    (Some(Decision::Allow), ..) => ("allow", a.reason.clone()),
+                    (_, _, _, Some(f)) => ("feedback", Some(f.clone())),
+                    _ => ("nothing", None),
+                },
+                None => ("nothing", None),
+            }
+        }
+        _ => ("nothing", None),
+    };
+    report.action.ignored = Some(format!(
+        "report-only (enforce = false): would {effect}; not applied"
+    ));
+    outcome.report_only.push(WouldHave {
+        hook: hook.name.clone(),
+        effect: effect.to_owned(),
+        detail: detail.filter(|d| !d.is_empty()),
+    });
+    outcome.hooks.push(report.clone());
 }
 
 /// Exit 0 with output that cannot be applied: the hook's status becomes `error`.

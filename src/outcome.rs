@@ -37,6 +37,8 @@ pub struct Outcome {
     pub diagnostics: Vec<String>,
     /// Layers skipped by the trust gate: their hooks did not run.
     pub untrusted: Vec<Untrusted>,
+    /// What report-only hooks (`enforce = false`) would have done; none of it was applied.
+    pub report_only: Vec<WouldHave>,
     /// Why the dispatch was cancelled (its `CancelToken`, its deadline, or a signal to
     /// `ka-hooks`), when that cut a hook short or kept one from running. A cancelled
     /// `pre_tool_use` or `user_prompt_submit` is also `blocked`: a guard that was cut short
@@ -64,6 +66,7 @@ impl Outcome {
             hooks: Vec::new(),
             diagnostics: Vec::new(),
             untrusted: Vec::new(),
+            report_only: Vec::new(),
             cancelled: None,
         }
     }
@@ -72,6 +75,16 @@ impl Outcome {
     pub fn any_hook_failed(&self) -> bool {
         self.hooks.iter().any(|h| h.status == Status::Error)
     }
+}
+
+/// What a report-only hook (`enforce = false`) would have done, had it been enforced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WouldHave {
+    pub hook: String,
+    /// `block`, `ask`, `allow`, `rewrite`, `mark_error`, `feedback`, `fail`, or `nothing`.
+    pub effect: String,
+    /// The reason, feedback or failure it gave, or the keys a rewrite changed.
+    pub detail: Option<String>,
 }
 
 /// How one hook ended. "Broken" (`Error`) is never confused with "said no" (`Blocked`).

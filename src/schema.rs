@@ -79,6 +79,27 @@ pub struct HookEntrySchema {
     /// CLAUDE_PROJECT_DIR), KA_HOOK_NAME and, on tool events, KA_TOOL.
     #[schemars(extend("propertyNames" = { "pattern": ENV_NAME_PATTERN }))]
     pub env: Option<BTreeMap<String, String>>,
+    /// Tool events only: globs relative to the project root (`*` stays in a directory, `**`
+    /// crosses them; a leading `!` excludes) that a path the call touches must match. A hook
+    /// whose `paths` match nothing is never spawned; a call that touches no path does not match.
+    pub paths: Option<Vec<String>>,
+    /// Tool events only: one Claude Code permission rule the call must match, checked before
+    /// spawning: `Bash(git commit *)`, `Edit(*.ts)`, `Write(src/**)`, `WebFetch(domain:x.com)`.
+    #[serde(rename = "if")]
+    #[schemars(rename = "if")]
+    pub if_rule: Option<String>,
+    /// Events that cannot be vetoed only: true runs the hook in the background; its results
+    /// arrive with the next dispatch of the session. A newer run for the same paths supersedes
+    /// an older one still running.
+    #[serde(rename = "async")]
+    #[schemars(rename = "async", extend("default" = false))]
+    pub is_async: Option<bool>,
+    /// false: report-only. The hook runs and the outcome says what it would have done (block,
+    /// ask, rewrite, mark as error); nothing is applied.
+    #[schemars(extend("default" = true))]
+    pub enforce: Option<bool>,
+    /// Text the host may show while the hook runs (Claude Code's `statusMessage`).
+    pub status_message: Option<String>,
 }
 
 /// A tool name or glob, or a list of them.

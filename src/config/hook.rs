@@ -6,7 +6,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::filter::ToolFilter;
+use super::paths_filter::{touched, PathFilter};
+use super::rule::Rule;
+use super::template::Template;
 use crate::event::Event;
+use serde_json::{Map, Value};
 
 /// A configuration layer. Declaration order is precedence: later layers win.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -113,6 +117,18 @@ pub struct Hook {
     /// The project root of the hook's layer, where it runs (`None`: managed and user hooks,
     /// which run in the session's project root).
     pub root: Option<PathBuf>,
+    /// `paths`: the files a call must touch (tool events).
+    pub paths: Option<PathFilter>,
+    /// `if`: a Claude Code permission rule the call must match (tool events).
+    pub rule: Option<Rule>,
+    /// The command's placeholders (`{paths}`, ...), when it has any.
+    pub template: Option<Template>,
+    /// `async = true`: the dispatch does not wait for it (events that cannot be vetoed).
+    pub is_async: bool,
+    /// `enforce = false`: report what it would have done, apply nothing.
+    pub enforce: bool,
+    /// Shown by the host while the hook runs.
+    pub status_message: Option<String>,
     /// Set on a guard of a trusted layer that changed or vanished: the hook is not run, and
     /// every call it would have matched is blocked with this reason (see [`super::stale`]).
     pub stale: Option<String>,
@@ -128,6 +144,47 @@ impl Hook {
     /// Whether the hook runs for a call of `tool` (tool events) or at all (other events).
     pub fn matches_tool(&self, tool: Option<&str>) -> bool {
         !self.event.is_tool_event() || self.filter.matches(tool)
+    }
+
+    /// Whether the hook runs for this call: its tool filter, `paths` and `if`, checked
+    /// in-process (a hook that does not match is never spawned). `root` is the project root.
+    pub fn matches_call(
+        &self,
+        tool: Option<&str>,
+        arguments: Option<&Map<String, Value>>,
+        root: &std::path::Path,
+    ) -> bool {
+        if !self.matches_tool(tool) {
+            return false;
+        }
+        let root = self.root.as_deref().unwrap_or(root);
+        self.paths
+            .as_ref()
+            .is_none_or(|p| p.matches(&touched(arguments), root))
+            && self
+                .rule
+                .as_ref()
+                .is_none_or(|r| r.matches(tool, arguments, root))
+    }
+
+    /// The command to run for this call: placeholders replaced by shell-quoted values.
+    pub fn command_for(
+        &self,
+        tool: Option<&str>,
+        arguments: Option<&Map<String, Value>>,
+        root: &std::path::Path,
+    ) -> std::borrow::Cow<'_, str> {
+        match &self.template {
+            None => std::borrow::Cow::Borrowed(&self.command),
+            Some(t) => {
+                let root = self.root.as_deref().unwrap_or(root);
+                std::borrow::Cow::Owned(t.render(
+                    &touched(arguments),
+                    tool,
+                    &root.to_string_lossy(),
+                ))
+            }
+        }
     }
 
     /// Whether the hook comes from the managed layer (it cannot be disabled from above).

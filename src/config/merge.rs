@@ -148,8 +148,19 @@ pub(super) fn merge_hooks(
         } else {
             ToolFilter::All
         };
+        if let Err(e) = check_call_keys(&raw, event, &filter, &err) {
+            errors.push(*e);
+            continue;
+        }
+        let template = super::template::Template::parse(&command).ok().flatten();
         counts[event_slot(event)] += 1;
         hooks.push(Hook {
+            paths: raw.paths.as_ref().map(|p| p.value.clone()),
+            rule: raw.rule.as_ref().map(|r| r.value.clone()),
+            template,
+            is_async: raw.is_async.as_ref().is_some_and(|a| a.value),
+            enforce: raw.enforce.as_ref().is_none_or(|e| e.value),
+            status_message: raw.status_message.as_ref().map(|m| m.value.clone()),
             name: named
                 .clone()
                 .unwrap_or_else(|| format!("{event}#{}", counts[event_slot(event)])),
@@ -177,6 +188,58 @@ pub(super) fn merge_hooks(
 
     let deduplicated = dedupe(&mut hooks);
     (hooks, deduplicated)
+}
+
+/// `paths` and `if` need a tool call; `async` an event that cannot be vetoed; `{path}` a hook
+/// that sees one path per call.
+/// Builds an error at `hooks[i].<key>`, at a position or the entry's line.
+type ErrAt<'a> = &'a dyn Fn(&str, Option<(usize, usize)>, String, &str) -> ConfigError;
+
+fn check_call_keys(
+    raw: &RawHook,
+    event: Event,
+    filter: &ToolFilter,
+    err: ErrAt<'_>,
+) -> Result<(), Box<ConfigError>> {
+    for (key, at) in [
+        ("paths", raw.paths.as_ref().map(|p| (p.line, p.column))),
+        ("if", raw.rule.as_ref().map(|r| (r.line, r.column))),
+    ] {
+        if at.is_some() && !event.is_tool_event() {
+            return Err(Box::new(err(
+                key,
+                at,
+                format!("`{key}` only applies to pre_tool_use and post_tool_use, not {event}"),
+                &format!("remove `{key}`, or change the event to a tool event"),
+            )));
+        }
+    }
+    if let Some(a) = raw.is_async.as_ref().filter(|a| a.value) {
+        if event.is_pipeline() {
+            return Err(Box::new(err(
+                "async",
+                Some((a.line, a.column)),
+                format!("`async = true` on {event}: the call waits for its guards' verdict"),
+                "remove `async`; only events that cannot be vetoed run hooks in the background",
+            )));
+        }
+    }
+    let single = raw
+        .command
+        .as_ref()
+        .and_then(|c| super::template::Template::parse(&c.value).ok().flatten())
+        .is_some_and(|t| t.uses_single_path());
+    if single && (!event.is_tool_event() || filter.matches(Some("apply_patch"))) {
+        let at = raw.command.as_ref().map(|c| (c.line, c.column));
+        return Err(Box::new(err(
+            "command",
+            at,
+            "`{path}` names one path, but this hook can see a call with several (a patch) or none"
+                .into(),
+            "use `{paths}`, or limit `tool` to tools that write one file",
+        )));
+    }
+    Ok(())
 }
 
 /// Identical enabled handlers (event, filter, command) run once; the later one (its settings and

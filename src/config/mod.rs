@@ -25,10 +25,13 @@ mod gate;
 mod hook;
 mod merge;
 mod parse;
+pub mod paths_filter;
 mod read;
+pub mod rule;
 pub mod scripts;
 mod settings;
 mod stale;
+pub mod template;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

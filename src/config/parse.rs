@@ -10,6 +10,9 @@ use toml::Spanned;
 use super::error::{ConfigError, Text};
 use super::filter::{compile_matcher, compile_tools, ToolFilter};
 use super::hook::{Layer, OnError, Source};
+use super::paths_filter::PathFilter;
+use super::rule::Rule;
+use super::template::Template;
 use crate::event::Event;
 
 /// Longest timeout accepted: anything longer is certainly a typo.
@@ -54,6 +57,11 @@ pub(super) struct RawHook {
     pub on_error: Option<At<OnError>>,
     pub enabled: Option<At<bool>>,
     pub env: Option<At<BTreeMap<String, String>>>,
+    pub paths: Option<At<PathFilter>>,
+    pub rule: Option<At<Rule>>,
+    pub is_async: Option<At<bool>>,
+    pub enforce: Option<At<bool>>,
+    pub status_message: Option<At<String>>,
 }
 
 impl RawHook {
@@ -74,6 +82,11 @@ impl RawHook {
         push(self.on_error.is_some(), "on_error");
         push(self.enabled.is_some(), "enabled");
         push(self.env.is_some(), "env");
+        push(self.paths.is_some(), "paths");
+        push(self.rule.is_some(), "if");
+        push(self.is_async.is_some(), "async");
+        push(self.enforce.is_some(), "enforce");
+        push(self.status_message.is_some(), "status_message");
         keys
     }
 
@@ -103,7 +116,21 @@ impl RawHook {
                 }
             }
         }
-        take!(name, event, tool, matcher, command, timeout, on_error, enabled);
+        take!(
+            name,
+            event,
+            tool,
+            matcher,
+            command,
+            timeout,
+            on_error,
+            enabled,
+            paths,
+            rule,
+            is_async,
+            enforce,
+            status_message
+        );
     }
 }
 
@@ -119,7 +146,20 @@ pub(super) struct ParsedFile {
 }
 
 pub const HOOK_KEYS: &[&str] = &[
-    "name", "event", "tool", "matcher", "command", "timeout", "on_error", "enabled", "env",
+    "name",
+    "event",
+    "tool",
+    "matcher",
+    "paths",
+    "if",
+    "command",
+    "timeout",
+    "on_error",
+    "enabled",
+    "enforce",
+    "async",
+    "status_message",
+    "env",
 ];
 pub const SETTINGS_KEYS: &[&str] = &[
     "timeout",
@@ -401,7 +441,10 @@ fn parse_hook(
                     "the command contains a NUL character, which no shell command can hold".into(),
                     Some("remove the `\\u0000` from the command".into()),
                 ),
-                Some(s) if !s.trim().is_empty() => hook.command = Some(At::new(s.to_owned(), pos)),
+                Some(s) if !s.trim().is_empty() => match Template::parse(s) {
+                    Ok(_) => hook.command = Some(At::new(s.to_owned(), pos)),
+                    Err(e) => fail(e, None),
+                },
                 Some(_) => fail(
                     "the command is empty".into(),
                     Some("give the shell command to run".into()),
@@ -428,6 +471,43 @@ fn parse_hook(
             "enabled" => match value.as_bool() {
                 Some(b) => hook.enabled = Some(At::new(b, pos)),
                 None => fail(expected("a boolean (`true` or `false`)"), None),
+            },
+            "paths" => {
+                let globs: Option<Vec<String>> = match &value {
+                    toml::Value::String(s) => Some(vec![s.clone()]),
+                    toml::Value::Array(a) => {
+                        a.iter().map(|v| v.as_str().map(str::to_owned)).collect()
+                    }
+                    _ => None,
+                };
+                match globs.map(PathFilter::compile) {
+                    Some(Ok(filter)) => hook.paths = Some(At::new(filter, pos)),
+                    Some(Err(e)) => fail(
+                        e,
+                        Some("write globs relative to the project root, such as `paths = [\"src/**/*.rs\", \"!src/gen/**\"]`".into()),
+                    ),
+                    None => fail(expected("an array of globs"), Some("write `paths = [\"src/**/*.rs\"]`".into())),
+                }
+            }
+            "if" => match value.as_str().map(Rule::parse) {
+                Some(Ok(rule)) => hook.rule = Some(At::new(rule, pos)),
+                Some(Err(e)) => fail(format!("invalid rule: {e}"), None),
+                None => fail(
+                    expected("a string: one Claude Code permission rule"),
+                    Some("write `if = \"Bash(git commit *)\"`".into()),
+                ),
+            },
+            "async" => match value.as_bool() {
+                Some(b) => hook.is_async = Some(At::new(b, pos)),
+                None => fail(expected("a boolean (`true` or `false`)"), None),
+            },
+            "enforce" => match value.as_bool() {
+                Some(b) => hook.enforce = Some(At::new(b, pos)),
+                None => fail(expected("a boolean (`true` or `false`)"), None),
+            },
+            "status_message" => match value.as_str() {
+                Some(s) => hook.status_message = Some(At::new(s.to_owned(), pos)),
+                None => fail(expected("a string (shown while the hook runs)"), None),
             },
             "env" => match &value {
                 toml::Value::Table(table) => {

@@ -86,8 +86,10 @@ pub(super) fn tombstones(reviewed: Option<ParsedFile>, change: &Change<'_>) -> V
             }
             let filter = raw
                 .tool
-                .or(raw.matcher)
+                .clone()
+                .or(raw.matcher.clone())
                 .map_or(ToolFilter::All, |f| f.value);
+            let narrowing = (raw.paths.map(|p| p.value), raw.rule.map(|r| r.value));
             let (name, named) = match raw.name {
                 Some(n) => (n.value, true),
                 None => (
@@ -95,7 +97,9 @@ pub(super) fn tombstones(reviewed: Option<ParsedFile>, change: &Change<'_>) -> V
                     false,
                 ),
             };
-            Some(tombstone(name, named, event, filter, source, &root, change))
+            let mut hook = tombstone(name, named, event, filter, source, &root, change);
+            (hook.paths, hook.rule) = narrowing;
+            Some(hook)
         })
         .collect()
 }
@@ -123,5 +127,11 @@ fn tombstone(
         source,
         overrides: Vec::new(),
         root: root.clone(),
+        paths: None,
+        rule: None,
+        template: None,
+        is_async: false,
+        enforce: true,
+        status_message: None,
     }
 }

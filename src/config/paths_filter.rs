@@ -1,0 +1,148 @@
+//! `paths = ["src/**/*.rs", "!src/generated/**"]`: which files a tool call must touch for a hook
+//! to run. Checked in-process before anything is spawned, so a formatter for `*.rs` costs nothing
+//! on a write of `README.md`.
+//!
+//! Globs are relative to the project root (`*` stays inside a directory, `**` crosses them); a
+//! leading `!` excludes. A path the call touches that is absolute and under the root is made
+//! relative first; a path outside the root matches only an absolute glob. A call that touches no
+//! path matches no hook that has `paths`.
+
+use std::path::{Component, Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde_json::{Map, Value};
+
+/// A compiled `paths` filter.
+#[derive(Debug, Clone)]
+pub struct PathFilter {
+    /// The patterns as written, for listings.
+    pub patterns: Vec<String>,
+    include: GlobSet,
+    exclude: GlobSet,
+}
+
+fn glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+}
+
+impl PathFilter {
+    /// Compile `patterns`; an invalid glob is an error naming it.
+    pub fn compile(patterns: Vec<String>) -> Result<PathFilter, String> {
+        let mut include = GlobSetBuilder::new();
+        let mut exclude = GlobSetBuilder::new();
+        let mut any_include = false;
+        for p in &patterns {
+            let (set, pat) = match p.strip_prefix('!') {
+                Some(rest) => (&mut exclude, rest),
+                None => {
+                    any_include = true;
+                    (&mut include, p.as_str())
+                }
+            };
+            let pat = pat.strip_prefix("./").unwrap_or(pat);
+            if pat.is_empty() {
+                return Err("an empty glob".into());
+            }
+            set.add(glob(pat).map_err(|e| format!("invalid glob `{p}`: {e}"))?);
+        }
+        if !any_include {
+            return Err("every glob excludes (`!`), so nothing can match".into());
+        }
+        let build = |b: GlobSetBuilder| b.build().map_err(|e| e.to_string());
+        Ok(PathFilter {
+            patterns,
+            include: build(include)?,
+            exclude: build(exclude)?,
+        })
+    }
+
+    /// Whether any of `touched` (as the call wrote them) passes, with `root` the project root.
+    pub fn matches(&self, touched: &[&str], root: &Path) -> bool {
+        touched.iter().any(|p| {
+            let candidate = normalize(root, p);
+            !self.exclude.is_match(&candidate) && self.include.is_match(&candidate)
+        })
+    }
+}
+
+/// The form a glob is matched against: relative to `root` when inside it, else absolute.
+fn normalize(root: &Path, written: &str) -> PathBuf {
+    let path = Path::new(written);
+    let absolute = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        root.join(path)
+    };
+    let mut clean = PathBuf::new();
+    for c in absolute.components() {
+        match c {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    match clean.strip_prefix(root) {
+        Ok(rel) => rel.to_path_buf(),
+        Err(_) => clean,
+    }
+}
+
+/// The paths a tool call touches, from ka's arguments: `path`, and the `paths` of a patch.
+pub fn touched(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
+    let Some(args) = arguments else {
+        return Vec::new();
+    };
+    let mut out: Vec<&str> = args
+        .get("path")
+        .and_then(Value::as_str)
+        .into_iter()
+        .collect();
+    if let Some(Value::Array(paths)) = args.get("paths") {
+        out.extend(paths.iter().filter_map(Value::as_str));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filter(p: &[&str]) -> PathFilter {
+        PathFilter::compile(p.iter().map(|s| s.to_string()).collect()).expect("compiles")
+    }
+
+    #[test]
+    fn relative_globs_with_excludes() {
+        let f = filter(&["src/**/*.rs", "!src/generated/**"]);
+        let root = Path::new("/repo");
+        assert!(f.matches(&["src/a.rs"], root));
+        assert!(f.matches(&["src/x/y/a.rs"], root));
+        assert!(f.matches(&["/repo/src/a.rs"], root));
+        assert!(f.matches(&["./src/../src/a.rs"], root));
+        assert!(!f.matches(&["src/generated/a.rs"], root));
+        assert!(!f.matches(&["README.md"], root));
+        assert!(!f.matches(&["/elsewhere/src/a.rs"], root));
+        assert!(!f.matches(&[], root));
+        assert!(f.matches(&["README.md", "src/b.rs"], root));
+    }
+
+    #[test]
+    fn star_stays_in_its_directory_and_absolute_globs_match_outside() {
+        let f = filter(&["*.md", "/etc/**"]);
+        let root = Path::new("/repo");
+        assert!(f.matches(&["README.md"], root));
+        assert!(!f.matches(&["docs/a.md"], root));
+        assert!(f.matches(&["/etc/passwd"], root));
+    }
+
+    #[test]
+    fn only_excludes_is_an_error() {
+        assert!(PathFilter::compile(vec!["!a".into()]).is_err());
+        assert!(PathFilter::compile(vec!["a[".into()]).is_err());
+    }
+}
