@@ -190,3 +190,23 @@ fn help_documents_the_exit_codes_and_the_verdicts() {
         .stdout(predicate::str::contains("2 blocked"))
         .stdout(predicate::str::contains("blocked (deny)"));
 }
+
+#[test]
+fn a_report_only_hook_says_what_it_would_have_done_without_blocking() {
+    let p = Project::with_user_toml(&hook(
+        "new-guard",
+        "pre_tool_use",
+        "echo 'would refuse' >&2; exit 2",
+        &["enforce = false"],
+    ));
+    p.cli()
+        .args(["run", "pre_tool_use", "--tool", "bash"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "pre_tool_use (bash): proceed\n",
+        ))
+        .stdout(predicate::str::contains(
+            "report-only hook new-guard would have: block: would refuse",
+        ));
+}

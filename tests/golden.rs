@@ -249,3 +249,26 @@ fn the_shipped_examples_pass_their_cases() {
         "{stdout}"
     );
 }
+
+/// Expectations read the outcome's JSON, so a field the outcome gained after `ka-hooks test`
+/// was written (`report_only`) can be expected as it is.
+#[test]
+fn any_outcome_field_can_be_expected_including_new_ones() {
+    let p = Project::with_user_toml(&hook(
+        "new-guard",
+        "pre_tool_use",
+        "echo 'would refuse' >&2; exit 2",
+        &["enforce = false"],
+    ));
+    p.write(
+        ".ka/tests/report.toml",
+        "[[case]]\nname = \"the new guard only reports\"\nevent = \"pre_tool_use\"\n\
+         tool = \"bash\"\narguments = { command = \"ls\" }\n\
+         expect = { verdict = \"proceed\", report_only_contains = \"would refuse\" }\n",
+    );
+    p.cli()
+        .arg("test")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1 passed; 0 failed"));
+}

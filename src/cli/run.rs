@@ -364,6 +364,19 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
             h.duration_ms
         );
     }
+    for r in &outcome.report_only {
+        let detail = r
+            .detail
+            .as_deref()
+            .map(|d| format!(": {}", escape(d)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            w,
+            "  report-only hook {} would have: {}{detail} (not applied: enforce = false)",
+            escape(&r.hook),
+            escape(&r.effect)
+        );
+    }
     for d in &outcome.diagnostics {
         let _ = writeln!(w, "  diagnostic: {}", escape(d));
     }
