@@ -454,3 +454,16 @@ fn regex_like_rfc3339(t: &str) -> bool {
         && digits(17..19)
         && t.ends_with('Z')
 }
+
+#[test]
+fn check_says_when_a_layer_was_skipped() {
+    let w = World::new();
+    w.project(STOP_HOOK);
+    w.cmd()
+        .arg("check")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "ok: 0 active hook(s) from 1 file(s); 1 layer(s) skipped, their hooks do not run until trusted",
+        ));
+}

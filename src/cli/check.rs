@@ -43,8 +43,15 @@ pub fn check(opts: &LoadOptions, json: bool, out: &Output) -> Result<u8, String>
                 out.warn(&warning);
             }
             let files = config.layers.len();
+            let skipped = match config.untrusted.len() {
+                0 => String::new(),
+                n => format!(
+                    "; {n} layer(s) skipped, their hooks do not run until trusted (see the \
+                     warning above)"
+                ),
+            };
             outln!(
-                "ok: {} active hook(s) from {files} file(s)",
+                "ok: {} active hook(s) from {files} file(s){skipped}",
                 active_hooks(config)
             );
         }

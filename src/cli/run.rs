@@ -232,9 +232,9 @@ fn read_payload(input: Option<&str>) -> Result<Map<String, Value>, String> {
     }
 }
 
-/// When no hook ran and a layer was skipped: say so, with the fix.
+/// When a layer was skipped (and so, perhaps, no hook ran): say so, with the fix.
 fn skipped_layers(outcome: &Outcome) -> Option<String> {
-    if !outcome.hooks.is_empty() || outcome.untrusted.is_empty() {
+    if outcome.untrusted.is_empty() {
         return None;
     }
     let fixes: Vec<String> = outcome
@@ -245,7 +245,12 @@ fn skipped_layers(outcome: &Outcome) -> Option<String> {
         .into_iter()
         .collect();
     Some(format!(
-        "no hook ran: {} layer(s) skipped ({}); to run them: {}",
+        "{}{} layer(s) skipped ({}), their hooks did not run; to run them: {}",
+        if outcome.hooks.is_empty() {
+            "no hook ran: "
+        } else {
+            ""
+        },
         outcome.untrusted.len(),
         outcome
             .untrusted
