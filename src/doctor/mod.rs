@@ -10,9 +10,9 @@
 //!
 //! Every check ends `ok`, `warning` or `failing`; an entry's state is its worst check's.
 //!
-//! The work is split by concern: [`command`] resolves a command's first word the way `sh` would,
-//! [`static_checks`] judges each hook, layer and configuration error without running anything,
-//! [`exec`] runs a hook on a synthetic payload, and [`report`] holds the findings and their text.
+//! The work is split by concern: `command.rs` resolves a command's first word the way `sh` would,
+//! `static_checks.rs` judges each hook, layer and configuration error without running anything,
+//! `exec.rs` runs a hook on a synthetic payload, and `report.rs` holds the findings and their text.
 
 mod command;
 mod exec;
