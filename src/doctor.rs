@@ -1211,11 +1211,11 @@ pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Ma
         json!({ "path": file, "file_path": file, "content": EXAMPLE_SOURCE })
     };
     match event {
-        Event::PreToolUse => {
+        Event::PreToolUse | Event::PermissionRequest | Event::PermissionDenied => {
             payload.insert("tool".into(), json!(tool));
             payload.insert("arguments".into(), arguments);
         }
-        Event::PostToolUse => {
+        Event::PostToolUse | Event::PostToolUseFailure => {
             payload.insert("tool".into(), json!(tool));
             payload.insert("arguments".into(), arguments);
             let result = if shell_like {
@@ -1238,7 +1238,7 @@ pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Ma
         Event::PreCompact => {
             payload.insert("focus".into(), json!("ka-hooks doctor"));
         }
-        Event::SessionStart | Event::SessionEnd => {}
+        _ => {}
     }
     payload
 }

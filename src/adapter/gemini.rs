@@ -18,10 +18,13 @@
 use serde_json::{Map, Value};
 
 use super::claude::row;
-use super::{specific, with_system_message, Agent, Answer, Call, EventRow, Flavour, Verdict};
+use super::{
+    context_is_unsupported, specific, with_system_message, Agent, Answer, Call, EventRow, Flavour,
+    Verdict,
+};
 use crate::event::Event;
 
-/// Gemini CLI's events that run ka events.
+/// Gemini CLI's events that run ka events (`docs/hooks/reference.md`).
 pub const EVENTS: &[EventRow] = &[
     row("BeforeTool", Event::PreToolUse, Flavour::Plain),
     row("AfterTool", Event::PostToolUse, Flavour::Plain),
@@ -30,14 +33,23 @@ pub const EVENTS: &[EventRow] = &[
     row("SessionStart", Event::SessionStart, Flavour::Plain),
     row("SessionEnd", Event::SessionEnd, Flavour::Plain),
     row("PreCompress", Event::PreCompact, Flavour::Plain),
+    row("Notification", Event::Notification, Flavour::Plain),
 ];
 
 /// Gemini CLI's events with no ka event.
 pub const UNSUPPORTED: &[(&str, &str)] = &[
-    ("Notification", "ka has no notification event"),
-    ("BeforeModel", "ka has no model-request events"),
-    ("AfterModel", "ka has no model-request events"),
-    ("BeforeToolSelection", "ka has no tool-selection event"),
+    (
+        "BeforeModel",
+        "ka has no model-request events: the hook would rewrite Gemini's raw LLM request",
+    ),
+    (
+        "AfterModel",
+        "ka has no model-request events: the hook would rewrite Gemini's raw LLM response",
+    ),
+    (
+        "BeforeToolSelection",
+        "ka has no tool-selection event: the hook would edit Gemini's tool config",
+    ),
 ];
 
 /// ka's `result` and `is_error` from Gemini's `tool_response` (`llmContent`, `error`).
@@ -59,20 +71,19 @@ pub(super) fn result(original: &Map<String, Value>) -> (Value, bool) {
 /// The answer in Gemini CLI's contract.
 pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
     let mut object = Map::new();
+    let mut hso = specific(call.agent_event);
     match call.event {
         Event::PreToolUse => {
             verdict.ask_becomes_block(Agent::Gemini);
             verdict.allow_is_unsupported(Agent::Gemini);
             if let Some(reason) = &verdict.block {
-                if verdict.messages.is_empty() {
+                if verdict.messages.is_empty() && verdict.halt.is_none() {
                     return Answer::exit_two(reason);
                 }
                 object.insert("decision".into(), "deny".into());
                 object.insert("reason".into(), reason.as_str().into());
             } else if let Some(input) = &verdict.input {
-                let mut hso = specific(call.agent_event);
                 hso.insert("tool_input".into(), Value::Object(input.clone()));
-                object.insert("hookSpecificOutput".into(), Value::Object(hso));
             }
         }
         Event::PostToolUse => {
@@ -88,22 +99,42 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
                     .mark_error
                     .then(|| "a ka hook marked this tool result as an error".to_owned())
             });
-            if let Some(feedback) = feedback {
-                let mut hso = specific(call.agent_event);
-                hso.insert("additionalContext".into(), feedback.into());
-                object.insert("hookSpecificOutput".into(), Value::Object(hso));
+            // AfterTool's `additionalContext` is appended to the result the model reads: it
+            // carries feedback and context alike.
+            let text: Vec<String> = feedback.into_iter().chain(verdict.context.take()).collect();
+            if !text.is_empty() {
+                hso.insert("additionalContext".into(), text.join("\n").into());
             }
         }
         Event::UserPromptSubmit => {
             if let Some(reason) = &verdict.block {
-                if verdict.messages.is_empty() {
+                if verdict.messages.is_empty() && verdict.halt.is_none() {
                     return Answer::exit_two(reason);
                 }
                 object.insert("decision".into(), "deny".into());
                 object.insert("reason".into(), reason.as_str().into());
             }
         }
-        Event::Stop | Event::SessionStart | Event::SessionEnd | Event::PreCompact => {}
+        // AfterAgent: `decision: "deny"` rejects the response and `reason` is sent to the agent
+        // as a new prompt (`docs/hooks/reference.md`, "AfterAgent").
+        Event::Stop => {
+            if let Some(text) = &verdict.keep_going {
+                object.insert("decision".into(), "deny".into());
+                object.insert("reason".into(), text.as_str().into());
+            }
+        }
+        _ => {}
+    }
+    // BeforeAgent and SessionStart take `additionalContext` for the model (reference.md).
+    if matches!(call.event, Event::UserPromptSubmit | Event::SessionStart) {
+        if let Some(context) = verdict.context.take() {
+            hso.insert("additionalContext".into(), context.into());
+        }
+    } else {
+        context_is_unsupported(&mut verdict, Agent::Gemini, call.agent_event);
+    }
+    if hso.len() > 1 {
+        object.insert("hookSpecificOutput".into(), Value::Object(hso));
     }
     with_system_message(&mut object, &verdict);
     Answer::json(object)
