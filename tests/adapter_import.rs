@@ -100,7 +100,7 @@ fn readme_example_imports_to_the_readme_toml() {
     let expected = readme_block("ka.toml").replace("/path/to/project", &p.root.to_string_lossy());
     assert_eq!(stdout, expected);
     assert!(
-        stderr.contains("1 hook(s) of Notification: ka has no notification event"),
+        stderr.contains("hooks.Stop[0].hooks[0]: a `prompt` hook has no ka equivalent"),
         "{stderr}"
     );
     assert!(!p.exists(".ka/ka.toml"), "printing wrote a file");
@@ -134,7 +134,7 @@ fn write_appends_after_existing_content_and_a_rerun_adds_nothing() {
     let mine = "# my hooks\n[hook_settings]\ntimeout = 30\n";
     p.write(".ka/ka.toml", mine);
     let (_, stdout, _) = import(&p, &["--write"]);
-    assert!(stdout.contains("appended 2 hook(s)"), "{stdout}");
+    assert!(stdout.contains("appended 4 hook(s)"), "{stdout}");
     assert!(stdout.contains("ka-hooks --project"), "{stdout}");
     let text = p.read(".ka/ka.toml").expect("ka.toml");
     assert!(text.starts_with(mine), "{text}");

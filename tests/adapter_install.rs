@@ -190,11 +190,21 @@ fn no_hooks_registers_nothing_unless_all_events() {
         [
             "PreToolUse",
             "PostToolUse",
+            "PostToolUseFailure",
             "UserPromptSubmit",
             "Stop",
             "SessionStart",
             "SessionEnd",
-            "PreCompact"
+            "PreCompact",
+            "PostCompact",
+            "PermissionRequest",
+            "PermissionDenied",
+            "Notification",
+            "SubagentStart",
+            "SubagentStop",
+            "Setup",
+            "TeammateIdle",
+            "TaskCompleted"
         ]
     );
     assert!(s["hooks"]["Stop"][0].get("matcher").is_none());
