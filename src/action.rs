@@ -871,8 +871,8 @@ mod tests {
     use serde_json::json;
     use Event::{
         Notification, PostCompact, PostToolUse, PostToolUseFailure, PreCompact, PreToolUse,
-        SessionEnd, SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted,
-        TeammateIdle, UserPromptSubmit,
+        SessionEnd, SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted, TeammateIdle,
+        UserPromptSubmit,
     };
 
     /// The action `stdout` yields on `event`; fails when it was ignored or voided.
@@ -1415,7 +1415,10 @@ mod tests {
             assert_eq!(a.keep_going.as_deref(), Some("tests still fail: fix them"));
         }
         let a = action(r#"{"keep_going":"the roadmap has 3 items left"}"#, Stop);
-        assert_eq!(a.keep_going.as_deref(), Some("the roadmap has 3 items left"));
+        assert_eq!(
+            a.keep_going.as_deref(),
+            Some("the roadmap has 3 items left")
+        );
         let parsed = parse(r#"{"decision":"block"}"#, Stop);
         assert_eq!(parsed.action.unwrap().keep_going, None);
         assert!(has(&parsed.diagnostics, "without a `reason`"));
@@ -1764,7 +1767,8 @@ mod tests {
 
     #[test]
     fn system_message_is_kept_whole_up_to_10_000_chars_while_note_stays_200() {
-        let stdout = json!({"note": "é".repeat(250), "systemMessage": "ü".repeat(5_000)}).to_string();
+        let stdout =
+            json!({"note": "é".repeat(250), "systemMessage": "ü".repeat(5_000)}).to_string();
         let parsed = parse(&stdout, Stop);
         let a = parsed.action.unwrap();
         assert_eq!(a.message.unwrap(), "ü".repeat(5_000));
@@ -1772,7 +1776,10 @@ mod tests {
         assert_eq!(parsed.diagnostics, ["`note` was 250 chars; cut to 200"]);
         let stdout = json!({"systemMessage": "x".repeat(10_001)}).to_string();
         let parsed = parse(&stdout, Stop);
-        assert_eq!(parsed.action.unwrap().message.unwrap().len(), MESSAGE_MAX_CHARS);
+        assert_eq!(
+            parsed.action.unwrap().message.unwrap().len(),
+            MESSAGE_MAX_CHARS
+        );
     }
 
     #[test]

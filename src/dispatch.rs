@@ -361,10 +361,9 @@ fn govern_continuation(config: &Config, had: &Continuations, outcome: &mut Outco
              (max_continuations = {max}); the agent stops",
             had.0
         );
-        outcome.diagnostics.push(format!(
-            "{note}; not applied: {}",
-            excerpt(&text)
-        ));
+        outcome
+            .diagnostics
+            .push(format!("{note}; not applied: {}", excerpt(&text)));
         outcome.notes.push(note);
         return;
     }
@@ -374,7 +373,11 @@ fn govern_continuation(config: &Config, had: &Continuations, outcome: &mut Outco
 /// The start of `text`, on one line, for diagnostics.
 fn excerpt(text: &str) -> String {
     let line: String = text.chars().take(80).collect();
-    format!("{:?}{}", line, if text.chars().count() > 80 { "…" } else { "" })
+    format!(
+        "{:?}{}",
+        line,
+        if text.chars().count() > 80 { "…" } else { "" }
+    )
 }
 
 /// When the dispatch cut a hook short or kept one from starting: say why in

@@ -243,7 +243,10 @@ impl Event {
             ),
             Event::SessionEnd => info(
                 "a session ends",
-                &[("reason", "`clear` | `logout` | `prompt_input_exit` | `exit` | `other`")],
+                &[(
+                    "reason",
+                    "`clear` | `logout` | `prompt_input_exit` | `exit` | `other`",
+                )],
                 ADVISORY,
                 &[],
                 Some("reason"),
@@ -295,7 +298,10 @@ impl Event {
                 "the agent shows the user a notification (waiting for input, a permission prompt)",
                 &[
                     ("message", "the notification's text"),
-                    ("notification_type", "`permission_prompt` | `idle_prompt` | ... (agent-specific)"),
+                    (
+                        "notification_type",
+                        "`permission_prompt` | `idle_prompt` | ... (agent-specific)",
+                    ),
                 ],
                 ADVISORY,
                 &[],
@@ -303,7 +309,10 @@ impl Event {
             ),
             Event::SubagentStart => info(
                 "a subagent starts",
-                &[("agent_id", "the subagent's id"), ("agent_type", "its type")],
+                &[
+                    ("agent_id", "the subagent's id"),
+                    ("agent_type", "its type"),
+                ],
                 ADVISORY,
                 &["context"],
                 Some("agent_type"),

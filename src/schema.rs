@@ -235,7 +235,10 @@ fn entry_rules(schema: &mut Schema) {
     );
     let matcher_events: Vec<String> = event_names()
         .into_iter()
-        .filter(|n| n.parse::<Event>().is_ok_and(|e| e.matcher_field().is_some()))
+        .filter(|n| {
+            n.parse::<Event>()
+                .is_ok_and(|e| e.matcher_field().is_some())
+        })
         .collect();
     let matcher_rule = json!({
         "if": { "required": ["event", "matcher"] },

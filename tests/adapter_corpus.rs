@@ -112,7 +112,11 @@ fn native(p: &Project, case: &Value) -> Seen {
         Some([]) | None => seen("allowed", ""),
         Some(messages) => seen(
             "message",
-            messages.iter().map(|m| text(Some(m))).collect::<Vec<_>>().join("\n"),
+            messages
+                .iter()
+                .map(|m| text(Some(m)))
+                .collect::<Vec<_>>()
+                .join("\n"),
         ),
     }
 }

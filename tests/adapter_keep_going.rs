@@ -100,7 +100,11 @@ fn the_hook_sees_the_count_and_a_new_turn_or_session_starts_over() {
     let left: Vec<_> = std::fs::read_dir(p.data_dir.join("continuations"))
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
-    assert_eq!(left.len(), 1, "only the other session's count is left: {left:?}");
+    assert_eq!(
+        left.len(),
+        1,
+        "only the other session's count is left: {left:?}"
+    );
 }
 
 #[test]

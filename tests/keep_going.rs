@@ -55,9 +55,15 @@ fn claude_block_and_ka_keep_going_on_stop_join_in_hook_order() {
 #[test]
 fn past_max_continuations_the_request_is_recorded_not_applied() {
     let p = project(&[hook("loop", "stop", "echo 'again' >&2; exit 2", &[])]);
-    let outcome = p.event(Event::Stop, json!({"stop_hook_active": true, "continuations": 7}));
+    let outcome = p.event(
+        Event::Stop,
+        json!({"stop_hook_active": true, "continuations": 7}),
+    );
     assert_eq!(outcome.keep_going.as_deref(), Some("again"));
-    let outcome = p.event(Event::Stop, json!({"stop_hook_active": true, "continuations": 8}));
+    let outcome = p.event(
+        Event::Stop,
+        json!({"stop_hook_active": true, "continuations": 8}),
+    );
     assert_eq!(outcome.keep_going, None);
     assert!(
         outcome
@@ -122,7 +128,12 @@ fn subagent_teammate_and_task_events_keep_going_like_stop() {
         Event::TeammateIdle,
         Event::TaskCompleted,
     ] {
-        let p = project(&[hook("more", event.as_str(), "echo 'not yet' >&2; exit 2", &[])]);
+        let p = project(&[hook(
+            "more",
+            event.as_str(),
+            "echo 'not yet' >&2; exit 2",
+            &[],
+        )]);
         let outcome = p.event(event, json!({}));
         assert_eq!(outcome.keep_going.as_deref(), Some("not yet"), "{event}");
     }
@@ -178,8 +189,11 @@ fn compact_and_notification_matchers_match_trigger_and_type() {
         .notes
         .is_empty());
     assert_eq!(
-        p.event(Event::Notification, json!({"notification_type": "idle_prompt"}))
-            .notes,
+        p.event(
+            Event::Notification,
+            json!({"notification_type": "idle_prompt"})
+        )
+        .notes,
         ["idle"]
     );
 }
@@ -196,7 +210,10 @@ fn matcher_on_an_event_with_nothing_to_match_is_a_config_error() {
     assert_eq!(output.status.code(), Some(1));
     let text = String::from_utf8_lossy(&output.stderr).into_owned()
         + &String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("`matcher` does not apply to user_prompt_submit"), "{text}");
+    assert!(
+        text.contains("`matcher` does not apply to user_prompt_submit"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -215,6 +232,9 @@ fn every_new_event_is_hookable_by_its_agent_spelling() {
         };
         assert_eq!(outcome.notes, ["ran"], "{event}");
         let info = event.info();
-        assert!(!info.when.is_empty() && !info.exit_two.is_empty(), "{event}");
+        assert!(
+            !info.when.is_empty() && !info.exit_two.is_empty(),
+            "{event}"
+        );
     }
 }

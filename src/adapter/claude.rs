@@ -46,7 +46,11 @@ pub const EVENTS: &[EventRow] = &[
     row("SessionEnd", Event::SessionEnd, Flavour::Plain),
     row("PreCompact", Event::PreCompact, Flavour::Plain),
     row("PostCompact", Event::PostCompact, Flavour::Plain),
-    row("PermissionRequest", Event::PermissionRequest, Flavour::Plain),
+    row(
+        "PermissionRequest",
+        Event::PermissionRequest,
+        Flavour::Plain,
+    ),
     row("PermissionDenied", Event::PermissionDenied, Flavour::Plain),
     row("Notification", Event::Notification, Flavour::Plain),
     row("SubagentStart", Event::SubagentStart, Flavour::Plain),

@@ -6,7 +6,11 @@
 //! and unknown output keys make the whole answer invalid. So:
 //! - a hook's `ask` becomes a block whose reason says a human must approve the call;
 //! - a hook's bare `allow` is said in `systemMessage` (Codex's own approval rules decide);
-//! - a rewrite goes back as `allow` + the whole `updatedInput`, and `systemMessage` says so.
+//! - a rewrite goes back as `allow` + the whole `updatedInput`, and `systemMessage` says so;
+//! - `PermissionRequest` fails closed on an `updatedInput` (its generated output schema), so a
+//!   rewrite there denies the request with the reason;
+//! - `Stop` and `SubagentStop` take `decision: "block"` + `reason` (keep going) but no
+//!   `hookSpecificOutput`, so context there is said in `systemMessage`.
 //!
 //! Codex has no write or edit tool: file changes are `apply_patch` calls whose `tool_input` is
 //! `{"command": "<patch>"}`. A patch that only adds one file is shown to the hooks as ka's
@@ -29,7 +33,11 @@ use crate::event::Event;
 /// `StopFailure` (`codex-rs/hooks/schema/generated/stop-failure.command.*.json`).
 pub const EVENTS: &[EventRow] = &[
     row("PreToolUse", Event::PreToolUse, Flavour::Plain),
-    row("PermissionRequest", Event::PermissionRequest, Flavour::Plain),
+    row(
+        "PermissionRequest",
+        Event::PermissionRequest,
+        Flavour::Plain,
+    ),
     row("PostToolUse", Event::PostToolUse, Flavour::Plain),
     row("UserPromptSubmit", Event::UserPromptSubmit, Flavour::Plain),
     row("Stop", Event::Stop, Flavour::Plain),

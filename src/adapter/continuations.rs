@@ -90,7 +90,8 @@ impl Store {
         let bytes = serde_json::to_vec(turn).map_err(|e| e.to_string())?;
         let tmp = tempfile::NamedTempFile::new_in(&self.dir)
             .map_err(|e| format!("cannot write in {}: {e}", self.dir.display()))?;
-        fs::write(tmp.path(), bytes).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        fs::write(tmp.path(), bytes)
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         tmp.persist(&file)
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         self.prune();
@@ -137,9 +138,7 @@ impl Store {
             .filter_map(|p| Some((fs::metadata(&p).ok()?.modified().ok()?, p)))
             .collect();
         aged.retain(|(modified, path)| {
-            let stale = now
-                .duration_since(*modified)
-                .is_ok_and(|age| age > MAX_AGE);
+            let stale = now.duration_since(*modified).is_ok_and(|age| age > MAX_AGE);
             if stale {
                 let _ = fs::remove_file(path);
             }

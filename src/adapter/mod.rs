@@ -247,8 +247,7 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
 /// Claude Code does on SessionStart and UserPromptSubmit ("stdout is added as context", hooks
 /// reference, "Exit code 0"). Natively, ka reads only a JSON object.
 pub const fn plain_stdout_is_context(agent: Agent, event: Event) -> bool {
-    matches!(agent, Agent::Claude)
-        && matches!(event, Event::SessionStart | Event::UserPromptSubmit)
+    matches!(agent, Agent::Claude) && matches!(event, Event::SessionStart | Event::UserPromptSubmit)
 }
 
 /// ka-hooks could not run the hooks: fail open (exit 0, said to the user), or with
