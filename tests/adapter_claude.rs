@@ -502,3 +502,76 @@ fn a_claude_style_guard_after_a_rewrite_judges_the_rewritten_tool_input() {
     let input = &reply.json()["hookSpecificOutput"]["updatedInput"];
     assert_eq!(input["command"], "echo [scrubbed]");
 }
+
+#[test]
+fn claude_post_tool_use_block_comes_back_as_a_block_not_context() {
+    let p = project(&hook(
+        "clippy",
+        "PostToolUse",
+        r#"echo '{"decision":"block","reason":"clippy: 2 warnings"}'"#,
+        &[],
+    ));
+    let payload = post_tool_use(&p, "Bash", json!({"command": "cargo clippy"}), json!({}));
+    let answer = claude(&p, &payload, &[]).json();
+    assert_eq!(
+        answer,
+        json!({"decision": "block", "reason": "clippy: 2 warnings"})
+    );
+}
+
+#[test]
+fn halt_context_and_a_long_message_come_back_in_claudes_fields() {
+    let long = "m".repeat(5000);
+    let p = project(&format!(
+        "{}{}",
+        hook(
+            "ctx",
+            "session_start",
+            r#"echo '{"context":"on branch main"}'"#,
+            &[]
+        ),
+        hook(
+            "halt",
+            "session_start",
+            &format!(
+                r#"echo '{{"continue":false,"stopReason":"quota reached","systemMessage":"{long}"}}'"#
+            ),
+            &[]
+        )
+    ));
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "SessionStart",
+                         "source": "startup"});
+    let answer = claude(&p, &payload, &[]).json();
+    assert_eq!(answer["continue"], false);
+    assert_eq!(answer["stopReason"], "quota reached");
+    assert_eq!(
+        answer["hookSpecificOutput"]["additionalContext"],
+        "on branch main"
+    );
+    assert_eq!(answer["systemMessage"], long.as_str());
+}
+
+#[test]
+fn permission_request_allow_with_a_rewrite_and_deny() {
+    let p = project(&hook(
+        "perm",
+        "PermissionRequest",
+        r#"if grep -q 'rm -rf'; then echo 'never' >&2; exit 2; fi; echo '{"decision":"allow","updated_input":{"command":"ls -la"}}'"#,
+        &[],
+    ));
+    let request = |command: &str| {
+        json!({"session_id": "s", "cwd": p.root, "hook_event_name": "PermissionRequest",
+               "tool_name": "Bash", "tool_input": {"command": command}})
+    };
+    let answer = claude(&p, &request("ls"), &[]).json();
+    assert_eq!(
+        answer["hookSpecificOutput"]["decision"],
+        json!({"behavior": "allow", "updatedInput": {"command": "ls -la"}})
+    );
+    let reply = claude(&p, &request("rm -rf /"), &[]);
+    assert_eq!(reply.code, Some(0));
+    assert_eq!(
+        reply.json()["hookSpecificOutput"]["decision"],
+        json!({"behavior": "deny", "message": "never"})
+    );
+}
