@@ -1224,7 +1224,7 @@ pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Ma
                 format!("wrote {} bytes to {file}", EXAMPLE_SOURCE.len())
             };
             payload.insert("result".into(), json!(result));
-            payload.insert("is_error".into(), json!(false));
+            payload.insert("is_error".into(), json!(event == Event::PostToolUseFailure));
         }
         Event::Stop => {
             payload.insert("stop".into(), json!("done"));
