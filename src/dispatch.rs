@@ -207,7 +207,9 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             hooks.retain(any);
         }
     }
-    if event == Event::PreToolUse && only_hook.is_none() {
+    // A permission request is the same call on its way to a human: a hook's `allow` there must
+    // not approve a call aimed at ka's own files either.
+    if event.acts_as() == Event::PreToolUse && only_hook.is_none() {
         let args = payload.get("arguments").and_then(Value::as_object);
         if let Some(reason) = crate::protect::check(config, args, &cwd_fallback()) {
             outcome.decision = Some(Decision::Ask);
