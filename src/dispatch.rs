@@ -369,6 +369,19 @@ fn govern_continuation(config: &Config, had: &Continuations, outcome: &mut Outco
         outcome.notes.push(note);
         return;
     }
+    // It becomes the model's next input: as long as a context may be (Claude Code caps hook
+    // output at 10 000 characters), never a whole 64 KiB stderr.
+    let max_chars = action::CONTEXT_MAX_CHARS;
+    let text = match text.char_indices().nth(max_chars) {
+        Some((end, _)) => {
+            outcome.diagnostics.push(format!(
+                "the request to keep going was {} chars; cut to {max_chars}",
+                text.chars().count()
+            ));
+            text[..end].to_owned()
+        }
+        None => text,
+    };
     outcome.keep_going = Some(text);
 }
 

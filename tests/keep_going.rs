@@ -238,3 +238,17 @@ fn every_new_event_is_hookable_by_its_agent_spelling() {
         );
     }
 }
+
+#[test]
+fn a_huge_stderr_is_cut_before_it_becomes_the_models_input() {
+    let p = project(&[hook(
+        "loud",
+        "stop",
+        "head -c 30000 /dev/zero | tr '\\0' 'x' >&2; exit 2",
+        &[],
+    )]);
+    let outcome = p.event(Event::Stop, json!({}));
+    let text = outcome.keep_going.clone().expect("keeps going");
+    assert_eq!(text.chars().count(), 10_000);
+    assert!(has_diagnostic(&outcome, &["cut to 10000"]));
+}
