@@ -881,8 +881,11 @@ fn would_have(
         Status::Blocked if event.is_pipeline() => {
             ("block", Some(block_reason(hook, &finished.stderr)))
         }
-        Status::Blocked if event == Event::PostToolUse => {
+        Status::Blocked if event.acts_as() == Event::PostToolUse => {
             ("mark_error", Some(finished.stderr.trim().to_owned()))
+        }
+        Status::Blocked if event.can_keep_going() => {
+            ("keep_going", Some(finished.stderr.trim().to_owned()))
         }
         Status::Error => (
             "fail",
@@ -898,6 +901,9 @@ fn would_have(
             let parsed = action::parse(&finished.stdout, event);
             match parsed.action {
                 _ if parsed.voided => ("fail", Some(parsed.diagnostics.join("; "))),
+                Some(a) if a.halt.is_some() => ("halt", a.halt.clone()),
+                Some(a) if a.keep_going.is_some() => ("keep_going", a.keep_going.clone()),
+                Some(a) if a.mark_error => ("mark_error", a.feedback.clone()),
                 Some(a) => match (a.decision, &a.block, &a.input_patch, &a.feedback) {
                     (Some(Decision::Deny), ..) | (_, Some(_), ..) => {
                         ("block", a.reason.clone().or(a.block.clone()))

@@ -99,7 +99,8 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WouldHave {
     pub hook: String,
-    /// `block`, `ask`, `allow`, `rewrite`, `mark_error`, `feedback`, `fail`, or `nothing`.
+    /// `block`, `ask`, `allow`, `rewrite`, `mark_error`, `feedback`, `keep_going`, `halt`,
+    /// `fail`, or `nothing`.
     pub effect: String,
     /// The reason, feedback or failure it gave, or the keys a rewrite changed.
     pub detail: Option<String>,

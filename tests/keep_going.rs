@@ -252,3 +252,30 @@ fn a_huge_stderr_is_cut_before_it_becomes_the_models_input() {
     assert_eq!(text.chars().count(), 10_000);
     assert!(has_diagnostic(&outcome, &["cut to 10000"]));
 }
+
+#[test]
+fn a_report_only_stop_hook_says_it_would_keep_going_and_does_not() {
+    let p = project(&[
+        hook(
+            "trial",
+            "stop",
+            "echo 'not done' >&2; exit 2",
+            &["enforce = false"],
+        ),
+        hook(
+            "trial-halt",
+            "stop",
+            r#"echo '{"halt":"enough"}'"#,
+            &["enforce = false"],
+        ),
+    ]);
+    let outcome = p.event(Event::Stop, json!({}));
+    assert_eq!(outcome.keep_going, None);
+    assert_eq!(outcome.halt, None);
+    let effects: Vec<&str> = outcome
+        .report_only
+        .iter()
+        .map(|w| w.effect.as_str())
+        .collect();
+    assert_eq!(effects, ["keep_going", "halt"]);
+}
