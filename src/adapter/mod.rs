@@ -11,6 +11,12 @@
 //! ka-hooks itself cannot run the hooks (unreadable payload, a config error), it fails open, as
 //! users of these agents expect, and says so; `--fail-closed` blocks instead.
 //!
+//! Every command-hook event of the three agents runs a ka event (see [`crate::event`]). On the
+//! events where a hook keeps the agent going, the adapter keeps the turn's count in the data dir
+//! ([`continuations`]) so `max_continuations` holds across the processes the agent starts. Where
+//! the agent reads a hook's plain stdout as context (Claude Code on SessionStart and
+//! UserPromptSubmit), so does the adapter ([`plain_stdout_is_context`]).
+//!
 //! `install` registers the adapter in Claude Code's settings and `import` turns Claude Code's
 //! hooks into `[[hooks]]` entries.
 
