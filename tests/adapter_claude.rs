@@ -575,3 +575,17 @@ fn permission_request_allow_with_a_rewrite_and_deny() {
         json!({"behavior": "deny", "message": "never"})
     );
 }
+
+#[test]
+fn stop_failure_cannot_keep_going_and_says_so() {
+    let p = project(&hook("veto", "stop", "echo 'keep going' >&2; exit 2", &[]));
+    let payload = json!({
+        "session_id": "s", "cwd": p.root, "hook_event_name": "StopFailure",
+        "error": "rate_limit"
+    });
+    let answer = claude(&p, &payload, &[]).json();
+    assert!(answer.get("decision").is_none(), "{answer}");
+    assert!(answer["systemMessage"]
+        .as_str()
+        .is_some_and(|m| m.contains("ended on an error")));
+}

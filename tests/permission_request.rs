@@ -38,8 +38,18 @@ fn an_auto_approver_cannot_approve_a_write_to_ka_files() {
 fn the_first_deny_stops_the_chain_and_exit_2_denies() {
     let p = Project::with_user_toml(&format!(
         "{}{}",
-        hook("no", "permission_request", "echo 'not today' >&2; exit 2", &[]),
-        hook("yes", "permission_request", r#"echo '{"decision":"allow"}'"#, &[])
+        hook(
+            "no",
+            "permission_request",
+            "echo 'not today' >&2; exit 2",
+            &[]
+        ),
+        hook(
+            "yes",
+            "permission_request",
+            r#"echo '{"decision":"allow"}'"#,
+            &[]
+        )
     ));
     let outcome = p.tool_call(Event::PermissionRequest, "bash", json!({"command": "ls"}));
     assert!(outcome.blocked);

@@ -179,9 +179,19 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
         // "decision: block" + `reason` prevents stopping; the reason tells the model how to
         // proceed (hooks reference, "Stop/SubagentStop decision control"; Codex's stop schema).
         Event::Stop | Event::SubagentStop => {
-            if let Some(text) = &verdict.keep_going {
-                object.insert("decision".into(), "block".into());
-                object.insert("reason".into(), text.as_str().into());
+            if let Some(text) = verdict.keep_going.clone() {
+                if call.flavour == Flavour::StopError {
+                    // StopFailure: the turn ended on an error, and its hooks' output is ignored.
+                    verdict.messages.push(format!(
+                        "a ka hook asked to keep going, but the turn ended on an error and {} \
+                         cannot continue it from a {} hook: {text}",
+                        dialect.agent().display(),
+                        call.agent_event
+                    ));
+                } else {
+                    object.insert("decision".into(), "block".into());
+                    object.insert("reason".into(), text.into());
+                }
             }
         }
         // Exit 2 keeps the teammate working / the task open, stderr is the feedback (hooks

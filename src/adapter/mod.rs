@@ -233,7 +233,8 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
         );
     }
     let mut verdict = Verdict::of(agent, &call, &outcome);
-    if let (Some(tracker), Some(text)) = (tracker, &outcome.keep_going) {
+    let applied = call.flavour != Flavour::StopError; // see claude::answer_as
+    if let (Some(tracker), Some(text), true) = (tracker, &outcome.keep_going, applied) {
         if let Err(e) = tracker.record(text) {
             verdict.messages.push(format!(
                 "ka-hooks {}: the continuation count could not be kept ({e}); \
