@@ -532,14 +532,14 @@ fn read_flow(d: &mut Reader, keys: &Keys<'_>, action: &mut Action) {
     // "Common JSON fields").
     let halted = keys.go_on == Some(false) || keys.halt.is_some();
     if halted {
-        let parts: Vec<&str> = [keys.halt, keys.stop_reason]
-            .into_iter()
-            .flatten()
-            .filter(|s| !s.trim().is_empty())
-            .collect();
-        let mut parts = parts;
-        parts.dedup();
-        action.halt = Some(parts.join("; "));
+        let mut parts = Vec::new();
+        parts.extend(keys.halt.map(|s| ("halt", s)));
+        if keys.stop_reason != keys.halt {
+            parts.extend(keys.stop_reason.map(|s| ("stopReason", s)));
+        }
+        // The reason is for the user, like `systemMessage`: the same cap.
+        let reason = d.joined(&parts, "; ", Limit::Chars(MESSAGE_MAX_CHARS));
+        action.halt = Some(reason.unwrap_or_default());
     } else if keys.stop_reason.is_some() {
         d.note("`stopReason` has no effect without `continue: false`; ignored".to_owned());
     }

@@ -474,6 +474,42 @@ mod tests {
     }
 
     #[test]
+    fn agent_spellings_are_aliases_and_names_are_unique() {
+        assert_eq!("BeforeTool".parse(), Ok(Event::PreToolUse));
+        assert_eq!("AfterAgent".parse(), Ok(Event::Stop));
+        assert_eq!("PreCompress".parse(), Ok(Event::PreCompact));
+        assert_eq!("PermissionRequest".parse(), Ok(Event::PermissionRequest));
+        assert_eq!("Interrupt".parse(), Ok(Event::Interrupt));
+        let mut seen = std::collections::HashSet::new();
+        for event in Event::ALL {
+            for name in event.names() {
+                assert!(seen.insert(*name), "`{name}` names two events");
+            }
+        }
+    }
+
+    #[test]
+    fn every_event_says_what_it_means() {
+        for event in Event::ALL {
+            let info = event.info();
+            assert!(
+                !info.when.is_empty() && !info.exit_two.is_empty(),
+                "{event}"
+            );
+            assert_eq!(
+                event.is_tool_event(),
+                info.matcher == Some("tool"),
+                "{event}: tool events match the tool"
+            );
+            assert_eq!(
+                event.can_keep_going(),
+                event.acts_as() == Event::Stop,
+                "{event}"
+            );
+        }
+    }
+
+    #[test]
     fn unknown_event_suggests_the_closest_name() {
         let err = "pre_tool_usee".parse::<Event>().unwrap_err();
         assert_eq!(err.suggestion, Some("pre_tool_use"));
