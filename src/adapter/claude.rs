@@ -61,11 +61,22 @@ pub const EVENTS: &[EventRow] = &[
 ];
 
 /// Claude Code's events with no ka event.
-pub const UNSUPPORTED: &[(&str, &str)] = &[(
-    "ConfigChange",
-    "ka has no config-change event (ka's own files are guarded by the trust gate and \
-     protect_ka_files)",
-)];
+pub const UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "ConfigChange",
+        "ka has no config-change event (ka's own files are guarded by the trust gate and \
+         protect_ka_files)",
+    ),
+    (
+        "WorktreeCreate",
+        "it replaces Claude Code's own worktree creation and must print the new path; ka hooks \
+         have no such contract",
+    ),
+    (
+        "WorktreeRemove",
+        "it pairs with WorktreeCreate, which ka does not run",
+    ),
+];
 
 pub(super) const fn row(name: &'static str, event: Event, flavour: Flavour) -> EventRow {
     EventRow {

@@ -151,8 +151,9 @@ const READ_KEYS: &[&str] = &["type", "command", "timeout", "statusMessage", "asy
 const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 
 /// Claude Code's timeout of a `command` hook that sets none: 600 seconds (hooks reference,
-/// "Hook configuration": "timeout ... defaults to 600 for command hooks"). ka's default is 60,
-/// so an imported hook without one gets Claude's, written out.
+/// <https://code.claude.com/docs/en/hooks>, "Hook configuration": command hooks 600 s, `prompt`
+/// 30 s, `agent` 60 s). ka's default is 60, so an imported hook without one gets Claude's,
+/// written out.
 pub const CLAUDE_DEFAULT_TIMEOUT_SECS: u64 = 600;
 
 fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Option<Entry>, String> {
