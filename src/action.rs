@@ -10,20 +10,32 @@
 //!   means nothing, voids the whole object: applying half of what a hook asked (the mode switch
 //!   but not the deny) is worse than applying none of it. Every offending key is reported.
 //! - `null` counts as absent. Unknown keys are ignored, with a diagnostic so typos show.
-//! - An over-long `note` (200 chars) or `feedback` (2048 bytes) is cut at a character boundary.
+//! - An over-long `note` (200 chars), `feedback` (2048 bytes), `context` or `systemMessage`
+//!   (10 000 chars each) is cut at a character boundary.
+//! - Events read the keys of the event they act as ([`Event::acts_as`]): `permission_request`
+//!   as `pre_tool_use`, `post_tool_use_failure` as `post_tool_use`, `subagent_stop`,
+//!   `teammate_idle` and `task_completed` as `stop`.
 //! - Claude Code's output forms are read in the same object, so its scripts work unchanged:
 //!   `{"decision":"block"|"approve","reason":..}`, `{"continue":false,"stopReason":..}`,
-//!   `hookSpecificOutput.{permissionDecision, permissionDecisionReason, updatedInput,
-//!   additionalContext, hookEventName}`, `systemMessage` and `suppressOutput`.
+//!   `hookSpecificOutput.{permissionDecision (allow, ask, deny, defer), permissionDecisionReason,
+//!   updatedInput, additionalContext, hookEventName}`, `systemMessage` and `suppressOutput`.
 //!
 //! | key | type | events | effect |
 //! |---|---|---|---|
 //! | `mode` | string | all | switch the permission mode |
 //! | `note` | string, ≤ 200 chars | all | transcript row |
+//! | `halt` | string | all | stop the whole turn; the reason is for the user |
 //! | `updated_input` | object | `pre_tool_use` | [`InputPatch::Merge`] |
 //! | `decision` | `"allow"` \| `"ask"` \| `"deny"` | `pre_tool_use` | [`Decision`] |
 //! | `reason` | string | `pre_tool_use` | why, for `deny` and `ask` |
 //! | `feedback` | string, ≤ 2048 bytes | `post_tool_use` | appended to the tool result |
+//! | `context` | string, ≤ 10 000 chars | [`CONTEXT_EVENTS`] | added to the model's context |
+//! | `keep_going` | string | `stop` | do not stop: the model's next input |
+//!
+//! Claude Code's forms map to these: `decision: "block"` + `reason` is a deny on
+//! `pre_tool_use`, a blocked prompt on `user_prompt_submit`, `mark_error` + feedback on
+//! `post_tool_use`, `keep_going` on `stop`; `continue: false` + `stopReason` is `halt`;
+//! `additionalContext` is `context`; `systemMessage` is a message for the user, shown whole.
 
 use std::fmt;
 
@@ -36,6 +48,10 @@ use crate::event::Event;
 pub const NOTE_MAX_CHARS: usize = 200;
 /// Longest `feedback`, in bytes (it rides every tool result the model reads).
 pub const FEEDBACK_MAX_BYTES: usize = 2048;
+/// Longest `context`, in characters (Claude Code caps hook output for the model at 10 000).
+pub const CONTEXT_MAX_CHARS: usize = 10_000;
+/// Longest user message (`systemMessage`), in characters: Claude Code's own cap.
+pub const MESSAGE_MAX_CHARS: usize = 10_000;
 /// How much of unparsable stdout a diagnostic quotes.
 const EXCERPT_MAX_CHARS: usize = 80;
 
@@ -121,10 +137,29 @@ pub struct Action {
     /// never empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
-    /// The hook asked to block (Claude `{"decision":"block"}` on user_prompt_submit, or
-    /// `{"continue":false,"stopReason":..}` on a pipeline event): the reason, possibly empty.
+    /// The hook asked to block the prompt (Claude `{"decision":"block"}` on
+    /// user_prompt_submit): the reason, possibly empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block: Option<String>,
+    /// Text the host adds to the model's context ([`CONTEXT_EVENTS`]), at most
+    /// [`CONTEXT_MAX_CHARS`] chars: ka's `context` and Claude's `additionalContext`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    /// Stop-like events: do not stop; this text is the model's next input (ka's `keep_going`,
+    /// Claude's `{"decision":"block","reason":..}` on Stop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_going: Option<String>,
+    /// Stop the whole turn after this event; the reason (possibly empty) is for the user only
+    /// (ka's `halt`, Claude's `{"continue":false,"stopReason":..}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub halt: Option<String>,
+    /// A message for the user, shown whole (Claude's `systemMessage`), at most
+    /// [`MESSAGE_MAX_CHARS`] chars.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// post_tool_use: mark the result as an error (Claude's `decision: "block"`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub mark_error: bool,
 }
 
 impl Action {
@@ -174,14 +209,40 @@ pub fn parse(stdout: &str, event: Event) -> Parsed {
     }
 }
 
+/// A hook's plain (non-JSON) stdout read as `context`, as Claude Code reads it on SessionStart
+/// and UserPromptSubmit; `None` when stdout is empty, is a JSON object, or `event` takes no
+/// context. Only adapters use this (see `Request::plain_stdout_is_context`).
+pub fn plain_context(stdout: &str, event: Event) -> Option<Parsed> {
+    let text = stdout.trim().trim_start_matches('\u{feff}').trim_start();
+    if text.is_empty()
+        || !CONTEXT_EVENTS.contains(&event.acts_as())
+        || matches!(serde_json::from_str::<Value>(text), Ok(Value::Object(_)))
+    {
+        return None;
+    }
+    let mut d = Reader::new(event);
+    let context = d.joined(&[("stdout", text)], "", Limit::Chars(CONTEXT_MAX_CHARS));
+    Some(Parsed {
+        action: Some(Action {
+            context,
+            ..Action::default()
+        }),
+        diagnostics: d.list,
+        voided: false,
+    })
+}
+
 /// Top-level keys this module reads; any other key gets an "unknown key" diagnostic.
-const KNOWN_KEYS: [&str; 11] = [
+const KNOWN_KEYS: [&str; 14] = [
     "mode",
     "note",
     "updated_input",
     "decision",
     "reason",
     "feedback",
+    "context",
+    "keep_going",
+    "halt",
     // Claude Code.
     "continue",
     "stopReason",
@@ -201,6 +262,19 @@ const CLAUDE_SPECIFIC_KEYS: [&str; 5] = [
 
 const SPECIFIC: &str = "hookSpecificOutput.";
 
+/// The events whose host adds a hook's `context` to the model's context (as their acting
+/// event, [`Event::acts_as`]): Claude Code reads `additionalContext` on the same ones
+/// (hooks reference, "Adding context": SessionStart, UserPromptSubmit, PreToolUse,
+/// PostToolUse, PostToolUseFailure, SubagentStart; and Stop since 2.1).
+pub const CONTEXT_EVENTS: [Event; 6] = [
+    Event::SessionStart,
+    Event::UserPromptSubmit,
+    Event::PreToolUse,
+    Event::PostToolUse,
+    Event::Stop,
+    Event::SubagentStart,
+];
+
 /// What the `decision` key said.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Said {
@@ -209,30 +283,56 @@ enum Said {
     Block,
 }
 
-fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
-    use Event::{PostToolUse, PreToolUse, UserPromptSubmit};
+/// Every key of one object, type-checked for its event (a wrong one voids the object).
+struct Keys<'v> {
+    mode: Option<&'v str>,
+    note: Option<&'v str>,
+    system_message: Option<&'v str>,
+    said: Option<Said>,
+    reason: Option<&'v str>,
+    updated_input: Option<&'v Map<String, Value>>,
+    feedback: Option<&'v str>,
+    context: Option<&'v str>,
+    keep_going: Option<&'v str>,
+    halt: Option<&'v str>,
+    go_on: Option<bool>,
+    stop_reason: Option<&'v str>,
+    permission: Option<Decision>,
+    permission_reason: Option<&'v str>,
+    replaced_input: Option<&'v Map<String, Value>>,
+    additional_context: Option<&'v str>,
+}
 
-    let mut d = Reader::new(event);
-
-    // Validate every known key first, so a void reports all offenders.
+fn read_keys<'v>(d: &mut Reader, obj: &'v Map<String, Value>) -> Keys<'v> {
+    use Event::{PostToolUse, PreToolUse, Stop};
     let mode = d.string(obj, "", "mode", None);
     let note = d.string(obj, "", "note", None);
     let system_message = d.string(obj, "", "systemMessage", None);
     d.boolean(obj, "", "suppressOutput", None);
     let said = d.decision(obj);
-    let is_block = said == Some(Said::Block);
     // `reason` belongs to pre_tool_use, but Claude's `{"decision":"block","reason":..}` carries
     // it on every event.
+    let is_block = said == Some(Said::Block);
     let reason = d.string(obj, "", "reason", (!is_block).then_some(PreToolUse));
     let updated_input = d.object(obj, "", "updated_input", Some(PreToolUse));
     let feedback = d.string(obj, "", "feedback", Some(PostToolUse));
+    let context = d.string(obj, "", "context", None);
+    if context.is_some() && !CONTEXT_EVENTS.contains(&d.event) {
+        d.void(format!(
+            "`context` is only valid on {} (this is {})",
+            context_event_names(),
+            d.shown
+        ));
+    }
+    let keep_going = d.string(obj, "", "keep_going", Some(Stop));
+    let halt = d.string(obj, "", "halt", None);
     let go_on = d.boolean(obj, "", "continue", None);
     let stop_reason = d.string(obj, "", "stopReason", None);
 
-    let no_keys = Map::new();
+    static NO_KEYS: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
     let specific = d
         .object(obj, "", "hookSpecificOutput", None)
-        .unwrap_or(&no_keys);
+        .unwrap_or_else(|| NO_KEYS.get_or_init(Map::new));
     d.string(specific, SPECIFIC, "hookEventName", None);
     let permission = d.permission(specific);
     let permission_reason = d.string(
@@ -242,7 +342,7 @@ fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
         Some(PreToolUse),
     );
     let replaced_input = d.object(specific, SPECIFIC, "updatedInput", Some(PreToolUse));
-    let context = d.string(specific, SPECIFIC, "additionalContext", None);
+    let additional_context = d.string(specific, SPECIFIC, "additionalContext", None);
 
     if present(obj, "updated_input").is_some() && present(specific, "updatedInput").is_some() {
         d.void(
@@ -251,7 +351,6 @@ fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
                 .to_owned(),
         );
     }
-
     for key in obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
         d.note(unknown_key(key, ""));
     }
@@ -261,7 +360,37 @@ fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
     {
         d.note(unknown_key(key, SPECIFIC));
     }
+    Keys {
+        mode,
+        note,
+        system_message,
+        said,
+        reason,
+        updated_input,
+        feedback,
+        context,
+        keep_going,
+        halt,
+        go_on,
+        stop_reason,
+        permission,
+        permission_reason,
+        replaced_input,
+        additional_context,
+    }
+}
 
+fn context_event_names() -> String {
+    CONTEXT_EVENTS
+        .iter()
+        .map(|e| e.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
+    let mut d = Reader::new(event);
+    let keys = read_keys(&mut d, obj);
     if d.voided {
         return Parsed {
             action: None,
@@ -269,116 +398,40 @@ fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
             voided: true,
         };
     }
-
+    let acting = d.event;
     let mut action = Action {
-        mode: mode.map(str::to_owned),
+        mode: keys.mode.map(str::to_owned),
         ..Action::default()
     };
-
-    // The note: ka's `note` and Claude's `systemMessage` together; Claude's
-    // `additionalContext` stands in when neither is there (except on post_tool_use, where it is
-    // feedback for the model).
-    let mut note_parts = Vec::new();
-    note_parts.extend(note.map(|s| ("note", s)));
-    note_parts.extend(system_message.map(|s| ("systemMessage", s)));
-    if event != PostToolUse {
-        if let Some(context) = context {
-            if note_parts.is_empty() {
-                note_parts.push(("hookSpecificOutput.additionalContext", context));
-            } else {
-                d.note(
-                    "`hookSpecificOutput.additionalContext` ignored: the object already has a \
-                     note (`note` or `systemMessage`)"
-                        .to_owned(),
-                );
-            }
-        }
+    action.note = d.joined(
+        &[("note", keys.note.unwrap_or(""))],
+        "",
+        Limit::Chars(NOTE_MAX_CHARS),
+    );
+    // Claude Code shows `systemMessage` to the user whole; it caps hook output at 10 000
+    // characters (hooks reference, "Common JSON fields" and "Hook output").
+    action.message = d.joined(
+        &[("systemMessage", keys.system_message.unwrap_or(""))],
+        "",
+        Limit::Chars(MESSAGE_MAX_CHARS),
+    );
+    read_context(&mut d, &keys, &mut action);
+    if acting == Event::PreToolUse {
+        read_verdict(&mut d, &keys, &mut action);
     }
-    action.note = d.joined(&note_parts, " — ", Limit::Chars(NOTE_MAX_CHARS));
-
-    if event == PreToolUse {
-        action.input_patch = match (updated_input, replaced_input) {
-            (Some(patch), _) => Some(InputPatch::Merge(patch.clone())),
-            (None, Some(input)) => Some(InputPatch::Replace(input.clone())),
-            (None, None) => None,
-        };
-        let ka = match said {
-            Some(Said::Verdict(verdict)) => Some(verdict),
-            Some(Said::Block) => Some(Decision::Deny),
-            None => None,
-        };
-        if let (Some(a), Some(b)) = (ka, permission) {
-            if a != b {
-                d.note(format!(
-                    "`decision` says \"{a}\" but `hookSpecificOutput.permissionDecision` says \
-                     \"{b}\"; the stronger, \"{}\", applies",
-                    a.max(b)
-                ));
-            }
-        }
-        action.decision = Decision::strongest(ka, permission);
-        // The reason of the verdict that won comes first; on a tie, ka's.
-        action.reason = if permission > ka {
-            permission_reason.or(reason)
-        } else {
-            reason.or(permission_reason)
-        }
-        .map(str::to_owned);
-    }
-
-    if event == PostToolUse {
+    if acting == Event::PostToolUse {
         let mut parts = Vec::new();
-        parts.extend(feedback.map(|s| ("feedback", s)));
-        if is_block {
-            // Claude Code shows a post-tool block's reason to the model: that is feedback.
-            match reason.filter(|r| !r.is_empty()) {
-                Some(r) => parts.push(("reason", r)),
-                None => d.note(
-                    "`decision: \"block\"` without a `reason` tells the model nothing on \
-                     post_tool_use; ignored"
-                        .to_owned(),
-                ),
-            }
+        parts.extend(keys.feedback.map(|s| ("feedback", s)));
+        if keys.said == Some(Said::Block) {
+            // Claude Code: "decision: block" on PostToolUse "automatically prompts Claude with
+            // `reason`" as an error about the result (hooks reference, "PostToolUse decision
+            // control"): the result is marked as an error, the reason is its feedback.
+            action.mark_error = true;
+            parts.extend(keys.reason.map(|r| ("reason", r)));
         }
-        parts.extend(context.map(|s| ("hookSpecificOutput.additionalContext", s)));
         action.feedback = d.joined(&parts, "\n", Limit::Bytes(FEEDBACK_MAX_BYTES));
     }
-
-    let mut block_reasons = Vec::new();
-    let mut blocked = false;
-    if is_block {
-        match event {
-            UserPromptSubmit => {
-                blocked = true;
-                block_reasons.extend(reason);
-            }
-            PreToolUse | PostToolUse => {} // read above as deny and as feedback
-            _ => d.note(format!(
-                "`decision: \"block\"` has no effect on {event} ({}); ignored",
-                cannot_block_because(event)
-            )),
-        }
-    }
-    match go_on {
-        Some(false) if event.is_pipeline() => {
-            blocked = true;
-            block_reasons.extend(stop_reason);
-        }
-        Some(false) => d.note(format!(
-            "`continue: false` has no effect on {event} ({}); ignored",
-            cannot_block_because(event)
-        )),
-        _ if stop_reason.is_some() => {
-            d.note("`stopReason` has no effect without `continue: false`; ignored".to_owned())
-        }
-        _ => {}
-    }
-    if blocked {
-        block_reasons.retain(|r| !r.is_empty());
-        block_reasons.dedup();
-        action.block = Some(block_reasons.join("; "));
-    }
-
+    read_flow(&mut d, &keys, &mut action);
     Parsed {
         action: Some(action),
         diagnostics: d.list,
@@ -386,14 +439,119 @@ fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
     }
 }
 
+/// `context`, and Claude's `additionalContext` on the events whose host reads it.
+fn read_context(d: &mut Reader, keys: &Keys<'_>, action: &mut Action) {
+    let mut parts = Vec::new();
+    parts.extend(keys.context.map(|s| ("context", s)));
+    if let Some(extra) = keys.additional_context {
+        if CONTEXT_EVENTS.contains(&d.event) {
+            parts.push(("hookSpecificOutput.additionalContext", extra));
+        } else {
+            d.note(format!(
+                "`hookSpecificOutput.additionalContext` has no effect on {} (the model's context \
+                 takes hook text only on {}); ignored",
+                d.shown,
+                context_event_names()
+            ));
+        }
+    }
+    action.context = d.joined(&parts, "\n", Limit::Chars(CONTEXT_MAX_CHARS));
+}
+
+/// A pre_tool_use verdict from ka's `decision` and Claude's `permissionDecision`, and the
+/// rewrite.
+fn read_verdict(d: &mut Reader, keys: &Keys<'_>, action: &mut Action) {
+    action.input_patch = match (keys.updated_input, keys.replaced_input) {
+        (Some(patch), _) => Some(InputPatch::Merge(patch.clone())),
+        (None, Some(input)) => Some(InputPatch::Replace(input.clone())),
+        (None, None) => None,
+    };
+    let ka = match keys.said {
+        Some(Said::Verdict(verdict)) => Some(verdict),
+        Some(Said::Block) => Some(Decision::Deny),
+        None => None,
+    };
+    let permission = keys.permission;
+    if let (Some(a), Some(b)) = (ka, permission) {
+        if a != b {
+            d.note(format!(
+                "`decision` says \"{a}\" but `hookSpecificOutput.permissionDecision` says \
+                 \"{b}\"; the stronger, \"{}\", applies",
+                a.max(b)
+            ));
+        }
+    }
+    action.decision = Decision::strongest(ka, permission);
+    // The reason of the verdict that won comes first; on a tie, ka's.
+    action.reason = if permission > ka {
+        keys.permission_reason.or(keys.reason)
+    } else {
+        keys.reason.or(keys.permission_reason)
+    }
+    .map(str::to_owned);
+}
+
+/// Blocking a prompt, keeping the agent going, halting the turn.
+fn read_flow(d: &mut Reader, keys: &Keys<'_>, action: &mut Action) {
+    let acting = d.event;
+    let shown = d.shown;
+    if keys.said == Some(Said::Block) {
+        match acting {
+            Event::UserPromptSubmit => {
+                action.block = Some(keys.reason.unwrap_or("").to_owned());
+            }
+            Event::PreToolUse | Event::PostToolUse => {} // read as deny, and as mark_error
+            // Claude Code: on Stop, "block" prevents stopping and `reason` tells Claude how to
+            // proceed (hooks reference, "Stop/SubagentStop decision control").
+            Event::Stop => match keys.reason.filter(|r| !r.trim().is_empty()) {
+                Some(reason) => action.keep_going = Some(reason.to_owned()),
+                None => d.note(format!(
+                    "`decision: \"block\"` without a `reason` gives the model nothing to do \
+                     on {shown}; ignored"
+                )),
+            },
+            _ => d.note(format!(
+                "`decision: \"block\"` has no effect on {shown} ({}); ignored",
+                cannot_block_because(shown)
+            )),
+        }
+    }
+    if let Some(text) = keys.keep_going {
+        if text.trim().is_empty() {
+            d.note("`keep_going` is empty: it gives the model nothing to do; ignored".to_owned());
+        } else {
+            let joined = match action.keep_going.take() {
+                Some(first) if first != text => format!("{first}\n{text}"),
+                _ => text.to_owned(),
+            };
+            action.keep_going = Some(joined);
+        }
+    }
+    // Claude Code: `continue: false` stops Claude after the hooks run and takes precedence over
+    // every decision; `stopReason` is shown to the user, not to Claude (hooks reference,
+    // "Common JSON fields").
+    let halted = keys.go_on == Some(false) || keys.halt.is_some();
+    if halted {
+        let mut parts = Vec::new();
+        parts.extend(keys.halt.map(|s| ("halt", s)));
+        if keys.stop_reason != keys.halt {
+            parts.extend(keys.stop_reason.map(|s| ("stopReason", s)));
+        }
+        // The reason is for the user, like `systemMessage`: the same cap.
+        let reason = d.joined(&parts, "; ", Limit::Chars(MESSAGE_MAX_CHARS));
+        action.halt = Some(reason.unwrap_or_default());
+    } else if keys.stop_reason.is_some() {
+        d.note("`stopReason` has no effect without `continue: false`; ignored".to_owned());
+    }
+}
+
 /// Why `event` cannot be blocked; only asked for events that are not pipelines.
 fn cannot_block_because(event: Event) -> &'static str {
     match event {
-        Event::PostToolUse => "the tool already ran",
-        Event::Stop => "stop hooks cannot block in ka: reserved",
+        Event::PostToolUse | Event::PostToolUseFailure => "the tool already ran",
         Event::SessionStart | Event::SessionEnd => "session events are advisory",
         Event::PreCompact => "pre_compact is advisory: it cannot stop the compaction",
-        Event::PreToolUse | Event::UserPromptSubmit => "it is a pipeline event",
+        _ => "it is advisory",
     }
 }
 
@@ -413,7 +571,10 @@ enum Limit {
 
 /// Reads one object's keys for one event, collecting diagnostics and whether to void.
 struct Reader {
+    /// The event whose keys apply ([`Event::acts_as`]).
     event: Event,
+    /// The event as dispatched, for messages.
+    shown: Event,
     list: Vec<String>,
     voided: bool,
 }
@@ -421,7 +582,8 @@ struct Reader {
 impl Reader {
     fn new(event: Event) -> Self {
         Reader {
-            event,
+            event: event.acts_as(),
+            shown: event,
             list: Vec::new(),
             voided: false,
         }
@@ -448,9 +610,9 @@ impl Reader {
         (expected, accepts): (&str, fn(&Value) -> bool),
     ) -> Option<&'v Value> {
         let value = present(obj, name.key)?;
-        let event = self.event;
-        if let Some(valid) = only_on.filter(|&valid| valid != event) {
-            self.void(format!("{name} is only valid on {valid} (this is {event})"));
+        let shown = self.shown;
+        if let Some(valid) = only_on.filter(|&valid| valid != self.event) {
+            self.void(format!("{name} is only valid on {valid} (this is {shown})"));
             return None;
         }
         if !accepts(value) {
@@ -527,7 +689,7 @@ impl Reader {
         if self.event != Event::PreToolUse {
             self.void(format!(
                 "`decision: \"{text}\"` is only valid on pre_tool_use (this is {})",
-                self.event
+                self.shown
             ));
             return None;
         }
@@ -546,10 +708,13 @@ impl Reader {
             "allow" => Decision::Allow,
             "ask" => Decision::Ask,
             "deny" => Decision::Deny,
+            // Claude Code's `defer`: the hook takes no decision and the normal permission flow
+            // runs (hooks reference, "PreToolUse decision control").
+            "defer" => return None,
             _ => {
                 self.void(format!(
-                    "`hookSpecificOutput.permissionDecision` must be \"allow\", \"ask\" or \
-                     \"deny\", got {}",
+                    "`hookSpecificOutput.permissionDecision` must be \"allow\", \"ask\", \
+                     \"deny\" or \"defer\", got {}",
                     excerpt(text)
                 ));
                 return None;
@@ -705,7 +870,9 @@ mod tests {
     use super::*;
     use serde_json::json;
     use Event::{
-        PostToolUse, PreCompact, PreToolUse, SessionEnd, SessionStart, Stop, UserPromptSubmit,
+        Notification, PostCompact, PostToolUse, PostToolUseFailure, PreCompact, PreToolUse,
+        SessionEnd, SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted, TeammateIdle,
+        UserPromptSubmit,
     };
 
     /// The action `stdout` yields on `event`; fails when it was ignored or voided.
@@ -1214,30 +1381,60 @@ mod tests {
     }
 
     #[test]
-    fn claude_block_on_post_tool_use_is_feedback_after_other_feedback() {
+    fn claude_block_on_post_tool_use_marks_the_result_as_an_error_with_feedback() {
         let a = action(
             r#"{"decision":"block","reason":"lint failed"}"#,
             PostToolUse,
         );
         assert_eq!(a.feedback.as_deref(), Some("lint failed"));
+        assert!(a.mark_error);
         assert_eq!(a.decision, None);
         let a = action(
             r#"{"feedback":"formatted","decision":"block","reason":"lint failed"}"#,
             PostToolUse,
         );
         assert_eq!(a.feedback.as_deref(), Some("formatted\nlint failed"));
+        assert!(a.mark_error);
     }
 
     #[test]
-    fn claude_block_on_post_tool_use_without_reason_is_ignored_with_diagnostic() {
+    fn claude_block_on_post_tool_use_without_reason_still_marks_the_error() {
         let parsed = parse(r#"{"decision":"block"}"#, PostToolUse);
-        assert!(parsed.action.unwrap().is_empty());
+        let a = parsed.action.unwrap();
+        assert!(a.mark_error);
+        assert_eq!(a.feedback, None);
+    }
+
+    #[test]
+    fn claude_block_on_stop_like_events_keeps_the_agent_going() {
+        for event in [Stop, SubagentStop, TeammateIdle, TaskCompleted] {
+            let a = action(
+                r#"{"decision":"block","reason":"tests still fail: fix them"}"#,
+                event,
+            );
+            assert_eq!(a.keep_going.as_deref(), Some("tests still fail: fix them"));
+        }
+        let a = action(r#"{"keep_going":"the roadmap has 3 items left"}"#, Stop);
+        assert_eq!(
+            a.keep_going.as_deref(),
+            Some("the roadmap has 3 items left")
+        );
+        let parsed = parse(r#"{"decision":"block"}"#, Stop);
+        assert_eq!(parsed.action.unwrap().keep_going, None);
         assert!(has(&parsed.diagnostics, "without a `reason`"));
     }
 
     #[test]
+    fn keep_going_on_any_other_event_voids_whole_object() {
+        for event in [PreToolUse, PostToolUse, SessionStart, UserPromptSubmit] {
+            let d = voided(r#"{"keep_going":"more"}"#, event);
+            assert!(has(&d, "`keep_going` is only valid on stop"), "{d:?}");
+        }
+    }
+
+    #[test]
     fn claude_block_on_advisory_events_is_ignored_without_voiding() {
-        for event in [Stop, SessionStart, SessionEnd, PreCompact] {
+        for event in [SessionStart, SessionEnd, PreCompact, Notification] {
             let parsed = parse(
                 r#"{"decision":"block","reason":"keep going","mode":"plan"}"#,
                 event,
@@ -1245,6 +1442,7 @@ mod tests {
             let a = parsed.action.unwrap();
             assert_eq!(a.mode.as_deref(), Some("plan"));
             assert_eq!((a.block, a.decision, a.reason), (None, None, None));
+            assert_eq!(a.keep_going, None);
             assert_eq!(parsed.diagnostics.len(), 1);
             assert!(
                 parsed.diagnostics[0]
@@ -1253,11 +1451,6 @@ mod tests {
                 parsed.diagnostics
             );
         }
-        let parsed = parse(r#"{"decision":"block"}"#, Stop);
-        assert!(has(
-            &parsed.diagnostics,
-            "stop hooks cannot block in ka: reserved"
-        ));
     }
 
     #[test]
@@ -1277,28 +1470,16 @@ mod tests {
     // --- Claude Code: {"continue":false,"stopReason":..} ----------------------------------
 
     #[test]
-    fn continue_false_on_pipeline_events_blocks_with_stop_reason() {
-        for event in [PreToolUse, UserPromptSubmit] {
-            let a = action(r#"{"continue":false,"stopReason":"halt"}"#, event);
-            assert_eq!(a.block.as_deref(), Some("halt"));
+    fn continue_false_halts_on_every_event_with_the_stop_reason() {
+        for event in Event::ALL {
+            let a = action(r#"{"continue":false,"stopReason":"budget spent"}"#, event);
+            assert_eq!(a.halt.as_deref(), Some("budget spent"), "{event}");
+            assert_eq!(a.block, None, "{event}: a halt is not a block");
+            assert_eq!(a.reason, None, "{event}: the reason is not for the model");
             let a = action(r#"{"continue":false}"#, event);
-            assert_eq!(a.block.as_deref(), Some(""));
-        }
-    }
-
-    #[test]
-    fn continue_false_on_other_events_has_no_effect_without_voiding() {
-        for event in [PostToolUse, Stop, SessionStart, SessionEnd, PreCompact] {
-            let parsed = parse(
-                r#"{"continue":false,"stopReason":"halt","mode":"plan"}"#,
-                event,
-            );
-            let a = parsed.action.unwrap();
-            assert_eq!(a.block, None);
-            assert_eq!(a.mode.as_deref(), Some("plan"));
-            assert_eq!(parsed.diagnostics.len(), 1);
-            assert!(parsed.diagnostics[0]
-                .starts_with(&format!("`continue: false` has no effect on {event} (")));
+            assert_eq!(a.halt.as_deref(), Some(""));
+            let a = action(r#"{"halt":"ka's own key"}"#, event);
+            assert_eq!(a.halt.as_deref(), Some("ka's own key"));
         }
     }
 
@@ -1327,20 +1508,29 @@ mod tests {
         );
         voided(r#"{"continue":0}"#, UserPromptSubmit);
         voided(r#"{"continue":false,"stopReason":1}"#, PreToolUse);
+        voided(r#"{"halt":true}"#, Stop);
     }
 
     #[test]
-    fn block_and_continue_false_on_user_prompt_submit_join_their_reasons() {
+    fn block_and_continue_false_on_user_prompt_submit_block_and_halt() {
         let a = action(
             r#"{"decision":"block","reason":"a","continue":false,"stopReason":"b"}"#,
             UserPromptSubmit,
         );
-        assert_eq!(a.block.as_deref(), Some("a; b"));
-        let a = action(
-            r#"{"decision":"block","reason":"same","continue":false,"stopReason":"same"}"#,
-            UserPromptSubmit,
+        assert_eq!(a.block.as_deref(), Some("a"));
+        assert_eq!(a.halt.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn permission_decision_defer_is_no_decision() {
+        let parsed = parse(
+            r#"{"hookSpecificOutput":{"permissionDecision":"defer"},"note":"later"}"#,
+            PreToolUse,
         );
-        assert_eq!(a.block.as_deref(), Some("same"));
+        let a = parsed.action.unwrap();
+        assert_eq!(a.decision, None);
+        assert_eq!(a.note.as_deref(), Some("later"));
+        assert!(parsed.diagnostics.is_empty());
     }
 
     // --- Claude Code: hookSpecificOutput --------------------------------------------------
@@ -1436,70 +1626,63 @@ mod tests {
     }
 
     #[test]
-    fn additional_context_on_post_tool_use_is_feedback_after_the_rest() {
-        let a = action(
-            r#"{"feedback":"one","decision":"block","reason":"two",
-                "hookSpecificOutput":{"additionalContext":"three"}}"#,
+    fn additional_context_and_context_are_context_on_the_context_events() {
+        for event in [
+            SessionStart,
+            UserPromptSubmit,
+            PreToolUse,
             PostToolUse,
-        );
-        assert_eq!(a.feedback.as_deref(), Some("one\ntwo\nthree"));
-        assert_eq!(a.note, None);
-    }
-
-    #[test]
-    fn additional_context_on_post_tool_use_keeps_total_feedback_within_limit() {
-        let stdout = json!({
-            "feedback": "a".repeat(2000),
-            "hookSpecificOutput": {"additionalContext": "€".repeat(100)},
-        })
-        .to_string();
-        let parsed = parse(&stdout, PostToolUse);
-        let feedback = parsed.action.unwrap().feedback.unwrap();
-        assert!(feedback.len() <= FEEDBACK_MAX_BYTES);
-        assert_eq!(
-            feedback,
-            format!("{}\n{}", "a".repeat(2000), "€".repeat(15))
-        );
-        assert!(has(
-            &parsed.diagnostics,
-            "`feedback` + `hookSpecificOutput.additionalContext` together were 2301 bytes"
-        ));
-    }
-
-    #[test]
-    fn additional_context_on_other_events_becomes_the_note() {
-        for event in NON_POST {
+            Stop,
+            SubagentStart,
+            PostToolUseFailure,
+        ] {
             let a = action(
-                r#"{"hookSpecificOutput":{"additionalContext":"branch: main"}}"#,
+                r#"{"context":"one","hookSpecificOutput":{"additionalContext":"branch: main"}}"#,
                 event,
             );
-            assert_eq!(a.note.as_deref(), Some("branch: main"));
+            assert_eq!(a.context.as_deref(), Some("one\nbranch: main"), "{event}");
+            assert_eq!(a.note, None, "{event}: context is not a note");
+            assert_eq!(a.feedback, None, "{event}: context is not feedback");
         }
     }
 
     #[test]
-    fn additional_context_is_cut_to_200_chars_when_it_becomes_the_note() {
+    fn context_is_cut_to_10_000_chars() {
         let stdout =
-            json!({"hookSpecificOutput": {"additionalContext": "ж".repeat(250)}}).to_string();
+            json!({"hookSpecificOutput": {"additionalContext": "ж".repeat(10_050)}}).to_string();
         let parsed = parse(&stdout, SessionStart);
-        assert_eq!(parsed.action.unwrap().note.unwrap(), "ж".repeat(200));
+        assert_eq!(parsed.action.unwrap().context.unwrap(), "ж".repeat(10_000));
         assert_eq!(
             parsed.diagnostics,
-            ["`hookSpecificOutput.additionalContext` was 250 chars; cut to 200"]
+            ["`hookSpecificOutput.additionalContext` was 10050 chars; cut to 10000"]
         );
     }
 
     #[test]
-    fn additional_context_is_ignored_when_there_is_already_a_note() {
-        let parsed = parse(
-            r#"{"note":"mine","hookSpecificOutput":{"additionalContext":"theirs"}}"#,
-            UserPromptSubmit,
+    fn additional_context_elsewhere_is_ignored_and_context_voids() {
+        for event in [SessionEnd, PreCompact, Notification, PostCompact] {
+            let parsed = parse(
+                r#"{"note":"n","hookSpecificOutput":{"additionalContext":"x"}}"#,
+                event,
+            );
+            let a = parsed.action.unwrap();
+            assert_eq!((a.note.as_deref(), a.context), (Some("n"), None));
+            assert!(has(&parsed.diagnostics, "has no effect on"), "{event}");
+            let d = voided(r#"{"context":"x"}"#, event);
+            assert!(has(&d, "`context` is only valid on"), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn plain_stdout_is_context_only_where_asked_and_only_when_not_an_object() {
+        let parsed = plain_context("branch: main\n", SessionStart).unwrap();
+        assert_eq!(
+            parsed.action.unwrap().context.as_deref(),
+            Some("branch: main")
         );
-        assert_eq!(parsed.action.unwrap().note.as_deref(), Some("mine"));
-        assert!(has(
-            &parsed.diagnostics,
-            "`hookSpecificOutput.additionalContext` ignored"
-        ));
+        assert!(plain_context(r#"{"note":"x"}"#, SessionStart).is_none());
+        assert!(plain_context("  ", UserPromptSubmit).is_none());
+        assert!(plain_context("text", SessionEnd).is_none());
     }
 
     #[test]
@@ -1573,27 +1756,29 @@ mod tests {
     }
 
     #[test]
-    fn system_message_becomes_the_note() {
+    fn system_message_is_a_user_message_not_a_note() {
         for event in Event::ALL {
             let a = action(r#"{"systemMessage":"heads up"}"#, event);
-            assert_eq!(a.note.as_deref(), Some("heads up"));
+            assert_eq!(a.message.as_deref(), Some("heads up"));
+            assert_eq!(a.note, None);
         }
         voided(r#"{"systemMessage":false}"#, Stop);
     }
 
     #[test]
-    fn note_and_system_message_are_joined_then_cut() {
-        let a = action(r#"{"note":"one","systemMessage":"two"}"#, Stop);
-        assert_eq!(a.note.as_deref(), Some("one — two"));
-
-        let stdout = json!({"note": "é".repeat(150), "systemMessage": "ü".repeat(150)}).to_string();
+    fn system_message_is_kept_whole_up_to_10_000_chars_while_note_stays_200() {
+        let stdout =
+            json!({"note": "é".repeat(250), "systemMessage": "ü".repeat(5_000)}).to_string();
         let parsed = parse(&stdout, Stop);
-        let note = parsed.action.unwrap().note.unwrap();
-        assert_eq!(note.chars().count(), NOTE_MAX_CHARS);
-        assert_eq!(note, format!("{} — {}", "é".repeat(150), "ü".repeat(47)));
+        let a = parsed.action.unwrap();
+        assert_eq!(a.message.unwrap(), "ü".repeat(5_000));
+        assert_eq!(a.note.unwrap(), "é".repeat(NOTE_MAX_CHARS));
+        assert_eq!(parsed.diagnostics, ["`note` was 250 chars; cut to 200"]);
+        let stdout = json!({"systemMessage": "x".repeat(10_001)}).to_string();
+        let parsed = parse(&stdout, Stop);
         assert_eq!(
-            parsed.diagnostics,
-            ["`note` + `systemMessage` together were 303 chars; cut to 200"]
+            parsed.action.unwrap().message.unwrap().len(),
+            MESSAGE_MAX_CHARS
         );
     }
 
@@ -1609,7 +1794,7 @@ mod tests {
         assert_eq!(
             a,
             Action {
-                note: Some("rewrote the command".into()),
+                message: Some("rewrote the command".into()),
                 input_patch: Some(InputPatch::Replace(object(json!({"command": "ls -la"})))),
                 decision: Some(Decision::Allow),
                 reason: Some("safe after rewrite".into()),

@@ -39,6 +39,10 @@ pub struct Request {
     /// Cancels the dispatch at this instant, the same way; each hook's own `timeout` still
     /// applies within it.
     pub deadline: Option<Instant>,
+    /// Read a hook's plain (non-JSON) stdout as `context` for the model, as an adapter's agent
+    /// does (Claude Code on SessionStart and UserPromptSubmit). Natively `false`: only a JSON
+    /// object acts.
+    pub plain_stdout_is_context: bool,
 }
 
 /// See [`Request::on_patch`].
@@ -63,6 +67,7 @@ impl Request {
             on_patch: None,
             cancel: None,
             deadline: None,
+            plain_stdout_is_context: false,
         }
     }
 
@@ -126,6 +131,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         on_patch,
         cancel,
         deadline,
+        plain_stdout_is_context,
     } = request;
     let stop = Stop {
         token: cancel,
@@ -167,7 +173,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             }
             vec![hook]
         }
-        None => config.hooks_for(event, tool.as_deref()).collect(),
+        None => matching_hooks(config, event, tool.as_deref(), &payload),
     };
     if let Some(why) = &config.settings.disabled {
         if only_hook.is_none() {
@@ -201,7 +207,9 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             hooks.retain(any);
         }
     }
-    if event == Event::PreToolUse && only_hook.is_none() {
+    // A permission request is the same call on its way to a human: a hook's `allow` there must
+    // not approve a call aimed at ka's own files either.
+    if event.acts_as() == Event::PreToolUse && only_hook.is_none() {
         let args = payload.get("arguments").and_then(Value::as_object);
         if let Some(reason) = crate::protect::check(config, args, &cwd_fallback()) {
             outcome.decision = Some(Decision::Ask);
@@ -222,10 +230,12 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     };
     // The dispatcher, not the caller's payload, says which event this is (KA_EVENT agrees).
     payload.insert("event".into(), Value::String(event.as_str().to_owned()));
+    fill_event_fields(event, &mut payload);
     payload
         .entry("cwd")
         .or_insert_with(|| Value::String(cwd_fallback.to_string_lossy().into_owned()));
 
+    let payload_continuations = Continuations::of(&payload);
     let base_env = base_env(event, &run_dir, tool.as_deref());
     let run = Run {
         dir: &run_dir,
@@ -234,6 +244,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         tool: tool.as_deref(),
         root: &root,
         replay: only_hook.is_some(),
+        plain_context: plain_stdout_is_context,
     };
     if event.is_pipeline() {
         run_pipeline(&hooks, payload, on_patch.as_ref(), &run, &mut outcome);
@@ -270,10 +281,11 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             })
         };
         for (hook, finished) in hooks.iter().zip(finished) {
-            combine_observational(hook, finished, &mut outcome);
+            combine_observational(hook, finished, run.plain_context, &mut outcome);
         }
     }
     mark_cancelled(&stop, &mut outcome);
+    govern_continuation(config, &payload_continuations, &mut outcome);
     if outcome.decision == Some(Decision::Allow) && !outcome.blocked {
         outcome.diagnostics.push(
             "decision `allow` is a request: the host's hardstops, protected paths and deny rules \
@@ -282,6 +294,105 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         );
     }
     Ok(outcome)
+}
+
+/// The enabled hooks of `event` for this payload: on tool events, those whose tool filter
+/// matches; on events with another matcher field (`source` of session_start, `trigger` of
+/// pre_compact, ...), those whose `matcher` matches that field (Claude Code's matchers, hooks
+/// reference "Matcher patterns"). A failed tool call runs the `post_tool_use` hooks first
+/// (they see `is_error: true`), then the `post_tool_use_failure` ones.
+fn matching_hooks<'c>(
+    config: &'c Config,
+    event: Event,
+    tool: Option<&'c str>,
+    payload: &Map<String, Value>,
+) -> Vec<&'c Hook> {
+    let mut hooks: Vec<&Hook> = Vec::new();
+    if event == Event::PostToolUseFailure {
+        hooks.extend(config.hooks_for(Event::PostToolUse, tool));
+    }
+    hooks.extend(config.hooks_for(event, tool));
+    if let Some(field) = event.matcher_field().filter(|_| !event.is_tool_event()) {
+        let subject = payload.get(field).and_then(Value::as_str);
+        hooks.retain(|h| h.filter.matches(subject));
+    }
+    hooks
+}
+
+/// Fields every hook of `event` may rely on, whatever the host sent. (`stop_hook_active` and
+/// `continuations` on stop-like events come from the host, which alone knows the turn: an
+/// absent `continuations` reads as 0.)
+fn fill_event_fields(event: Event, payload: &mut Map<String, Value>) {
+    if event == Event::PostToolUseFailure {
+        payload.insert("is_error".into(), Value::Bool(true));
+    }
+}
+
+/// How many continuations this turn already had, as the payload says.
+struct Continuations(u64);
+
+impl Continuations {
+    fn of(payload: &Map<String, Value>) -> Continuations {
+        Continuations(
+            payload
+                .get("continuations")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        )
+    }
+}
+
+/// A request to keep going is applied only while the turn is under
+/// `[hook_settings] max_continuations`; past it, and when a hook halted the turn, it is
+/// recorded and a note says so.
+fn govern_continuation(config: &Config, had: &Continuations, outcome: &mut Outcome) {
+    let Some(text) = outcome.keep_going.take() else {
+        return;
+    };
+    let max = config.settings.max_continuations;
+    if outcome.halt.is_some() {
+        outcome.diagnostics.push(format!(
+            "a hook asked to keep going ({}), but a hook halted the turn; the turn stops",
+            excerpt(&text)
+        ));
+        return;
+    }
+    if had.0 >= u64::from(max) {
+        let note = format!(
+            "a stop hook asked to keep going, but this turn already continued {} time(s) \
+             (max_continuations = {max}); the agent stops",
+            had.0
+        );
+        outcome
+            .diagnostics
+            .push(format!("{note}; not applied: {}", excerpt(&text)));
+        outcome.notes.push(note);
+        return;
+    }
+    // It becomes the model's next input: as long as a context may be (Claude Code caps hook
+    // output at 10 000 characters), never a whole 64 KiB stderr.
+    let max_chars = action::CONTEXT_MAX_CHARS;
+    let text = match text.char_indices().nth(max_chars) {
+        Some((end, _)) => {
+            outcome.diagnostics.push(format!(
+                "the request to keep going was {} chars; cut to {max_chars}",
+                text.chars().count()
+            ));
+            text[..end].to_owned()
+        }
+        None => text,
+    };
+    outcome.keep_going = Some(text);
+}
+
+/// The start of `text`, on one line, for diagnostics.
+fn excerpt(text: &str) -> String {
+    let line: String = text.chars().take(80).collect();
+    format!(
+        "{:?}{}",
+        line,
+        if text.chars().count() > 80 { "…" } else { "" }
+    )
 }
 
 /// When the dispatch cut a hook short or kept one from starting: say why in
@@ -421,6 +532,8 @@ struct Run<'a> {
     root: &'a Path,
     /// `--hook NAME`: run it whatever its filters say.
     replay: bool,
+    /// See [`Request::plain_stdout_is_context`].
+    plain_context: bool,
 }
 
 fn run_one(
@@ -496,7 +609,9 @@ fn run_pipeline(
         }
         match report.status {
             Status::Ok => {
-                if let Some(action) = read_action(hook, &finished, &mut report, outcome) {
+                if let Some(action) =
+                    read_action(hook, &finished, run.plain_context, &mut report, outcome)
+                {
                     if let Some(patch) = &action.input_patch {
                         let args = payload
                             .entry("arguments")
@@ -531,6 +646,14 @@ fn run_pipeline(
                     if let Some(reason) = action.block.clone() {
                         block(outcome, non_empty(reason, hook));
                     }
+                    if action.halt.is_some() && !outcome.blocked {
+                        // The halt's reason is for the user; the model learns only that the
+                        // call (or prompt) did not go ahead.
+                        block(
+                            outcome,
+                            format!("the turn was halted by hook `{}`", hook.name),
+                        );
+                    }
                 }
             }
             Status::Blocked => block(outcome, block_reason(hook, &finished.stderr)),
@@ -545,17 +668,29 @@ fn run_pipeline(
 }
 
 /// Every other event: results combined in declared order.
-fn combine_observational(hook: &Hook, finished: process::Finished, outcome: &mut Outcome) {
+fn combine_observational(
+    hook: &Hook,
+    finished: process::Finished,
+    plain_context: bool,
+    outcome: &mut Outcome,
+) {
     let mut report = report(hook, &finished);
     if !hook.enforce {
         return would_have(hook, &finished, &mut report, outcome);
     }
     match report.status {
         Status::Ok => {
-            if let Some(action) = read_action(hook, &finished, &mut report, outcome) {
+            if let Some(action) = read_action(hook, &finished, plain_context, &mut report, outcome)
+            {
                 apply_common(&action, outcome);
                 if let Some(feedback) = action.feedback {
                     append_feedback(outcome, feedback);
+                }
+                if action.mark_error {
+                    outcome.mark_error = true;
+                }
+                if let Some(text) = &action.keep_going {
+                    append_line(&mut outcome.keep_going, text);
                 }
             }
         }
@@ -568,7 +703,7 @@ fn combine_observational(hook: &Hook, finished: process::Finished, outcome: &mut
 
 /// What exit 2 means on an event that cannot be blocked.
 fn exit_two_observed(hook: &Hook, stderr: &str, outcome: &mut Outcome) {
-    match outcome.event {
+    match outcome.event.acts_as() {
         Event::PostToolUse => {
             outcome.mark_error = true;
             let text = stderr.trim();
@@ -576,10 +711,30 @@ fn exit_two_observed(hook: &Hook, stderr: &str, outcome: &mut Outcome) {
                 append_feedback(outcome, text.to_owned());
             }
         }
-        event => outcome.diagnostics.push(format!(
-            "hook `{}` exited 2 on {event}: recorded, no effect ({event} cannot be blocked)",
-            hook.name
+        // Claude Code: exit 2 on Stop "prevents stopping" and stderr tells Claude how to go on
+        // (hooks reference, "Exit code 2 behavior"). The seed reserved stop's exit 2 for this.
+        Event::Stop => {
+            let text = match stderr.trim() {
+                "" => format!("hook `{}` asked you to keep going", hook.name),
+                text => text.to_owned(),
+            };
+            append_line(&mut outcome.keep_going, &text);
+        }
+        _ => outcome.diagnostics.push(format!(
+            "hook `{}` exited 2 on {}: recorded, no effect ({} cannot be blocked)",
+            hook.name, outcome.event, outcome.event
         )),
+    }
+}
+
+/// Appends `text` to an optional `\n`-joined text.
+fn append_line(target: &mut Option<String>, text: &str) {
+    match target {
+        Some(existing) => {
+            existing.push('\n');
+            existing.push_str(text);
+        }
+        None => *target = Some(text.to_owned()),
     }
 }
 
@@ -593,13 +748,31 @@ fn append_feedback(outcome: &mut Outcome, text: String) {
     }
 }
 
-/// `mode` and `note`, valid on every event.
+/// `mode`, `note`, the user message, `context` and `halt`.
 fn apply_common(action: &action::Action, outcome: &mut Outcome) {
     if let Some(mode) = &action.mode {
         outcome.mode = Some(mode.clone());
     }
     if let Some(note) = &action.note {
         outcome.notes.push(note.clone());
+    }
+    if let Some(message) = &action.message {
+        outcome.messages.push(message.clone());
+    }
+    if let Some(context) = &action.context {
+        append_line(&mut outcome.context, context);
+    }
+    if let Some(reason) = &action.halt {
+        match &mut outcome.halt {
+            Some(existing) if !reason.is_empty() => {
+                if !existing.is_empty() {
+                    existing.push_str("; ");
+                }
+                existing.push_str(reason);
+            }
+            Some(_) => {}
+            None => outcome.halt = Some(reason.clone()),
+        }
     }
 }
 
@@ -665,6 +838,7 @@ fn failure_text(hook: &Hook, finished: &process::Finished) -> String {
 fn read_action(
     hook: &Hook,
     finished: &process::Finished,
+    plain_context: bool,
     report: &mut HookReport,
     outcome: &mut Outcome,
 ) -> Option<action::Action> {
@@ -677,7 +851,12 @@ fn read_action(
         output_failure(hook, why, report, outcome);
         return None;
     }
-    let parsed = action::parse(&finished.stdout, outcome.event);
+    let mut parsed = action::parse(&finished.stdout, outcome.event);
+    if plain_context && parsed.action.is_none() && !parsed.voided {
+        if let Some(plain) = action::plain_context(&finished.stdout, outcome.event) {
+            parsed = plain;
+        }
+    }
     if parsed.voided {
         let why = format!(
             "its stdout object cannot be applied: {}",
@@ -702,8 +881,11 @@ fn would_have(
         Status::Blocked if event.is_pipeline() => {
             ("block", Some(block_reason(hook, &finished.stderr)))
         }
-        Status::Blocked if event == Event::PostToolUse => {
+        Status::Blocked if event.acts_as() == Event::PostToolUse => {
             ("mark_error", Some(finished.stderr.trim().to_owned()))
+        }
+        Status::Blocked if event.can_keep_going() => {
+            ("keep_going", Some(finished.stderr.trim().to_owned()))
         }
         Status::Error => (
             "fail",
@@ -719,6 +901,9 @@ fn would_have(
             let parsed = action::parse(&finished.stdout, event);
             match parsed.action {
                 _ if parsed.voided => ("fail", Some(parsed.diagnostics.join("; "))),
+                Some(a) if a.halt.is_some() => ("halt", a.halt.clone()),
+                Some(a) if a.keep_going.is_some() => ("keep_going", a.keep_going.clone()),
+                Some(a) if a.mark_error => ("mark_error", a.feedback.clone()),
                 Some(a) => match (a.decision, &a.block, &a.input_patch, &a.feedback) {
                     (Some(Decision::Deny), ..) | (_, Some(_), ..) => {
                         ("block", a.reason.clone().or(a.block.clone()))
@@ -775,13 +960,15 @@ fn apply_failure(hook: &Hook, failure: &str, outcome: &mut Outcome) {
             );
             match event {
                 _ if event.is_pipeline() => block(outcome, reason),
-                Event::PostToolUse => exit_two_observed(hook, &reason, outcome),
+                _ if event.acts_as() == Event::PostToolUse => {
+                    exit_two_observed(hook, &reason, outcome)
+                }
                 _ => outcome.diagnostics.push(format!(
                     "{reason}: recorded, no effect ({event} cannot be blocked)"
                 )),
             }
         }
-        OnError::Ask if event == Event::PreToolUse => {
+        OnError::Ask if event.acts_as() == Event::PreToolUse => {
             let reason = format!(
                 "hook `{}` failed ({failure}) and on_error = \"ask\"",
                 hook.name

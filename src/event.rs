@@ -1,4 +1,16 @@
-//! The hook events, their canonical names and the aliases accepted in `ka.toml`.
+//! The hook events, their canonical names, the aliases accepted in `ka.toml`, and what each one
+//! means, as data ([`Event::info`]) so `ka-hooks events` and the docs can print it.
+//!
+//! ka has one event for every command-hook event of Claude Code, Codex CLI and Gemini CLI that
+//! has a meaning outside the agent's own model plumbing. Sources, checked 2026-12:
+//! - Claude Code hooks reference, <https://code.claude.com/docs/en/hooks> ("Hook events",
+//!   per-event "Input" and "Decision control" sections);
+//! - Codex CLI `codex-rs/config` `HookEventsToml` (PreToolUse, PermissionRequest, PostToolUse,
+//!   PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit, SubagentStart,
+//!   SubagentStop, Stop, Interrupt) and `codex-rs/hooks/schema/generated/*.json`;
+//! - Gemini CLI `docs/hooks/reference.md` (BeforeTool, AfterTool, BeforeAgent, AfterAgent,
+//!   SessionStart, SessionEnd, Notification, PreCompress; BeforeModel, AfterModel and
+//!   BeforeToolSelection act on raw model requests and have no ka event).
 
 use std::fmt;
 use std::str::FromStr;
@@ -15,11 +27,60 @@ pub enum Event {
     SessionEnd,
     UserPromptSubmit,
     PreCompact,
+    PostToolUseFailure,
+    PermissionRequest,
+    PermissionDenied,
+    Notification,
+    SubagentStart,
+    SubagentStop,
+    PostCompact,
+    Setup,
+    TeammateIdle,
+    TaskCompleted,
+    Interrupt,
 }
+
+/// What one event means, as data: `ka-hooks events` prints it, the README tables follow it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventInfo {
+    /// When the host fires it.
+    pub when: &'static str,
+    /// Payload fields beyond `event` and `cwd`: `(name, meaning)`.
+    pub payload: &'static [(&'static str, &'static str)],
+    /// What a hook's exit 2 means.
+    pub exit_two: &'static str,
+    /// The action keys that mean something on it (beyond `note`, `message` and `halt`, which
+    /// every event takes).
+    pub actions: &'static [&'static str],
+    /// The payload field `matcher` is matched against, if the event takes a matcher.
+    pub matcher: Option<&'static str>,
+}
+
+/// Action keys every event takes.
+pub const COMMON_ACTIONS: &[&str] = &["note", "message", "halt", "mode"];
+
+const TOOL_FIELDS: &[(&str, &str)] = &[
+    ("tool", "the tool's ka name (`bash`, `write`, ...)"),
+    ("arguments", "the tool's arguments, in ka's names"),
+];
+const STOP_FIELDS: &[(&str, &str)] = &[
+    ("stop", "`done` | `aborted` | `error`"),
+    (
+        "stop_hook_active",
+        "true when this turn already continued because of a stop hook",
+    ),
+    (
+        "continuations",
+        "how many times this turn continued because of a stop hook (a repeated reason counts twice)",
+    ),
+];
+const KEEP_GOING: &str =
+    "keep going: stderr becomes the model's next input (capped by `max_continuations`)";
+const ADVISORY: &str = "advisory: recorded, no effect";
 
 impl Event {
     /// Every event, in declaration order.
-    pub const ALL: [Event; 7] = [
+    pub const ALL: [Event; 18] = [
         Event::PreToolUse,
         Event::PostToolUse,
         Event::Stop,
@@ -27,55 +88,282 @@ impl Event {
         Event::SessionEnd,
         Event::UserPromptSubmit,
         Event::PreCompact,
+        Event::PostToolUseFailure,
+        Event::PermissionRequest,
+        Event::PermissionDenied,
+        Event::Notification,
+        Event::SubagentStart,
+        Event::SubagentStop,
+        Event::PostCompact,
+        Event::Setup,
+        Event::TeammateIdle,
+        Event::TaskCompleted,
+        Event::Interrupt,
     ];
 
     /// The canonical (snake_case) name, as written in payloads and `ka.toml`.
     pub const fn as_str(self) -> &'static str {
-        match self {
-            Event::PreToolUse => "pre_tool_use",
-            Event::PostToolUse => "post_tool_use",
-            Event::Stop => "stop",
-            Event::SessionStart => "session_start",
-            Event::SessionEnd => "session_end",
-            Event::UserPromptSubmit => "user_prompt_submit",
-            Event::PreCompact => "pre_compact",
-        }
+        self.names()[0]
     }
 
-    /// The Claude Code spelling of the event (`PreToolUse`, `Stop`, ...).
+    /// The agents' spelling of the event (`PreToolUse`, `Stop`, `Interrupt`, ...): Claude
+    /// Code's, or Codex's for the one event only Codex has.
     pub const fn claude_name(self) -> &'static str {
-        match self {
-            Event::PreToolUse => "PreToolUse",
-            Event::PostToolUse => "PostToolUse",
-            Event::Stop => "Stop",
-            Event::SessionStart => "SessionStart",
-            Event::SessionEnd => "SessionEnd",
-            Event::UserPromptSubmit => "UserPromptSubmit",
-            Event::PreCompact => "PreCompact",
-        }
+        self.names()[1]
     }
 
-    /// Events that concern one tool call; only these take a `tool`/`matcher` filter.
+    /// Events that concern one tool call; only these take a `tool` filter, `paths` and `if`.
     pub const fn is_tool_event(self) -> bool {
-        matches!(self, Event::PreToolUse | Event::PostToolUse)
+        matches!(
+            self,
+            Event::PreToolUse
+                | Event::PostToolUse
+                | Event::PostToolUseFailure
+                | Event::PermissionRequest
+                | Event::PermissionDenied
+        )
     }
 
     /// Events whose hooks run one after another, each seeing what the previous ones
     /// decided (a guard must judge the arguments that will really run).
     pub const fn is_pipeline(self) -> bool {
-        matches!(self, Event::PreToolUse | Event::UserPromptSubmit)
+        matches!(
+            self,
+            Event::PreToolUse | Event::UserPromptSubmit | Event::PermissionRequest
+        )
     }
 
-    /// Every name accepted for this event: canonical, Claude Code spelling, extra aliases.
-    fn names(self) -> &'static [&'static str] {
+    /// Events at which the agent is about to stop working, where a hook can ask it to keep
+    /// going (exit 2, `keep_going`, Claude's `decision: "block"`).
+    pub const fn can_keep_going(self) -> bool {
+        matches!(
+            self,
+            Event::Stop | Event::SubagentStop | Event::TeammateIdle | Event::TaskCompleted
+        )
+    }
+
+    /// The event whose action keys this one reads: `post_tool_use_failure` reads its actions as
+    /// `post_tool_use` does, `permission_request` as `pre_tool_use`, the other "about to stop"
+    /// events as `stop`.
+    pub const fn acts_as(self) -> Event {
         match self {
-            Event::PreToolUse => &["pre_tool_use", "PreToolUse"],
-            Event::PostToolUse => &["post_tool_use", "PostToolUse"],
-            Event::Stop => &["stop", "Stop", "turn_end"],
+            Event::PostToolUseFailure => Event::PostToolUse,
+            Event::PermissionRequest => Event::PreToolUse,
+            Event::SubagentStop | Event::TeammateIdle | Event::TaskCompleted => Event::Stop,
+            other => other,
+        }
+    }
+
+    /// The payload field a `matcher` is matched against: the tool on tool events, the source
+    /// of a session start, the trigger of a compaction, the type of a notification or subagent
+    /// (Claude Code's matchers; hooks reference, "Matcher patterns").
+    pub const fn matcher_field(self) -> Option<&'static str> {
+        self.info().matcher
+    }
+
+    /// Every name accepted for this event: canonical, the agents' spelling, extra aliases.
+    const fn names(self) -> &'static [&'static str] {
+        match self {
+            Event::PreToolUse => &["pre_tool_use", "PreToolUse", "BeforeTool"],
+            Event::PostToolUse => &["post_tool_use", "PostToolUse", "AfterTool"],
+            Event::Stop => &["stop", "Stop", "turn_end", "AfterAgent"],
             Event::SessionStart => &["session_start", "SessionStart"],
             Event::SessionEnd => &["session_end", "SessionEnd"],
-            Event::UserPromptSubmit => &["user_prompt_submit", "UserPromptSubmit"],
-            Event::PreCompact => &["pre_compact", "PreCompact"],
+            Event::UserPromptSubmit => &["user_prompt_submit", "UserPromptSubmit", "BeforeAgent"],
+            Event::PreCompact => &["pre_compact", "PreCompact", "PreCompress"],
+            Event::PostToolUseFailure => &["post_tool_use_failure", "PostToolUseFailure"],
+            Event::PermissionRequest => &["permission_request", "PermissionRequest"],
+            Event::PermissionDenied => &["permission_denied", "PermissionDenied"],
+            Event::Notification => &["notification", "Notification"],
+            Event::SubagentStart => &["subagent_start", "SubagentStart"],
+            Event::SubagentStop => &["subagent_stop", "SubagentStop"],
+            Event::PostCompact => &["post_compact", "PostCompact"],
+            Event::Setup => &["setup", "Setup"],
+            Event::TeammateIdle => &["teammate_idle", "TeammateIdle"],
+            Event::TaskCompleted => &["task_completed", "TaskCompleted"],
+            Event::Interrupt => &["interrupt", "Interrupt"],
+        }
+    }
+
+    /// Every accepted name other than the canonical one (agent spellings and `turn_end`).
+    pub fn aliases(self) -> &'static [&'static str] {
+        &self.names()[1..]
+    }
+
+    /// What the event means: when it fires, its payload, exit 2, its action keys.
+    pub const fn info(self) -> EventInfo {
+        const fn info(
+            when: &'static str,
+            payload: &'static [(&'static str, &'static str)],
+            exit_two: &'static str,
+            actions: &'static [&'static str],
+            matcher: Option<&'static str>,
+        ) -> EventInfo {
+            EventInfo {
+                when,
+                payload,
+                exit_two,
+                actions,
+                matcher,
+            }
+        }
+        match self {
+            Event::PreToolUse => info(
+                "before a tool call runs",
+                TOOL_FIELDS,
+                "block the call; stderr is the reason shown to the model",
+                &["decision", "reason", "updated_input", "context"],
+                Some("tool"),
+            ),
+            Event::PostToolUse => info(
+                "after a tool call ran",
+                &[
+                    ("tool", "the tool's ka name"),
+                    ("arguments", "the arguments that ran"),
+                    ("result", "the tool's result"),
+                    ("is_error", "whether the call failed"),
+                ],
+                "mark the result as an error; stderr is appended to it",
+                &["feedback", "context", "mark_error"],
+                Some("tool"),
+            ),
+            Event::Stop => info(
+                "the agent finished its turn and is about to wait for the user",
+                STOP_FIELDS,
+                KEEP_GOING,
+                &["keep_going", "context"],
+                None,
+            ),
+            Event::SessionStart => info(
+                "a session starts, resumes, is cleared or compacted",
+                &[("source", "`startup` | `resume` | `clear` | `compact`")],
+                ADVISORY,
+                &["context"],
+                Some("source"),
+            ),
+            Event::SessionEnd => info(
+                "a session ends",
+                &[(
+                    "reason",
+                    "`clear` | `logout` | `prompt_input_exit` | `exit` | `other`",
+                )],
+                ADVISORY,
+                &[],
+                Some("reason"),
+            ),
+            Event::UserPromptSubmit => info(
+                "the user submitted a prompt, before the model sees it",
+                &[("prompt", "the prompt's text")],
+                "block the prompt; stderr is shown to the user",
+                &["context"],
+                None,
+            ),
+            Event::PreCompact => info(
+                "before the conversation is compacted",
+                &[
+                    ("trigger", "`manual` | `auto`"),
+                    ("focus", "the user's compaction instructions, if any"),
+                ],
+                "advisory: cannot stop the compaction",
+                &[],
+                Some("trigger"),
+            ),
+            Event::PostToolUseFailure => info(
+                "after a tool call failed; `post_tool_use` hooks run first, with `is_error: true`",
+                &[
+                    ("tool", "the tool's ka name"),
+                    ("arguments", "the arguments that ran"),
+                    ("result", "the error"),
+                    ("is_error", "always true"),
+                ],
+                "stderr is appended to the error the model reads",
+                &["feedback", "context"],
+                Some("tool"),
+            ),
+            Event::PermissionRequest => info(
+                "the agent is about to ask the user to approve a tool call",
+                TOOL_FIELDS,
+                "deny the permission; stderr is the reason shown to the model",
+                &["decision", "reason", "updated_input"],
+                Some("tool"),
+            ),
+            Event::PermissionDenied => info(
+                "the agent's own permission rules denied a tool call",
+                TOOL_FIELDS,
+                ADVISORY,
+                &[],
+                Some("tool"),
+            ),
+            Event::Notification => info(
+                "the agent shows the user a notification (waiting for input, a permission prompt)",
+                &[
+                    ("message", "the notification's text"),
+                    (
+                        "notification_type",
+                        "`permission_prompt` | `idle_prompt` | ... (agent-specific)",
+                    ),
+                ],
+                ADVISORY,
+                &[],
+                Some("notification_type"),
+            ),
+            Event::SubagentStart => info(
+                "a subagent starts",
+                &[
+                    ("agent_id", "the subagent's id"),
+                    ("agent_type", "its type"),
+                ],
+                ADVISORY,
+                &["context"],
+                Some("agent_type"),
+            ),
+            Event::SubagentStop => info(
+                "a subagent finished and is about to return to the main agent",
+                &[
+                    ("agent_id", "the subagent's id"),
+                    ("agent_type", "its type"),
+                    ("stop_hook_active", "as on stop"),
+                    ("continuations", "as on stop"),
+                ],
+                KEEP_GOING,
+                &["keep_going"],
+                Some("agent_type"),
+            ),
+            Event::PostCompact => info(
+                "after the conversation was compacted",
+                &[("trigger", "`manual` | `auto`")],
+                ADVISORY,
+                &[],
+                Some("trigger"),
+            ),
+            Event::Setup => info(
+                "the agent is set up for a repository (Claude Code `--init`, `--maintenance`)",
+                &[("trigger", "`init` | `maintenance`")],
+                ADVISORY,
+                &[],
+                Some("trigger"),
+            ),
+            Event::TeammateIdle => info(
+                "an agent-team teammate is about to go idle",
+                &[("teammate_name", "the teammate"), ("team_name", "its team")],
+                "keep the teammate working: stderr is its next instruction (capped)",
+                &["keep_going"],
+                None,
+            ),
+            Event::TaskCompleted => info(
+                "a task is about to be marked completed",
+                &[("task_id", "the task"), ("task_subject", "its title")],
+                "do not mark the task completed: stderr is the model's next input (capped)",
+                &["keep_going"],
+                None,
+            ),
+            Event::Interrupt => info(
+                "the user interrupted the turn (Codex CLI)",
+                &[],
+                ADVISORY,
+                &[],
+                None,
+            ),
         }
     }
 
@@ -182,6 +470,42 @@ mod tests {
         for e in Event::ALL {
             assert_eq!(e.as_str().parse(), Ok(e));
             assert_eq!(e.claude_name().parse(), Ok(e));
+        }
+    }
+
+    #[test]
+    fn agent_spellings_are_aliases_and_names_are_unique() {
+        assert_eq!("BeforeTool".parse(), Ok(Event::PreToolUse));
+        assert_eq!("AfterAgent".parse(), Ok(Event::Stop));
+        assert_eq!("PreCompress".parse(), Ok(Event::PreCompact));
+        assert_eq!("PermissionRequest".parse(), Ok(Event::PermissionRequest));
+        assert_eq!("Interrupt".parse(), Ok(Event::Interrupt));
+        let mut seen = std::collections::HashSet::new();
+        for event in Event::ALL {
+            for name in event.names() {
+                assert!(seen.insert(*name), "`{name}` names two events");
+            }
+        }
+    }
+
+    #[test]
+    fn every_event_says_what_it_means() {
+        for event in Event::ALL {
+            let info = event.info();
+            assert!(
+                !info.when.is_empty() && !info.exit_two.is_empty(),
+                "{event}"
+            );
+            assert_eq!(
+                event.is_tool_event(),
+                info.matcher == Some("tool"),
+                "{event}: tool events match the tool"
+            );
+            assert_eq!(
+                event.can_keep_going(),
+                event.acts_as() == Event::Stop,
+                "{event}"
+            );
         }
     }
 

@@ -29,8 +29,22 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// Text to append to the tool result the model reads (post_tool_use), hooks joined by `\n`.
     pub feedback: Option<String>,
-    /// The tool result must be marked as an error (a post_tool_use hook exited 2).
+    /// The tool result must be marked as an error (a post_tool_use hook exited 2, or said
+    /// Claude's `decision: "block"`).
     pub mark_error: bool,
+    /// Text for the model's context (hooks' `context` / Claude `additionalContext`, joined by
+    /// `\n`, in hook order). Distinct from `feedback` (rides the tool result) and `notes`
+    /// (transcript rows for the user).
+    pub context: Option<String>,
+    /// Stop-like events: the agent must not stop; this is the model's next input (a stop hook
+    /// exited 2, or said `keep_going` / Claude's `decision: "block"`). `None` when no hook asked,
+    /// or when the turn already had `max_continuations` (then a note says so).
+    pub keep_going: Option<String>,
+    /// The whole turn must stop after this event (a hook said `halt` / Claude's
+    /// `continue: false`); the reason, for the user only (possibly empty).
+    pub halt: Option<String>,
+    /// Messages for the user, shown whole (Claude's `systemMessage`), in hook order.
+    pub messages: Vec<String>,
     /// One report per matching hook, in declared order.
     pub hooks: Vec<HookReport>,
     /// Everything ignored, cut or worth knowing, with the hook it concerns.
@@ -63,6 +77,10 @@ impl Outcome {
             notes: Vec::new(),
             feedback: None,
             mark_error: false,
+            context: None,
+            keep_going: None,
+            halt: None,
+            messages: Vec::new(),
             hooks: Vec::new(),
             diagnostics: Vec::new(),
             untrusted: Vec::new(),
@@ -81,7 +99,8 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WouldHave {
     pub hook: String,
-    /// `block`, `ask`, `allow`, `rewrite`, `mark_error`, `feedback`, `fail`, or `nothing`.
+    /// `block`, `ask`, `allow`, `rewrite`, `mark_error`, `feedback`, `keep_going`, `halt`,
+    /// `fail`, or `nothing`.
     pub effect: String,
     /// The reason, feedback or failure it gave, or the keys a rewrite changed.
     pub detail: Option<String>,

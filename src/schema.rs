@@ -54,7 +54,10 @@ pub struct HookEntrySchema {
     pub tool: Option<ToolSchema>,
     /// Alternative to `tool`, with Claude Code semantics: "*", "" or absent match every tool; only
     /// letters, digits, `_`, `-`, spaces, `,` and `|` make an exact list of names ("Edit|Write");
-    /// anything else is an unanchored regex. Case-sensitive. Tool events only.
+    /// anything else is an unanchored regex. Case-sensitive. On tool events it matches the tool;
+    /// on session_start the `source` (startup|resume|clear|compact), on session_end the `reason`,
+    /// on pre_compact / post_compact / setup the `trigger` (manual|auto), on notification the
+    /// `notification_type`, on subagent_start / subagent_stop the `agent_type`.
     pub matcher: Option<String>,
     /// The shell command, run with `sh -c` (never a login shell) in the project root. It reads the
     /// JSON payload on stdin; exit 0 proceeds (stdout may be one JSON action object), exit 2 vetoes
@@ -183,6 +186,12 @@ pub struct SettingsSchema {
     /// Managed layer ONLY: true runs the managed file's hooks and no others.
     #[schemars(extend("default" = false))]
     pub allow_managed_hooks_only: Option<bool>,
+    /// How many times stop hooks (exit 2, `keep_going`, Claude's `decision: "block"` on Stop)
+    /// may keep one turn going; past it the request is recorded, not applied, and a note says
+    /// so. A continuation that repeats the previous one word for word counts twice. Default 8
+    /// (Claude Code's own cap).
+    #[schemars(extend("minimum" = 0, "maximum" = 100, "default" = 8))]
+    pub max_continuations: Option<u32>,
 }
 
 /// Every event name the loader accepts: canonical names, `turn_end`, then Claude Code spellings.
@@ -192,9 +201,11 @@ pub fn event_names() -> Vec<String> {
         .map(str::to_owned)
         .collect();
     for event in Event::ALL {
-        let claude = event.claude_name().to_owned();
-        if !names.contains(&claude) {
-            names.push(claude);
+        for alias in event.aliases() {
+            let alias = (*alias).to_owned();
+            if !names.contains(&alias) {
+                names.push(alias);
+            }
         }
     }
     names
@@ -222,10 +233,21 @@ fn entry_rules(schema: &mut Schema) {
         "anyOf".into(),
         json!([{ "required": ["event", "command"] }, { "required": ["name"] }]),
     );
+    let matcher_events: Vec<String> = event_names()
+        .into_iter()
+        .filter(|n| {
+            n.parse::<Event>()
+                .is_ok_and(|e| e.matcher_field().is_some())
+        })
+        .collect();
+    let matcher_rule = json!({
+        "if": { "required": ["event", "matcher"] },
+        "then": { "properties": { "event": { "enum": matcher_events } } }
+    });
     schema.insert("not".into(), json!({ "required": ["tool", "matcher"] }));
     schema.insert(
         "allOf".into(),
-        json!([only_on_tool_events("tool"), only_on_tool_events("matcher")]),
+        json!([only_on_tool_events("tool"), matcher_rule]),
     );
 }
 

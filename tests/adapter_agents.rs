@@ -239,16 +239,39 @@ fn codex_patch_rewrite_it_cannot_carry_blocks() {
 }
 
 #[test]
-fn codex_has_no_session_end() {
+fn codex_session_end_and_interrupt_run_ka_events() {
+    let p = Project::new();
+    p.write_user_toml(&format!(
+        "{}{}",
+        hook("end", "session_end", "cat > end.json", &[]),
+        hook("interrupt", "interrupt", "cat > interrupt.json", &[])
+    ));
+    for (name, file, event) in [
+        ("SessionEnd", "end.json", "session_end"),
+        ("Interrupt", "interrupt.json", "interrupt"),
+    ] {
+        let (code, _, stderr) = run(
+            &p,
+            "codex",
+            &json!({"hook_event_name": name, "cwd": p.root, "session_id": "s"}),
+        );
+        assert_eq!(code, Some(0), "{name}: {stderr}");
+        let seen: Value = serde_json::from_str(&p.read(file).expect("dumped")).expect("json");
+        assert_eq!(seen["event"], event);
+    }
+}
+
+#[test]
+fn unknown_codex_event_exits_1_and_names_it() {
     let p = Project::new();
     let (code, _, stderr) = run(
         &p,
         "codex",
-        &json!({"hook_event_name": "SessionEnd", "cwd": p.root}),
+        &json!({"hook_event_name": "NoSuchEvent", "cwd": p.root}),
     );
     assert_eq!(code, Some(1));
     assert!(
-        stderr.contains("unknown Codex CLI hook event `SessionEnd`"),
+        stderr.contains("unknown Codex CLI hook event `NoSuchEvent`"),
         "{stderr}"
     );
 }

@@ -137,7 +137,7 @@ fn hooks_see_ka_names_and_claudes_own_fields() {
 }
 
 #[test]
-fn rewrite_without_decision_is_sent_whole_in_claudes_names_with_ask() {
+fn rewrite_without_decision_is_sent_whole_in_claudes_names_without_a_decision() {
     let p = project(&hook(
         "move",
         "pre_tool_use",
@@ -149,15 +149,13 @@ fn rewrite_without_decision_is_sent_whole_in_claudes_names_with_ask() {
     assert_eq!(reply.code, Some(0));
     let hso = &reply.json()["hookSpecificOutput"];
     assert_eq!(hso["hookEventName"], "PreToolUse");
-    assert_eq!(hso["permissionDecision"], "ask");
+    // Claude Code applies a bare `updatedInput` and runs its own permission flow: no forced ask.
+    assert!(hso.get("permissionDecision").is_none(), "{hso}");
     // Claude Code replaces its input: the whole input, in its own names.
     assert_eq!(
         hso["updatedInput"],
         json!({"file_path": "/safe/a.rs", "content": "c"})
     );
-    assert!(hso["permissionDecisionReason"]
-        .as_str()
-        .is_some_and(|r| r.contains("rewrote")));
 }
 
 #[test]
@@ -267,17 +265,35 @@ fn post_tool_use_feedback_becomes_additional_context() {
 }
 
 #[test]
-fn post_tool_use_failure_is_a_post_tool_use_with_is_error() {
-    let p = project(&hook("dump", "post_tool_use", "cat > payload.json", &[]));
+fn post_tool_use_failure_runs_post_tool_use_hooks_with_is_error_then_its_own() {
+    let p = project(&format!(
+        "{}{}",
+        hook("dump", "post_tool_use", "cat > payload.json", &[]),
+        hook(
+            "failed",
+            "PostToolUseFailure",
+            "echo 'retry with --verbose' >&2; exit 2",
+            &[]
+        )
+    ));
     let payload = json!({
         "session_id": "s", "cwd": p.root, "hook_event_name": "PostToolUseFailure",
         "tool_name": "Bash", "tool_input": {"command": "false"}, "error": "exit status 1"
     });
-    assert_eq!(claude(&p, &payload, &[]).code, Some(0));
+    let reply = claude(&p, &payload, &[]);
+    assert_eq!(reply.code, Some(0));
     let seen: Value = serde_json::from_str(&p.read("payload.json").expect("dumped")).expect("json");
-    assert_eq!(seen["event"], "post_tool_use");
+    assert_eq!(seen["event"], "post_tool_use_failure");
     assert_eq!(seen["is_error"], true);
     assert_eq!(seen["result"], "exit status 1");
+    // PostToolUseFailure takes no decision: the failure hook's stderr reaches the model as
+    // additional context.
+    let answer = reply.json();
+    assert_eq!(
+        answer["hookSpecificOutput"]["additionalContext"],
+        "retry with --verbose"
+    );
+    assert!(answer.get("decision").is_none());
 }
 
 #[test]
@@ -316,14 +332,17 @@ fn prompt_block_exits_2_with_the_reason() {
 }
 
 #[test]
-fn stop_never_blocks_claude() {
+fn stop_exit_2_keeps_claude_going_with_the_reason() {
     let p = project(&hook("veto", "stop", "echo 'keep going' >&2; exit 2", &[]));
     let payload = json!({
         "session_id": "s", "cwd": p.root, "hook_event_name": "Stop", "stop_hook_active": false
     });
     let reply = claude(&p, &payload, &[]);
     assert_eq!(reply.code, Some(0));
-    assert_eq!(reply.stdout, "");
+    assert_eq!(
+        reply.json(),
+        json!({"decision": "block", "reason": "keep going"})
+    );
 }
 
 #[test]
@@ -401,14 +420,14 @@ fn unreadable_payload_fails_open() {
 #[test]
 fn unsupported_event_exits_1_and_names_it() {
     let p = project(GUARD);
-    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "Notification",
-                         "message": "Claude needs your permission"});
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "ConfigChange",
+                         "source": "user_settings"});
     let reply = claude(&p, &payload, &[]);
     assert_eq!(reply.code, Some(1));
     assert!(
         reply
             .stderr
-            .contains("`Notification` event is not supported"),
+            .contains("`ConfigChange` event is not supported"),
         "{}",
         reply.stderr
     );
@@ -482,4 +501,91 @@ fn a_claude_style_guard_after_a_rewrite_judges_the_rewritten_tool_input() {
     assert_eq!(reply.code, Some(0), "stderr: {}", reply.stderr);
     let input = &reply.json()["hookSpecificOutput"]["updatedInput"];
     assert_eq!(input["command"], "echo [scrubbed]");
+}
+
+#[test]
+fn claude_post_tool_use_block_comes_back_as_a_block_not_context() {
+    let p = project(&hook(
+        "clippy",
+        "PostToolUse",
+        r#"echo '{"decision":"block","reason":"clippy: 2 warnings"}'"#,
+        &[],
+    ));
+    let payload = post_tool_use(&p, "Bash", json!({"command": "cargo clippy"}), json!({}));
+    let answer = claude(&p, &payload, &[]).json();
+    assert_eq!(
+        answer,
+        json!({"decision": "block", "reason": "clippy: 2 warnings"})
+    );
+}
+
+#[test]
+fn halt_context_and_a_long_message_come_back_in_claudes_fields() {
+    let long = "m".repeat(5000);
+    let p = project(&format!(
+        "{}{}",
+        hook(
+            "ctx",
+            "session_start",
+            r#"echo '{"context":"on branch main"}'"#,
+            &[]
+        ),
+        hook(
+            "halt",
+            "session_start",
+            &format!(
+                r#"echo '{{"continue":false,"stopReason":"quota reached","systemMessage":"{long}"}}'"#
+            ),
+            &[]
+        )
+    ));
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "SessionStart",
+                         "source": "startup"});
+    let answer = claude(&p, &payload, &[]).json();
+    assert_eq!(answer["continue"], false);
+    assert_eq!(answer["stopReason"], "quota reached");
+    assert_eq!(
+        answer["hookSpecificOutput"]["additionalContext"],
+        "on branch main"
+    );
+    assert_eq!(answer["systemMessage"], long.as_str());
+}
+
+#[test]
+fn permission_request_allow_with_a_rewrite_and_deny() {
+    let p = project(&hook(
+        "perm",
+        "PermissionRequest",
+        r#"if grep -q 'rm -rf'; then echo 'never' >&2; exit 2; fi; echo '{"decision":"allow","updated_input":{"command":"ls -la"}}'"#,
+        &[],
+    ));
+    let request = |command: &str| {
+        json!({"session_id": "s", "cwd": p.root, "hook_event_name": "PermissionRequest",
+               "tool_name": "Bash", "tool_input": {"command": command}})
+    };
+    let answer = claude(&p, &request("ls"), &[]).json();
+    assert_eq!(
+        answer["hookSpecificOutput"]["decision"],
+        json!({"behavior": "allow", "updatedInput": {"command": "ls -la"}})
+    );
+    let reply = claude(&p, &request("rm -rf /"), &[]);
+    assert_eq!(reply.code, Some(0));
+    assert_eq!(
+        reply.json()["hookSpecificOutput"]["decision"],
+        json!({"behavior": "deny", "message": "never"})
+    );
+}
+
+#[test]
+fn stop_failure_cannot_keep_going_and_says_so() {
+    let p = project(&hook("veto", "stop", "echo 'keep going' >&2; exit 2", &[]));
+    let payload = json!({
+        "session_id": "s", "cwd": p.root, "hook_event_name": "StopFailure",
+        "error": "rate_limit"
+    });
+    let answer = claude(&p, &payload, &[]).json();
+    assert!(answer.get("decision").is_none(), "{answer}");
+    assert!(answer["systemMessage"]
+        .as_str()
+        .is_some_and(|m| m.contains("ended on an error")));
 }

@@ -3,13 +3,15 @@
 //! for it. Run natively (`ka-hooks run`) and through each adapter (`ka-hooks claude|codex|
 //! gemini`) against the shipped example hooks (`ka.toml.example`, plus
 //! `tests/corpus/ka.local.toml`), every run must reach the same verdict: blocked, allowed,
-//! rewritten input, feedback, a mode switch, or an ask (where an agent cannot express a verdict
-//! the case says what it gets instead, in `expect_by_agent`).
+//! rewritten input, feedback, a mode switch, an ask, a halt, keep going, context for the model,
+//! a capped continuation or a message for the user (where an agent cannot express a verdict the
+//! case says what it gets instead, in `expect_by_agent`).
 //!
 //! A case file: `about`, `expect` (`verdict`, and text the verdict's detail `contains` or
-//! `lacks`), optional `expect_by_agent`, optional `setup` (files to create), `ka` (`event` and
-//! `payload`), and one payload per agent (`$ROOT` stands for the project root), or
-//! `{"unsupported": "why"}`.
+//! `lacks`), optional `expect_by_agent`, optional `setup` (files to create), optional `repeat`
+//! (how many times each agent sends its payload; the last answer is checked, as when a stop
+//! hook keeps a turn going), `ka` (`event` and `payload`), and one payload per agent (`$ROOT`
+//! stands for the project root), or `{"unsupported": "why"}`.
 
 mod support;
 
@@ -78,6 +80,9 @@ fn native(p: &Project, case: &Value) -> Seen {
         .expect("ka-hooks run");
     let outcome: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("run --json printed no outcome ({e}): {output:?}"));
+    if !outcome["halt"].is_null() {
+        return seen("halted", text(outcome.get("halt")));
+    }
     if outcome["blocked"] == true {
         return seen("blocked", text(outcome.get("reason")));
     }
@@ -87,13 +92,33 @@ fn native(p: &Project, case: &Value) -> Seen {
     if !outcome["updated_input"].is_null() {
         return seen("rewritten", outcome["updated_input"].to_string());
     }
+    if !outcome["keep_going"].is_null() {
+        return seen("keep_going", text(outcome.get("keep_going")));
+    }
     if !outcome["feedback"].is_null() {
         return seen("feedback", text(outcome.get("feedback")));
+    }
+    if !outcome["context"].is_null() {
+        return seen("context", text(outcome.get("context")));
     }
     if !outcome["mode"].is_null() {
         return seen("mode", text(outcome.get("mode")));
     }
-    seen("allowed", "")
+    let notes = outcome["notes"].to_string();
+    if notes.contains("max_continuations") {
+        return seen("capped", notes);
+    }
+    match outcome["messages"].as_array().map(Vec::as_slice) {
+        Some([]) | None => seen("allowed", ""),
+        Some(messages) => seen(
+            "message",
+            messages
+                .iter()
+                .map(|m| text(Some(m)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    }
 }
 
 /// `ka-hooks <agent>` with the agent's payload on stdin, read back in the agent's contract.
@@ -108,7 +133,12 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
         .output()
         .expect("ka-hooks adapter");
     let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    let event = payload["hook_event_name"].as_str().unwrap_or("");
     match output.status.code() {
+        // TeammateIdle and TaskCompleted keep going by exit 2.
+        Some(2) if matches!(event, "TeammateIdle" | "TaskCompleted") => {
+            return seen("keep_going", stderr)
+        }
         Some(2) => return seen("blocked", stderr),
         Some(0) => {}
         other => panic!("ka-hooks {agent} exited {other:?}: {stderr}"),
@@ -122,8 +152,21 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
     let hso = &answer["hookSpecificOutput"];
     let message = text(answer.get("systemMessage"));
     let said_mode = message.contains("asked to switch to `");
+    if answer["continue"] == false {
+        return seen("halted", text(answer.get("stopReason")));
+    }
+    // PermissionRequest (Claude Code, Codex): `hookSpecificOutput.decision.behavior`.
+    match hso["decision"]["behavior"].as_str() {
+        Some("deny") => return seen("blocked", text(hso["decision"].get("message"))),
+        Some("allow") => return seen("allowed", ""),
+        _ => {}
+    }
+    let stopping = matches!(event, "Stop" | "SubagentStop" | "AfterAgent");
     match agent {
         "gemini" => {
+            if answer["decision"] == "deny" && stopping {
+                return seen("keep_going", text(answer.get("reason")));
+            }
             if answer["decision"] == "deny" {
                 return seen("blocked", text(answer.get("reason")));
             }
@@ -142,6 +185,9 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
             if !hso["updatedInput"].is_null() {
                 return seen("rewritten", hso["updatedInput"].to_string());
             }
+            if answer["decision"] == "block" && stopping {
+                return seen("keep_going", text(answer.get("reason")));
+            }
             if answer["decision"] == "block" {
                 let verdict = if answer.get("reason").is_some() && hso.is_null() {
                     // PostToolUse: the reason goes to the model (a marked result).
@@ -159,10 +205,22 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
         }
     }
     if !hso["additionalContext"].is_null() {
-        return seen("feedback", text(hso.get("additionalContext")));
+        // Context that rides a tool result is the tool's feedback; elsewhere it is context.
+        let verdict = if matches!(event, "PostToolUse" | "PostToolUseFailure" | "AfterTool") {
+            "feedback"
+        } else {
+            "context"
+        };
+        return seen(verdict, text(hso.get("additionalContext")));
     }
     if said_mode {
         return seen("mode", message);
+    }
+    if message.contains("max_continuations") {
+        return seen("capped", message);
+    }
+    if !message.is_empty() {
+        return seen("message", message);
     }
     seen("allowed", "")
 }
@@ -211,11 +269,12 @@ fn run_case(name: &str) {
             continue;
         }
         let expect = case["expect_by_agent"].get(agent).unwrap_or(expect);
-        check(
-            &format!("{name} ({agent})"),
-            &adapter(&p, agent, payload),
-            expect,
-        );
+        let repeat = case["repeat"].as_u64().unwrap_or(1);
+        let mut got = adapter(&p, agent, payload);
+        for _ in 1..repeat {
+            got = adapter(&p, agent, payload);
+        }
+        check(&format!("{name} ({agent})"), &got, expect);
     }
 }
 
@@ -266,4 +325,26 @@ corpus! {
     ordinary_prompt_is_allowed_everywhere => "prompt-allowed",
     ask_is_asked_or_blocked_with_why => "fetch-asks",
     turn_end_changes_nothing_everywhere => "stop",
+    stop_hook_keeps_the_turn_going_everywhere => "stop-until-done",
+    stop_hook_lets_the_turn_end_once_done_everywhere => "stop-until-done-finished",
+    endless_stop_hook_is_capped_everywhere => "stop-until-done-capped",
+    session_start_context_reaches_the_model_everywhere => "session-start-context",
+    session_start_matcher_selects_the_source_everywhere => "session-start-matcher-resume",
+    session_start_plain_stdout_is_context_only_under_claude => "session-start-plain-stdout",
+    prompt_context_reaches_the_model_everywhere => "prompt-context",
+    long_system_message_reaches_the_user_whole_everywhere => "long-system-message",
+    halt_stops_the_turn_everywhere => "halt",
+    defer_is_no_decision_everywhere => "defer",
+    post_tool_block_marks_an_error_everywhere => "post-tool-block",
+    notification_hooks_run_everywhere => "notification",
+    permission_request_denies_everywhere => "permission-request",
+    subagent_start_context_everywhere => "subagent-start",
+    subagent_stop_keeps_going_everywhere => "subagent-stop",
+    post_compact_hooks_run_everywhere => "post-compact",
+    setup_hooks_run_everywhere => "setup",
+    teammate_idle_keeps_going_everywhere => "teammate-idle",
+    task_completed_keeps_going_everywhere => "task-completed",
+    permission_denied_hooks_run_everywhere => "permission-denied",
+    interrupt_hooks_run_everywhere => "interrupt",
+    post_tool_use_failure_hint_everywhere => "post-tool-use-failure",
 }

@@ -100,7 +100,7 @@ fn readme_example_imports_to_the_readme_toml() {
     let expected = readme_block("ka.toml").replace("/path/to/project", &p.root.to_string_lossy());
     assert_eq!(stdout, expected);
     assert!(
-        stderr.contains("1 hook(s) of Notification: ka has no notification event"),
+        stderr.contains("hooks.Stop[0].hooks[0]: a `prompt` hook has no ka equivalent"),
         "{stderr}"
     );
     assert!(!p.exists(".ka/ka.toml"), "printing wrote a file");
@@ -134,7 +134,7 @@ fn write_appends_after_existing_content_and_a_rerun_adds_nothing() {
     let mine = "# my hooks\n[hook_settings]\ntimeout = 30\n";
     p.write(".ka/ka.toml", mine);
     let (_, stdout, _) = import(&p, &["--write"]);
-    assert!(stdout.contains("appended 2 hook(s)"), "{stdout}");
+    assert!(stdout.contains("appended 4 hook(s)"), "{stdout}");
     assert!(stdout.contains("ka-hooks --project"), "{stdout}");
     let text = p.read(".ka/ka.toml").expect("ka.toml");
     assert!(text.starts_with(mine), "{text}");
@@ -420,4 +420,76 @@ fn printed_entries_are_escaped_and_a_day_caps_the_timeout() {
         stdout.contains("\\r\\u001B[2Kcargo fmt --check \\u202Etxt.sh\\t#"),
         "{stdout}"
     );
+}
+
+/// A real-world `settings.json` shape with 13 hooks over 11 events: every command hook is
+/// imported, with its matcher, timeout (Claude's default written out), `statusMessage`, `if`
+/// and `async`; only the `prompt`, `agent` and `http` hooks are skipped, each with its reason.
+#[test]
+fn every_command_hook_of_a_real_settings_file_is_imported() {
+    let p = Project::new();
+    let command = |c: &str| json!({"type": "command", "command": c});
+    p.write(
+        ".claude/settings.json",
+        &json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": "./guard.sh", "if": "Bash(git push *)",
+                 "statusMessage": "Checking the push", "async": true, "once": true}
+            ]}],
+            "PostToolUse": [{"matcher": "Write|Edit", "hooks": [
+                {"type": "command", "command": "prettier --write", "async": true}
+            ]}],
+            "PostToolUseFailure": [{"matcher": "Bash", "hooks": [command("./explain-failure.sh")]}],
+            "Notification": [{"matcher": "idle_prompt", "hooks": [command("notify-send idle")]}],
+            "PermissionRequest": [{"matcher": "Bash", "hooks": [command("./auto-approve.sh")]}],
+            "SubagentStart": [{"hooks": [command("./subagent-context.sh")]}],
+            "SubagentStop": [{"hooks": [command("./subagent-check.sh")]}],
+            "PreCompact": [{"matcher": "auto", "hooks": [command("./save-state.sh")]}],
+            "PostCompact": [{"hooks": [command("./restore-state.sh")]}],
+            "SessionStart": [
+                {"matcher": "startup|resume", "hooks": [command("./context.sh")]},
+                {"matcher": "compact", "hooks": [{"type": "agent", "prompt": "summarise"}]}
+            ],
+            "Stop": [{"hooks": [
+                {"type": "prompt", "prompt": "done?"},
+                {"type": "http", "url": "https://example.com/hook"}
+            ]}],
+            "UserPromptSubmit": [{"matcher": "ignored", "hooks": [command("./prompt-check.sh")]}]
+        }})
+        .to_string(),
+    );
+    let (code, stdout, stderr) = import(&p, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.matches("[[hooks]]").count(), 11, "{stdout}");
+    for expected in [
+        "event = \"pre_tool_use\"\nmatcher = \"bash\"\ncommand = \"./guard.sh\"\ntimeout = 600\n\
+         status_message = \"Checking the push\"\nif = \"Bash(git push *)\"\n",
+        "async = true dropped: pre_tool_use waits",
+        "not imported (no ka equivalent): once = true",
+        "command = \"prettier --write\"\ntimeout = 600\nasync = true\n",
+        "event = \"post_tool_use_failure\"",
+        "event = \"notification\"\nmatcher = \"idle_prompt\"",
+        "event = \"permission_request\"\nmatcher = \"bash\"",
+        "event = \"subagent_start\"",
+        "event = \"subagent_stop\"",
+        "event = \"pre_compact\"\nmatcher = \"auto\"",
+        "event = \"post_compact\"",
+        "event = \"session_start\"\nmatcher = \"startup|resume\"",
+        "Claude matcher \"ignored\" dropped: user_prompt_submit has nothing to match",
+    ] {
+        assert!(stdout.contains(expected), "lacks {expected:?}:\n{stdout}");
+    }
+    for skipped in [
+        "hooks.SessionStart[1].hooks[0]: a `agent` hook has no ka equivalent",
+        "hooks.Stop[0].hooks[0]: a `prompt` hook has no ka equivalent",
+        "hooks.Stop[0].hooks[1]: a `http` hook has no ka equivalent",
+    ] {
+        assert!(stderr.contains(skipped), "lacks {skipped:?}:\n{stderr}");
+    }
+    assert_eq!(stderr.matches("skipped").count(), 3, "{stderr}");
+    // What was imported loads.
+    let (code, _, stderr) = import(&p, &["--write"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let check = p.cli().args(["--trust", "check"]).output().expect("check");
+    assert!(check.status.success(), "{check:?}");
 }

@@ -95,9 +95,11 @@ fn entries_run_the_adapter_for_events_with_hooks_only() {
     install(&p, &["--write"]);
     let s = settings(&p);
     let hooks = s["hooks"].as_object().expect("hooks");
+    // A failed call runs the post_tool_use hooks too, so PostToolUseFailure is registered with
+    // them.
     assert_eq!(
         hooks.keys().collect::<Vec<_>>(),
-        ["PreToolUse", "PostToolUse"]
+        ["PreToolUse", "PostToolUse", "PostToolUseFailure"]
     );
     assert_eq!(
         s["hooks"]["PreToolUse"][0],
@@ -190,11 +192,21 @@ fn no_hooks_registers_nothing_unless_all_events() {
         [
             "PreToolUse",
             "PostToolUse",
+            "PostToolUseFailure",
             "UserPromptSubmit",
             "Stop",
             "SessionStart",
             "SessionEnd",
-            "PreCompact"
+            "PreCompact",
+            "PostCompact",
+            "PermissionRequest",
+            "PermissionDenied",
+            "Notification",
+            "SubagentStart",
+            "SubagentStop",
+            "Setup",
+            "TeammateIdle",
+            "TaskCompleted"
         ]
     );
     assert!(s["hooks"]["Stop"][0].get("matcher").is_none());

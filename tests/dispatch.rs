@@ -359,7 +359,12 @@ fn mode_and_note_apply_on_every_event() {
             p.event(event, json!({}))
         };
         assert_eq!(outcome.mode.as_deref(), Some("plan"), "{event}");
-        assert_eq!(outcome.notes, [format!("from {event}")], "{event}");
+        // A failed call runs the post_tool_use hooks first, then the post_tool_use_failure ones.
+        let mut expected = vec![format!("from {event}")];
+        if event == Event::PostToolUseFailure {
+            expected.insert(0, "from post_tool_use".to_owned());
+        }
+        assert_eq!(outcome.notes, expected, "{event}");
         assert!(
             outcome.diagnostics.is_empty(),
             "{event}: {:?}",
@@ -655,7 +660,7 @@ fn claude_updated_input_replaces_the_whole_input() {
 }
 
 #[test]
-fn claude_continue_false_blocks_pre_tool_use_with_the_stop_reason() {
+fn claude_continue_false_halts_the_turn_and_blocks_the_call_without_telling_the_model_why() {
     let p = one_hook(
         "halt",
         "pre_tool_use",
@@ -663,24 +668,48 @@ fn claude_continue_false_blocks_pre_tool_use_with_the_stop_reason() {
         &[],
     );
     let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
+    assert_eq!(outcome.halt.as_deref(), Some("maintenance window"));
+    // The call does not run, and the stop reason is for the user only.
     assert!(outcome.blocked);
-    assert_eq!(outcome.reason.as_deref(), Some("maintenance window"));
+    let reason = outcome.reason.unwrap_or_default();
+    assert!(!reason.contains("maintenance"), "{reason}");
 }
 
 #[test]
-fn claude_system_message_becomes_a_note() {
+fn claude_continue_false_halts_on_events_that_cannot_be_blocked() {
+    for event in [Event::PostToolUse, Event::Stop, Event::SessionStart] {
+        let p = one_hook(
+            "halt",
+            event.as_str(),
+            r#"echo '{"continue":false,"stopReason":"quota reached"}'"#,
+            &[],
+        );
+        let outcome = if event.is_tool_event() {
+            p.tool_call(event, "bash", bash("ls"))
+        } else {
+            p.event(event, json!({}))
+        };
+        assert_eq!(outcome.halt.as_deref(), Some("quota reached"), "{event}");
+        assert!(!outcome.blocked, "{event}");
+    }
+}
+
+#[test]
+fn claude_system_message_is_a_user_message_shown_whole() {
+    let long = "m".repeat(3000);
     let p = one_hook(
         "banner",
         "SessionStart",
-        r#"echo '{"systemMessage":"on branch main"}'"#,
+        &format!(r#"echo '{{"systemMessage":"{long}","note":"short"}}'"#),
         &[],
     );
     let outcome = p.event(Event::SessionStart, json!({}));
-    assert_eq!(outcome.notes, ["on branch main"]);
+    assert_eq!(outcome.messages, [long]);
+    assert_eq!(outcome.notes, ["short"]);
 }
 
 #[test]
-fn claude_additional_context_becomes_feedback_on_post_tool_use() {
+fn claude_additional_context_is_context_for_the_model_on_post_tool_use() {
     let p = one_hook(
         "context",
         "PostToolUse",
@@ -688,8 +717,42 @@ fn claude_additional_context_becomes_feedback_on_post_tool_use() {
         &[],
     );
     let outcome = p.tool_call(Event::PostToolUse, "bash", bash("cargo test"));
-    assert_eq!(outcome.feedback.as_deref(), Some("3 tests now fail"));
+    assert_eq!(outcome.context.as_deref(), Some("3 tests now fail"));
+    assert_eq!(outcome.feedback, None);
     assert!(outcome.notes.is_empty());
+}
+
+#[test]
+fn context_on_session_start_and_prompt_reaches_the_outcome_in_hook_order() {
+    for event in [Event::SessionStart, Event::UserPromptSubmit] {
+        let p = project(&[
+            hook("a", event.as_str(), r#"echo '{"context":"first"}'"#, &[]),
+            hook(
+                "b",
+                event.as_str(),
+                r#"echo '{"hookSpecificOutput":{"additionalContext":"second"}}'"#,
+                &[],
+            ),
+            // Natively, plain stdout is not context: only a JSON object acts.
+            hook("c", event.as_str(), "echo plain text", &[]),
+        ]);
+        let outcome = p.event(event, json!({"prompt": "hi", "source": "startup"}));
+        assert_eq!(outcome.context.as_deref(), Some("first\nsecond"), "{event}");
+        assert!(!outcome.blocked, "{event}");
+    }
+}
+
+#[test]
+fn claude_block_on_post_tool_use_marks_the_result_as_an_error() {
+    let p = one_hook(
+        "lint",
+        "PostToolUse",
+        r#"echo '{"decision":"block","reason":"clippy: 2 warnings"}'"#,
+        &[],
+    );
+    let outcome = p.tool_call(Event::PostToolUse, "bash", bash("cargo build"));
+    assert!(outcome.mark_error);
+    assert_eq!(outcome.feedback.as_deref(), Some("clippy: 2 warnings"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -928,10 +991,12 @@ fn exit_two_on_post_tool_use_marks_error_and_appends_stderr_to_feedback() {
 #[test]
 fn exit_two_on_advisory_events_is_recorded_without_effect() {
     for event in [
-        Event::Stop,
         Event::SessionStart,
         Event::SessionEnd,
         Event::PreCompact,
+        Event::Notification,
+        Event::PostCompact,
+        Event::SubagentStart,
     ] {
         let p = one_hook("nope", event.as_str(), "echo 'I object' >&2; exit 2", &[]);
         let outcome = p.event(event, json!({}));

@@ -1,35 +1,43 @@
 //! `ka-hooks claude`: the Claude Code hook contract.
 //!
-//! Claude Code runs `ka-hooks claude` as a `command` hook and reads back:
-//! - exit 2: blocks a `PreToolUse` call (stderr goes to the model) or a `UserPromptSubmit`
-//!   prompt (stderr goes to the user, the prompt is erased);
+//! Claude Code runs `ka-hooks claude` as a `command` hook and reads back (hooks reference,
+//! <https://code.claude.com/docs/en/hooks>, "Hook output", "Decision control" per event):
+//! - exit 2: blocks a `PreToolUse` call (stderr goes to the model), a `UserPromptSubmit` prompt
+//!   (stderr goes to the user, the prompt is erased), denies a `PermissionRequest`, and keeps a
+//!   `TeammateIdle` teammate working or a `TaskCompleted` task open (stderr is the instruction);
 //! - exit 0 with a JSON object: `hookSpecificOutput.permissionDecision` (`allow` | `deny` |
 //!   `ask`) with `permissionDecisionReason`, `hookSpecificOutput.updatedInput` (which *replaces*
 //!   the tool input, so the adapter sends the whole merged input back in Claude's argument names),
-//!   `decision: "block"` + `reason` on `PostToolUse` (the reason goes to the model),
-//!   `hookSpecificOutput.additionalContext` (context for the model) and `systemMessage` (shown
-//!   to the user).
+//!   `decision: "block"` + `reason` on `PostToolUse` (the reason goes to the model as an error)
+//!   and on `Stop`/`SubagentStop` (Claude keeps going, the reason is its next instruction),
+//!   `hookSpecificOutput.decision.behavior` on `PermissionRequest`,
+//!   `hookSpecificOutput.additionalContext` (context for the model), `continue: false` +
+//!   `stopReason` (Claude stops; the reason is shown to the user) and `systemMessage` (shown to
+//!   the user).
 //!
 //! Choices, where Claude Code cannot say what ka's hooks decided:
-//! - a rewrite without a decision is sent with `permissionDecision: "ask"`: Claude Code applies
-//!   `updatedInput` only together with `allow` or `ask`, and `allow` would skip a permission
-//!   prompt that no hook approved;
+//! - a rewrite without a decision is sent as `updatedInput` alone: Claude Code applies the input
+//!   and runs its own permission flow on it ("PreToolUse decision control": `updatedInput`
+//!   "modifies the tool's input parameters before the tool executes"; a decision is optional);
 //! - a mode switch cannot be made by a hook: it is said in `systemMessage`.
 
 use serde_json::{Map, Value};
 
-use super::{specific, with_system_message, Answer, Call, EventRow, Flavour, Verdict};
+use super::{
+    context_is_unsupported, specific, with_system_message, Agent, Answer, Call, EventRow, Flavour,
+    Verdict,
+};
 use crate::action::Decision;
 use crate::event::Event;
 
-/// Claude Code's events that run ka events.
+/// Claude Code's events that run ka events (hooks reference, "Hook events").
 pub const EVENTS: &[EventRow] = &[
     row("PreToolUse", Event::PreToolUse, Flavour::Plain),
     row("PostToolUse", Event::PostToolUse, Flavour::Plain),
     row(
         "PostToolUseFailure",
-        Event::PostToolUse,
-        Flavour::ToolFailed,
+        Event::PostToolUseFailure,
+        Flavour::Plain,
     ),
     row("UserPromptSubmit", Event::UserPromptSubmit, Flavour::Plain),
     row("Stop", Event::Stop, Flavour::Plain),
@@ -37,24 +45,37 @@ pub const EVENTS: &[EventRow] = &[
     row("SessionStart", Event::SessionStart, Flavour::Plain),
     row("SessionEnd", Event::SessionEnd, Flavour::Plain),
     row("PreCompact", Event::PreCompact, Flavour::Plain),
+    row("PostCompact", Event::PostCompact, Flavour::Plain),
+    row(
+        "PermissionRequest",
+        Event::PermissionRequest,
+        Flavour::Plain,
+    ),
+    row("PermissionDenied", Event::PermissionDenied, Flavour::Plain),
+    row("Notification", Event::Notification, Flavour::Plain),
+    row("SubagentStart", Event::SubagentStart, Flavour::Plain),
+    row("SubagentStop", Event::SubagentStop, Flavour::Plain),
+    row("Setup", Event::Setup, Flavour::Plain),
+    row("TeammateIdle", Event::TeammateIdle, Flavour::Plain),
+    row("TaskCompleted", Event::TaskCompleted, Flavour::Plain),
 ];
 
 /// Claude Code's events with no ka event.
 pub const UNSUPPORTED: &[(&str, &str)] = &[
-    ("Notification", "ka has no notification event"),
     (
-        "PermissionRequest",
-        "ka decides permissions in pre_tool_use; register PreToolUse instead",
+        "ConfigChange",
+        "ka has no config-change event (ka's own files are guarded by the trust gate and \
+         protect_ka_files)",
     ),
     (
-        "SubagentStart",
-        "ka has no subagent events (stop is the end of the main agent's turn)",
+        "WorktreeCreate",
+        "it replaces Claude Code's own worktree creation and must print the new path; ka hooks \
+         have no such contract",
     ),
     (
-        "SubagentStop",
-        "ka has no subagent events (stop is the end of the main agent's turn)",
+        "WorktreeRemove",
+        "it pairs with WorktreeCreate, which ka does not run",
     ),
-    ("PostCompact", "ka has only pre_compact"),
 ];
 
 pub(super) const fn row(name: &'static str, event: Event, flavour: Flavour) -> EventRow {
@@ -98,52 +119,54 @@ pub(super) enum Dialect {
     Codex,
 }
 
-pub(super) fn answer_as(call: &Call, verdict: Verdict, dialect: Dialect) -> Answer {
+impl Dialect {
+    fn agent(self) -> Agent {
+        match self {
+            Dialect::Claude => Agent::Claude,
+            Dialect::Codex => Agent::Codex,
+        }
+    }
+
+    /// Events whose `hookSpecificOutput.additionalContext` reaches the model. Claude Code:
+    /// SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, Stop,
+    /// SubagentStart (hooks reference, "Adding context"). Codex: the events whose output schema
+    /// has `additionalContext` (`codex-rs/hooks/schema/generated/*.command.output.schema.json`).
+    fn takes_context(self, event: Event) -> bool {
+        match self {
+            Dialect::Claude => matches!(
+                event,
+                Event::SessionStart
+                    | Event::UserPromptSubmit
+                    | Event::PreToolUse
+                    | Event::PostToolUse
+                    | Event::PostToolUseFailure
+                    | Event::Stop
+                    | Event::SubagentStart
+            ),
+            Dialect::Codex => matches!(
+                event,
+                Event::SessionStart
+                    | Event::UserPromptSubmit
+                    | Event::PreToolUse
+                    | Event::PostToolUse
+            ),
+        }
+    }
+}
+
+pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> Answer {
     let mut object = Map::new();
+    let mut hso = specific(call.agent_event);
     match call.event {
         Event::PreToolUse => {
-            if let Some(reason) = &verdict.block {
-                if verdict.messages.is_empty() {
-                    return Answer::exit_two(reason);
-                }
-                let mut hso = specific(call.agent_event);
-                hso.insert("permissionDecision".into(), "deny".into());
-                hso.insert("permissionDecisionReason".into(), reason.as_str().into());
-                object.insert("hookSpecificOutput".into(), Value::Object(hso));
-            } else {
-                let mut hso = specific(call.agent_event);
-                let decision = match (verdict.decision, &verdict.input, dialect) {
-                    (Some(d), _, _) => Some(d),
-                    // Claude applies a rewrite only with allow or ask; no hook approved.
-                    (None, Some(_), Dialect::Claude) => Some(Decision::Ask),
-                    // Codex applies a rewrite only with allow (its own approval flow follows).
-                    (None, Some(_), Dialect::Codex) => Some(Decision::Allow),
-                    (None, None, _) => None,
-                };
-                if let Some(decision) = decision {
-                    hso.insert("permissionDecision".into(), decision.as_str().into());
-                    let reason = verdict.reason.clone().or_else(|| {
-                        (verdict.decision.is_none() && dialect == Dialect::Claude).then(|| {
-                            "a ka hook rewrote this call's input; Claude Code applies a hook's \
-                             rewrite only with an allow or an ask, and no hook approved the call, \
-                             so confirm the rewritten call"
-                                .to_owned()
-                        })
-                    });
-                    if let Some(reason) = reason {
-                        hso.insert("permissionDecisionReason".into(), reason.into());
-                    }
-                }
-                if let Some(input) = &verdict.input {
-                    hso.insert("updatedInput".into(), Value::Object(input.clone()));
-                }
-                if hso.len() > 1 {
-                    object.insert("hookSpecificOutput".into(), Value::Object(hso));
-                }
+            if let Some(answer) = pre_tool_use(&verdict, dialect, &mut hso) {
+                return answer;
             }
         }
-        Event::PostToolUse => {
-            let can_block = call.flavour != Flavour::ToolFailed;
+        Event::PermissionRequest => permission_request(&mut verdict, dialect, &mut hso),
+        Event::PostToolUse | Event::PostToolUseFailure => {
+            // PostToolUseFailure takes no decision: the call already failed.
+            let can_block = call.event == Event::PostToolUse;
             if verdict.mark_error && can_block {
                 let reason = verdict
                     .feedback
@@ -151,23 +174,134 @@ pub(super) fn answer_as(call: &Call, verdict: Verdict, dialect: Dialect) -> Answ
                     .unwrap_or_else(|| "a ka hook marked this tool result as an error".into());
                 object.insert("decision".into(), "block".into());
                 object.insert("reason".into(), reason.into());
-            } else if let Some(feedback) = &verdict.feedback {
-                let mut hso = specific(call.agent_event);
-                hso.insert("additionalContext".into(), feedback.as_str().into());
-                object.insert("hookSpecificOutput".into(), Value::Object(hso));
+            } else if let Some(feedback) = verdict.feedback.clone() {
+                join_context(&mut verdict.context, &feedback);
             }
         }
         Event::UserPromptSubmit => {
             if let Some(reason) = &verdict.block {
-                if verdict.messages.is_empty() {
+                if verdict.messages.is_empty() && verdict.halt.is_none() {
                     return Answer::exit_two(reason);
                 }
                 object.insert("decision".into(), "block".into());
                 object.insert("reason".into(), reason.as_str().into());
             }
         }
-        Event::Stop | Event::SessionStart | Event::SessionEnd | Event::PreCompact => {}
+        // "decision: block" + `reason` prevents stopping; the reason tells the model how to
+        // proceed (hooks reference, "Stop/SubagentStop decision control"; Codex's stop schema).
+        Event::Stop | Event::SubagentStop => {
+            if let Some(text) = verdict.keep_going.clone() {
+                if call.flavour == Flavour::StopError {
+                    // StopFailure: the turn ended on an error, and its hooks' output is ignored.
+                    verdict.messages.push(format!(
+                        "a ka hook asked to keep going, but the turn ended on an error and {} \
+                         cannot continue it from a {} hook: {text}",
+                        dialect.agent().display(),
+                        call.agent_event
+                    ));
+                } else {
+                    object.insert("decision".into(), "block".into());
+                    object.insert("reason".into(), text.into());
+                }
+            }
+        }
+        // Exit 2 keeps the teammate working / the task open, stderr is the feedback (hooks
+        // reference, "TeammateIdle", "TaskCompleted").
+        Event::TeammateIdle | Event::TaskCompleted => {
+            if let (Some(text), None) = (&verdict.keep_going, &verdict.halt) {
+                return Answer::exit_two(text);
+            }
+        }
+        _ => {}
+    }
+    if dialect.takes_context(call.event) {
+        if let Some(context) = verdict.context.take() {
+            hso.insert("additionalContext".into(), context.into());
+        }
+    } else {
+        context_is_unsupported(&mut verdict, dialect.agent(), call.agent_event);
+    }
+    if hso.len() > 1 {
+        object.insert("hookSpecificOutput".into(), Value::Object(hso));
     }
     with_system_message(&mut object, &verdict);
     Answer::json(object)
+}
+
+/// `text` before the context already there (feedback first, as it rides the result).
+fn join_context(context: &mut Option<String>, text: &str) {
+    *context = Some(match context.take() {
+        Some(existing) => format!("{text}\n{existing}"),
+        None => text.to_owned(),
+    });
+}
+
+/// PreToolUse: a block (exit 2 when nothing else must be said), a decision, a rewrite.
+fn pre_tool_use(
+    verdict: &Verdict,
+    dialect: Dialect,
+    hso: &mut Map<String, Value>,
+) -> Option<Answer> {
+    if let Some(reason) = &verdict.block {
+        if verdict.messages.is_empty() && verdict.halt.is_none() && verdict.context.is_none() {
+            return Some(Answer::exit_two(reason));
+        }
+        hso.insert("permissionDecision".into(), "deny".into());
+        hso.insert("permissionDecisionReason".into(), reason.as_str().into());
+        return None;
+    }
+    let decision = match (verdict.decision, &verdict.input, dialect) {
+        (Some(d), _, _) => Some(d),
+        // Codex applies a rewrite only with allow (its own approval flow follows).
+        (None, Some(_), Dialect::Codex) => Some(Decision::Allow),
+        // Claude Code applies `updatedInput` without a decision and runs its own permission
+        // flow on the rewritten call (see the module's doc).
+        _ => None,
+    };
+    if let Some(decision) = decision {
+        hso.insert("permissionDecision".into(), decision.as_str().into());
+        if let Some(reason) = &verdict.reason {
+            hso.insert("permissionDecisionReason".into(), reason.as_str().into());
+        }
+    }
+    if let Some(input) = &verdict.input {
+        hso.insert("updatedInput".into(), Value::Object(input.clone()));
+    }
+    None
+}
+
+/// PermissionRequest: `hookSpecificOutput.decision` = `{behavior: allow|deny, ..}`; no decision
+/// (an `ask`, or nothing) lets the agent show its permission dialog (hooks reference,
+/// "PermissionRequest decision control"; Codex's permission-request schema, where an
+/// `updatedInput` fails closed).
+fn permission_request(verdict: &mut Verdict, dialect: Dialect, hso: &mut Map<String, Value>) {
+    let agent = dialect.agent().display();
+    let rewrite_refused = match (&verdict.input, verdict.decision, dialect) {
+        (None, ..) => None,
+        (Some(_), Some(Decision::Allow), Dialect::Claude) => None,
+        (Some(_), Some(Decision::Allow), Dialect::Codex) => Some(format!(
+            "a ka hook rewrote this call's input, but {agent} cannot apply a rewrite in a \
+             permission request; denied rather than approve the original input"
+        )),
+        (Some(_), ..) => Some(format!(
+            "a ka hook rewrote this call's input, but {agent} applies a permission request's \
+             rewrite only when it is allowed; denied rather than ask about the original input"
+        )),
+    };
+    if let (None, Some(why)) = (&verdict.block, rewrite_refused) {
+        verdict.block = Some(why);
+    }
+    let mut decision = Map::new();
+    if let Some(reason) = &verdict.block {
+        decision.insert("behavior".into(), "deny".into());
+        decision.insert("message".into(), reason.as_str().into());
+    } else if verdict.decision == Some(Decision::Allow) {
+        decision.insert("behavior".into(), "allow".into());
+        if let Some(input) = &verdict.input {
+            decision.insert("updatedInput".into(), Value::Object(input.clone()));
+        }
+    }
+    if !decision.is_empty() {
+        hso.insert("decision".into(), Value::Object(decision));
+    }
 }

@@ -6,7 +6,11 @@
 //! and unknown output keys make the whole answer invalid. So:
 //! - a hook's `ask` becomes a block whose reason says a human must approve the call;
 //! - a hook's bare `allow` is said in `systemMessage` (Codex's own approval rules decide);
-//! - a rewrite goes back as `allow` + the whole `updatedInput`, and `systemMessage` says so.
+//! - a rewrite goes back as `allow` + the whole `updatedInput`, and `systemMessage` says so;
+//! - `PermissionRequest` fails closed on an `updatedInput` (its generated output schema), so a
+//!   rewrite there denies the request with the reason;
+//! - `Stop` and `SubagentStop` take `decision: "block"` + `reason` (keep going) but no
+//!   `hookSpecificOutput`, so context there is said in `systemMessage`.
 //!
 //! Codex has no write or edit tool: file changes are `apply_patch` calls whose `tool_input` is
 //! `{"command": "<patch>"}`. A patch that only adds one file is shown to the hooks as ka's
@@ -23,34 +27,32 @@ use super::claude::{self, row, Dialect};
 use super::{tools, Agent, Answer, Call, EventRow, Flavour, Verdict};
 use crate::event::Event;
 
-/// Codex's events that run ka events.
+/// Codex's events that run ka events: every key of its `HookEventsToml` (`codex-rs/config`:
+/// PreToolUse, PermissionRequest, PostToolUse, PreCompact, PostCompact, SessionStart,
+/// SessionEnd, UserPromptSubmit, SubagentStart, SubagentStop, Stop, Interrupt) and
+/// `StopFailure` (`codex-rs/hooks/schema/generated/stop-failure.command.*.json`).
 pub const EVENTS: &[EventRow] = &[
     row("PreToolUse", Event::PreToolUse, Flavour::Plain),
+    row(
+        "PermissionRequest",
+        Event::PermissionRequest,
+        Flavour::Plain,
+    ),
     row("PostToolUse", Event::PostToolUse, Flavour::Plain),
     row("UserPromptSubmit", Event::UserPromptSubmit, Flavour::Plain),
     row("Stop", Event::Stop, Flavour::Plain),
     row("StopFailure", Event::Stop, Flavour::StopError),
     row("SessionStart", Event::SessionStart, Flavour::Plain),
+    row("SessionEnd", Event::SessionEnd, Flavour::Plain),
     row("PreCompact", Event::PreCompact, Flavour::Plain),
+    row("PostCompact", Event::PostCompact, Flavour::Plain),
+    row("SubagentStart", Event::SubagentStart, Flavour::Plain),
+    row("SubagentStop", Event::SubagentStop, Flavour::Plain),
+    row("Interrupt", Event::Interrupt, Flavour::Plain),
 ];
 
-/// Codex's events with no ka event. (Codex has no session end event: ka's `session_end` hooks
-/// never run under Codex.)
-pub const UNSUPPORTED: &[(&str, &str)] = &[
-    (
-        "PermissionRequest",
-        "ka decides permissions in pre_tool_use; register PreToolUse instead",
-    ),
-    ("PostCompact", "ka has only pre_compact"),
-    (
-        "SubagentStart",
-        "ka has no subagent events (stop is the end of the main agent's turn)",
-    ),
-    (
-        "SubagentStop",
-        "ka has no subagent events (stop is the end of the main agent's turn)",
-    ),
-];
+/// Codex's events with no ka event: none.
+pub const UNSUPPORTED: &[(&str, &str)] = &[];
 
 /// The answer in Codex's contract.
 pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {

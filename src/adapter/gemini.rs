@@ -1,16 +1,24 @@
 //! `ka-hooks gemini`: Gemini CLI's hook contract.
 //!
 //! Gemini CLI's hooks (`hooks` in `settings.json`) get Claude-like payloads under their own
-//! event names (`BeforeTool`, `AfterTool`, `BeforeAgent`, `AfterAgent`, `PreCompress`, ...) and
-//! read back: exit 2 (block, stderr is the reason), or exit 0 with `decision: "deny"` + `reason`,
-//! `hookSpecificOutput.tool_input` (new tool arguments), `hookSpecificOutput.additionalContext`
-//! (appended to a tool result) and `systemMessage` (shown to the user).
+//! event names (`BeforeTool`, `AfterTool`, `BeforeAgent`, `AfterAgent`, `PreCompress`,
+//! `Notification`, ...) and read back (`docs/hooks/reference.md`): exit 2 (block, stderr is the
+//! reason), or exit 0 with `decision: "deny"` + `reason`, `hookSpecificOutput.tool_input` (new
+//! tool arguments), `hookSpecificOutput.additionalContext` (appended to a tool result, to the
+//! prompt on `BeforeAgent`, the first turn on `SessionStart`), `continue: false` + `stopReason`
+//! (stops the agent loop) and `systemMessage` (shown to the user). On `AfterAgent`,
+//! `decision: "deny"` + `reason` retries the turn with the reason as a new prompt: ka's
+//! `keep_going`.
 //!
 //! What Gemini CLI's contract cannot say:
-//! - a `BeforeTool` hook cannot ask the user: a hook's `ask` becomes a block that says so;
+//! - a `BeforeTool` hook cannot ask the user: the reference lists `allow` and `deny` only, and
+//!   although `packages/core/src/hooks/types.ts` knows an `ask` decision, the `BeforeTool` path
+//!   (`coreToolHookTriggers.ts`) acts only on a block. A hook's `ask` becomes a block that says so;
 //! - a hook cannot pre-approve a call: a hook's `allow` is said in `systemMessage`;
 //! - an `AfterTool` hook cannot mark the result as an error (its `deny` *replaces* the result):
-//!   the feedback is appended as context and `systemMessage` says the mark was not made.
+//!   the feedback is appended as context and `systemMessage` says the mark was not made;
+//! - context on events other than `BeforeAgent`, `SessionStart` and `AfterTool` is said in
+//!   `systemMessage`.
 //!
 //! A rewrite is sent as the *whole* input, in Gemini's argument names, so it means the same
 //! whether Gemini merges `tool_input` into the arguments or replaces them.
@@ -18,10 +26,13 @@
 use serde_json::{Map, Value};
 
 use super::claude::row;
-use super::{specific, with_system_message, Agent, Answer, Call, EventRow, Flavour, Verdict};
+use super::{
+    context_is_unsupported, specific, with_system_message, Agent, Answer, Call, EventRow, Flavour,
+    Verdict,
+};
 use crate::event::Event;
 
-/// Gemini CLI's events that run ka events.
+/// Gemini CLI's events that run ka events (`docs/hooks/reference.md`).
 pub const EVENTS: &[EventRow] = &[
     row("BeforeTool", Event::PreToolUse, Flavour::Plain),
     row("AfterTool", Event::PostToolUse, Flavour::Plain),
@@ -30,14 +41,23 @@ pub const EVENTS: &[EventRow] = &[
     row("SessionStart", Event::SessionStart, Flavour::Plain),
     row("SessionEnd", Event::SessionEnd, Flavour::Plain),
     row("PreCompress", Event::PreCompact, Flavour::Plain),
+    row("Notification", Event::Notification, Flavour::Plain),
 ];
 
 /// Gemini CLI's events with no ka event.
 pub const UNSUPPORTED: &[(&str, &str)] = &[
-    ("Notification", "ka has no notification event"),
-    ("BeforeModel", "ka has no model-request events"),
-    ("AfterModel", "ka has no model-request events"),
-    ("BeforeToolSelection", "ka has no tool-selection event"),
+    (
+        "BeforeModel",
+        "ka has no model-request events: the hook would rewrite Gemini's raw LLM request",
+    ),
+    (
+        "AfterModel",
+        "ka has no model-request events: the hook would rewrite Gemini's raw LLM response",
+    ),
+    (
+        "BeforeToolSelection",
+        "ka has no tool-selection event: the hook would edit Gemini's tool config",
+    ),
 ];
 
 /// ka's `result` and `is_error` from Gemini's `tool_response` (`llmContent`, `error`).
@@ -59,20 +79,19 @@ pub(super) fn result(original: &Map<String, Value>) -> (Value, bool) {
 /// The answer in Gemini CLI's contract.
 pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
     let mut object = Map::new();
+    let mut hso = specific(call.agent_event);
     match call.event {
         Event::PreToolUse => {
             verdict.ask_becomes_block(Agent::Gemini);
             verdict.allow_is_unsupported(Agent::Gemini);
             if let Some(reason) = &verdict.block {
-                if verdict.messages.is_empty() {
+                if verdict.messages.is_empty() && verdict.halt.is_none() {
                     return Answer::exit_two(reason);
                 }
                 object.insert("decision".into(), "deny".into());
                 object.insert("reason".into(), reason.as_str().into());
             } else if let Some(input) = &verdict.input {
-                let mut hso = specific(call.agent_event);
                 hso.insert("tool_input".into(), Value::Object(input.clone()));
-                object.insert("hookSpecificOutput".into(), Value::Object(hso));
             }
         }
         Event::PostToolUse => {
@@ -88,22 +107,42 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
                     .mark_error
                     .then(|| "a ka hook marked this tool result as an error".to_owned())
             });
-            if let Some(feedback) = feedback {
-                let mut hso = specific(call.agent_event);
-                hso.insert("additionalContext".into(), feedback.into());
-                object.insert("hookSpecificOutput".into(), Value::Object(hso));
+            // AfterTool's `additionalContext` is appended to the result the model reads: it
+            // carries feedback and context alike.
+            let text: Vec<String> = feedback.into_iter().chain(verdict.context.take()).collect();
+            if !text.is_empty() {
+                hso.insert("additionalContext".into(), text.join("\n").into());
             }
         }
         Event::UserPromptSubmit => {
             if let Some(reason) = &verdict.block {
-                if verdict.messages.is_empty() {
+                if verdict.messages.is_empty() && verdict.halt.is_none() {
                     return Answer::exit_two(reason);
                 }
                 object.insert("decision".into(), "deny".into());
                 object.insert("reason".into(), reason.as_str().into());
             }
         }
-        Event::Stop | Event::SessionStart | Event::SessionEnd | Event::PreCompact => {}
+        // AfterAgent: `decision: "deny"` rejects the response and `reason` is sent to the agent
+        // as a new prompt (`docs/hooks/reference.md`, "AfterAgent").
+        Event::Stop => {
+            if let Some(text) = &verdict.keep_going {
+                object.insert("decision".into(), "deny".into());
+                object.insert("reason".into(), text.as_str().into());
+            }
+        }
+        _ => {}
+    }
+    // BeforeAgent and SessionStart take `additionalContext` for the model (reference.md).
+    if matches!(call.event, Event::UserPromptSubmit | Event::SessionStart) {
+        if let Some(context) = verdict.context.take() {
+            hso.insert("additionalContext".into(), context.into());
+        }
+    } else {
+        context_is_unsupported(&mut verdict, Agent::Gemini, call.agent_event);
+    }
+    if hso.len() > 1 {
+        object.insert("hookSpecificOutput".into(), Value::Object(hso));
     }
     with_system_message(&mut object, &verdict);
     Answer::json(object)

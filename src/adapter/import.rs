@@ -13,9 +13,13 @@
 //!   translation table, because the adapter hands ka's names to the hooks. A regex is kept, and
 //!   the ka names of the tools it matched are added (`^(?:write|edit)$|Notebook.*`), so it still
 //!   matches tools the table does not rename (`mcp__...`). A regex ka cannot read is skipped.
-//! - `timeout` is copied (seconds in both). Keys ka has no equivalent for (`async`, `once`,
-//!   `statusMessage`, ...) are named in the comment. Hooks of another `type` (`prompt`, `agent`,
-//!   `http`) cannot run as ka hooks and are skipped.
+//! - Matchers of non-tool events (`startup` on SessionStart, `auto` on PreCompact, a
+//!   notification type) are kept as written: ka matches them against the same payload field.
+//! - `timeout` is copied (seconds in both); a hook without one gets Claude Code's default (600 s)
+//!   written out. `statusMessage` becomes `status_message`, `if` stays `if` (tool events),
+//!   `async` becomes `async = true` (events that cannot be vetoed); keys ka has no equivalent for
+//!   (`once`, ...) are named in the comment. Hooks of another `type` (`prompt`, `agent`, `http`)
+//!   cannot run as ka hooks and are skipped, each with its reason.
 //! - The adapter's own entries (`ka-hooks claude`) are skipped: importing them would make ka run
 //!   itself.
 
@@ -101,11 +105,20 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
                 .iter()
                 .filter_map(|g| g.get("hooks")?.as_array().map(Vec::len))
                 .sum();
-            let why = Agent::Claude
-                .unsupported()
+            let stop_failure = Agent::Claude
+                .events()
                 .iter()
-                .find(|(n, _)| n == event_name)
-                .map_or("ka has no such event", |(_, why)| why);
+                .any(|row| row.name == event_name && row.flavour == Flavour::StopError);
+            let why = if stop_failure {
+                "ka runs it as `stop` with `stop: \"error\"`; a stop hook that checks `stop` \
+                 does its work (translate it by hand)"
+            } else {
+                Agent::Claude
+                    .unsupported()
+                    .iter()
+                    .find(|(n, _)| n == event_name)
+                    .map_or("ka has no such event", |(_, why)| why)
+            };
             if count > 0 {
                 imported
                     .skipped
@@ -132,10 +145,16 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
 }
 
 /// Hook keys of Claude Code the entry reads; any other is named in the comment.
-const READ_KEYS: &[&str] = &["type", "command", "timeout"];
+const READ_KEYS: &[&str] = &["type", "command", "timeout", "statusMessage", "async", "if"];
 
 /// The longest timeout ka accepts, in seconds (a day): a longer one would make the file an error.
 const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// Claude Code's timeout of a `command` hook that sets none: 600 seconds (hooks reference,
+/// <https://code.claude.com/docs/en/hooks>, "Hook configuration": command hooks 600 s, `prompt`
+/// 30 s, `agent` 60 s). ka's default is 60, so an imported hook without one gets Claude's,
+/// written out.
+pub const CLAUDE_DEFAULT_TIMEOUT_SECS: u64 = 600;
 
 fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Option<Entry>, String> {
     let kind = hook
@@ -144,7 +163,8 @@ fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Opti
         .unwrap_or("command");
     if kind != "command" {
         return Err(format!(
-            "a `{}` hook has no ka equivalent (ka runs commands)",
+            "a `{}` hook has no ka equivalent (ka runs commands; Claude Code's `prompt` and \
+             `agent` hooks ask a model, `http` hooks post to a URL)",
             shown(kind)
         ));
     }
@@ -161,46 +181,13 @@ fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Opti
         "[[hooks]]".to_owned(),
         format!("event = {}", quote(event.as_str())?),
     ];
-    let mut ka_matcher = None;
-    if event.is_tool_event() {
-        match translate_matcher(matcher)? {
-            Matcher::All => {}
-            Matcher::Names(names) => {
-                let names = names.join("|");
-                if names != matcher {
-                    comments.push(format!("Claude matcher \"{}\"", shown(matcher)));
-                }
-                ka_matcher = Some(names);
-            }
-            Matcher::Regex(regex) => {
-                if regex != matcher {
-                    comments.push(format!(
-                        "Claude matcher \"{}\" (a regex), with the ka names of the tools it matches",
-                        shown(matcher)
-                    ));
-                }
-                ka_matcher = Some(regex);
-            }
-        }
-    }
+    let ka_matcher = import_matcher(event, matcher, &mut comments)?;
     if let Some(m) = &ka_matcher {
         lines.push(format!("matcher = {}", quote(m)?));
     }
     lines.push(format!("command = {}", quote(command)?));
-    match hook.get("timeout") {
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t > 0.0 && t <= MAX_TIMEOUT_SECS) => {
-            let value = match n.as_i64() {
-                Some(int) => toml::Value::Integer(int),
-                None => toml::Value::Float(n.as_f64().unwrap_or(MAX_TIMEOUT_SECS)),
-            };
-            lines.push(format!("timeout = {value}"));
-        }
-        Some(other) => comments.push(format!(
-            "timeout {} not copied: not a number of seconds above 0 and at most a day",
-            shown(&other.to_string())
-        )),
-        None => {}
-    }
+    import_timeout(hook, &mut lines, &mut comments);
+    import_keys(event, hook, &mut lines, &mut comments)?;
     let extra: Vec<String> = hook
         .as_object()
         .into_iter()
@@ -232,6 +219,131 @@ fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Opti
     };
     entry.verify()?;
     Ok(Some(entry))
+}
+
+/// The ka matcher of a Claude matcher: tool names translated on tool events, kept as written on
+/// the events whose matcher selects a source, trigger or type (`startup`, `auto`), and said
+/// to be dropped on events that take none (Claude ignores it there too).
+fn import_matcher(
+    event: Event,
+    matcher: &str,
+    comments: &mut Vec<String>,
+) -> Result<Option<String>, String> {
+    if event.is_tool_event() {
+        return Ok(match translate_matcher(matcher)? {
+            Matcher::All => None,
+            Matcher::Names(names) => {
+                let names = names.join("|");
+                if names != matcher {
+                    comments.push(format!("Claude matcher \"{}\"", shown(matcher)));
+                }
+                Some(names)
+            }
+            Matcher::Regex(regex) => {
+                if regex != matcher {
+                    comments.push(format!(
+                        "Claude matcher \"{}\" (a regex), with the ka names of the tools it matches",
+                        shown(matcher)
+                    ));
+                }
+                Some(regex)
+            }
+        });
+    }
+    let trimmed = matcher.trim();
+    if trimmed.is_empty() || trimmed == "*" {
+        return Ok(None);
+    }
+    match event.matcher_field() {
+        Some(field) => {
+            regex::Regex::new(matcher).map_err(|_| {
+                format!(
+                    "matcher \"{}\" is not a regex ka can read; translate it by hand",
+                    shown(matcher)
+                )
+            })?;
+            comments.push(format!("the matcher selects the payload's `{field}`"));
+            Ok(Some(matcher.to_owned()))
+        }
+        None => {
+            comments.push(format!(
+                "Claude matcher \"{}\" dropped: {event} has nothing to match (Claude ignores it too)",
+                shown(matcher)
+            ));
+            Ok(None)
+        }
+    }
+}
+
+/// `timeout`, copied; Claude's default written out when the hook sets none.
+fn import_timeout(hook: &Value, lines: &mut Vec<String>, comments: &mut Vec<String>) {
+    match hook.get("timeout") {
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t > 0.0 && t <= MAX_TIMEOUT_SECS) => {
+            let value = match n.as_i64() {
+                Some(int) => toml::Value::Integer(int),
+                None => toml::Value::Float(n.as_f64().unwrap_or(MAX_TIMEOUT_SECS)),
+            };
+            lines.push(format!("timeout = {value}"));
+        }
+        Some(other) => comments.push(format!(
+            "timeout {} not copied: not a number of seconds above 0 and at most a day",
+            shown(&other.to_string())
+        )),
+        None => {
+            comments.push(format!(
+                "timeout: Claude Code's default for a command hook ({CLAUDE_DEFAULT_TIMEOUT_SECS} s; \
+                 ka's is 60)"
+            ));
+            lines.push(format!("timeout = {CLAUDE_DEFAULT_TIMEOUT_SECS}"));
+        }
+    }
+}
+
+/// `statusMessage` → `status_message`, `if` → `if` (the same permission-rule syntax), `async` →
+/// `async = true`, where ka takes them; otherwise a comment says why each was dropped.
+fn import_keys(
+    event: Event,
+    hook: &Value,
+    lines: &mut Vec<String>,
+    comments: &mut Vec<String>,
+) -> Result<(), String> {
+    match hook.get("statusMessage") {
+        Some(Value::String(text)) => lines.push(format!("status_message = {}", quote(text)?)),
+        Some(other) => comments.push(format!(
+            "statusMessage {} dropped: not a string",
+            shown(&other.to_string())
+        )),
+        None => {}
+    }
+    match hook.get("if") {
+        Some(Value::String(rule)) if event.is_tool_event() => {
+            match crate::config::rule::Rule::parse(rule) {
+                Ok(_) => lines.push(format!("if = {}", quote(rule)?)),
+                Err(why) => comments.push(format!(
+                    "if \"{}\" dropped: ka cannot read it ({})",
+                    shown(rule),
+                    shown(&why)
+                )),
+            }
+        }
+        Some(other) => comments.push(format!(
+            "if {} dropped: ka's `if` is a string rule on tool events only",
+            shown(&other.to_string())
+        )),
+        None => {}
+    }
+    match hook.get("async") {
+        Some(Value::Bool(true)) if !event.is_pipeline() => lines.push("async = true".to_owned()),
+        Some(Value::Bool(true)) => comments.push(format!(
+            "async = true dropped: {event} waits for its hooks' verdict in ka"
+        )),
+        Some(Value::Bool(false)) | None => {}
+        Some(other) => comments.push(format!(
+            "async {} dropped: not a bool",
+            shown(&other.to_string())
+        )),
+    }
+    Ok(())
 }
 
 impl Entry {

@@ -73,7 +73,13 @@ pub fn plan(config: &Config, agent: Agent, all: bool) -> Vec<Planned> {
             let timeouts: Vec<Duration> = config
                 .hooks
                 .iter()
-                .filter(|h| h.enabled && h.event == row.event)
+                // A failed call runs the post_tool_use hooks too (see dispatch::matching_hooks).
+                .filter(|h| {
+                    h.enabled
+                        && (h.event == row.event
+                            || (row.event == Event::PostToolUseFailure
+                                && h.event == Event::PostToolUse))
+                })
                 .map(|h| h.timeout)
                 .collect();
             if timeouts.is_empty() && !all {

@@ -11,11 +11,18 @@
 //! ka-hooks itself cannot run the hooks (unreadable payload, a config error), it fails open, as
 //! users of these agents expect, and says so; `--fail-closed` blocks instead.
 //!
+//! Every command-hook event of the three agents runs a ka event (see [`crate::event`]). On the
+//! events where a hook keeps the agent going, the adapter keeps the turn's count in the data dir
+//! ([`continuations`]) so `max_continuations` holds across the processes the agent starts. Where
+//! the agent reads a hook's plain stdout as context (Claude Code on SessionStart and
+//! UserPromptSubmit), so does the adapter ([`plain_stdout_is_context`]).
+//!
 //! `install` registers the adapter in Claude Code's settings and `import` turns Claude Code's
 //! hooks into `[[hooks]]` entries.
 
 pub mod claude;
 pub mod codex;
+pub mod continuations;
 pub mod gemini;
 pub mod import;
 pub mod install;
@@ -96,8 +103,6 @@ pub struct EventRow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavour {
     Plain,
-    /// The tool call failed (Claude's `PostToolUseFailure`): `is_error` is true.
-    ToolFailed,
     /// The turn ended on an error (`StopFailure`): `stop` is `error`.
     StopError,
 }
@@ -178,7 +183,7 @@ pub fn run_cli(agent: Agent, ctx: &Context, args: &AdapterArgs) -> u8 {
 
 /// The adapter's answer to one hook payload (`input` is the agent's stdin).
 pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> Answer {
-    let call = match parse(agent, input) {
+    let mut call = match parse(agent, input) {
         Ok(call) => call,
         Err(Rejected::Unsupported(message)) => {
             return Answer {
@@ -193,8 +198,14 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
         Ok(config) => config,
         Err(message) => return fail(agent, args, Some(call.event), &message),
     };
+    let tracker = ctx
+        .paths
+        .data_dir
+        .as_deref()
+        .and_then(|dir| continuations::Tracker::start(dir, call.event, &mut call.payload));
     let mut request = Request::new(call.event, call.payload.clone());
     request.cancel = crate::interrupt::token();
+    request.plain_stdout_is_context = plain_stdout_is_context(agent, call.event);
     if let Some(tool) = call.tool.clone() {
         // Scripts written for the agent read `tool_input`: keep it equal to the patched
         // `arguments`, so a guard later in the pipeline judges what will really run.
@@ -221,12 +232,29 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
             &format!("hooks cancelled ({why})"),
         );
     }
-    let verdict = Verdict::of(agent, &call, &outcome);
+    let mut verdict = Verdict::of(agent, &call, &outcome);
+    let applied = call.flavour != Flavour::StopError; // see claude::answer_as
+    if let (Some(tracker), Some(text), true) = (tracker, &outcome.keep_going, applied) {
+        if let Err(e) = tracker.record(text) {
+            verdict.messages.push(format!(
+                "ka-hooks {}: the continuation count could not be kept ({e}); \
+                 max_continuations may not hold",
+                agent.command()
+            ));
+        }
+    }
     match agent {
         Agent::Claude => claude::answer(&call, verdict),
         Agent::Codex => codex::answer(&call, verdict),
         Agent::Gemini => gemini::answer(&call, verdict),
     }
+}
+
+/// Whether `agent` reads a hook's plain (non-JSON) stdout on `event` as context for the model:
+/// Claude Code does on SessionStart and UserPromptSubmit ("stdout is added as context", hooks
+/// reference, "Exit code 0"). Natively, ka reads only a JSON object.
+pub const fn plain_stdout_is_context(agent: Agent, event: Event) -> bool {
+    matches!(agent, Agent::Claude) && matches!(event, Event::SessionStart | Event::UserPromptSubmit)
 }
 
 /// ka-hooks could not run the hooks: fail open (exit 0, said to the user), or with
@@ -403,8 +431,12 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
                 Agent::Claude | Agent::Codex => claude::result(&original),
             };
             payload.insert("result".into(), result);
-            let is_error = is_error || row.flavour == Flavour::ToolFailed;
             payload.insert("is_error".into(), Value::Bool(is_error));
+        }
+        Event::PostToolUseFailure => {
+            let (result, _) = claude::result(&original);
+            payload.insert("result".into(), result);
+            payload.insert("is_error".into(), Value::Bool(true));
         }
         Event::Stop => {
             let stop = if row.flavour == Flavour::StopError {
@@ -414,7 +446,7 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
             };
             payload.insert("stop".into(), Value::String(stop.into()));
         }
-        Event::PreCompact => {
+        Event::PreCompact | Event::PostCompact => {
             if let Some(focus) = original
                 .get("custom_instructions")
                 .and_then(Value::as_str)
@@ -527,6 +559,12 @@ pub struct Verdict {
     pub mark_error: bool,
     /// The permission mode the hooks asked for.
     pub mode: Option<String>,
+    /// Text for the model's context.
+    pub context: Option<String>,
+    /// Do not stop: the model's next input (stop-like events).
+    pub keep_going: Option<String>,
+    /// Stop the whole turn; the reason, for the user.
+    pub halt: Option<String>,
     /// For the user: notes, failed hooks, skipped layers, what the agent cannot express.
     pub messages: Vec<String>,
 }
@@ -553,12 +591,16 @@ impl Verdict {
             feedback: outcome.feedback.clone(),
             mark_error: outcome.mark_error,
             mode: outcome.mode.clone(),
+            context: outcome.context.clone(),
+            keep_going: outcome.keep_going.clone(),
+            halt: outcome.halt.clone(),
             ..Verdict::default()
         };
         for untrusted in &outcome.untrusted {
             verdict.messages.push(untrusted.to_string());
         }
         verdict.messages.extend(outcome.notes.iter().cloned());
+        verdict.messages.extend(outcome.messages.iter().cloned());
         // A failure that blocked is already the block's reason.
         let said_in_reason = |on_error| outcome.blocked && on_error == OnError::Block;
         for h in outcome
@@ -640,10 +682,33 @@ impl Verdict {
     }
 }
 
-/// `{"systemMessage": ..}` when there is something to tell the user.
+/// `{"systemMessage": ..}` when there is something to tell the user, and
+/// `{"continue": false, "stopReason": ..}` when a hook halted the turn (the shape all three
+/// agents read: Claude Code hooks reference "Common JSON fields", Codex's output schemas,
+/// Gemini CLI `docs/hooks/reference.md` "Common output fields").
 fn with_system_message(object: &mut Map<String, Value>, verdict: &Verdict) {
+    if let Some(reason) = &verdict.halt {
+        object.insert("continue".into(), Value::Bool(false));
+        let reason = if reason.trim().is_empty() {
+            "a ka hook halted the turn"
+        } else {
+            reason
+        };
+        object.insert("stopReason".into(), Value::String(reason.to_owned()));
+    }
     if let Some(message) = verdict.system_message() {
         object.insert("systemMessage".into(), Value::String(message));
+    }
+}
+
+/// Context the agent cannot take on this event is said to the user, never dropped silently.
+fn context_is_unsupported(verdict: &mut Verdict, agent: Agent, event_name: &str) {
+    if let Some(context) = verdict.context.take() {
+        verdict.messages.push(format!(
+            "a ka hook gave context for the model, but {}'s {event_name} hooks cannot add \
+             context; it was not given to the model: {context}",
+            agent.display()
+        ));
     }
 }
 

@@ -72,7 +72,7 @@ pub(super) fn merge_hooks(
     }
 
     let mut hooks: Vec<Hook> = Vec::new();
-    let mut counts = [0usize; 7];
+    let mut counts = [0usize; Event::ALL.len()];
     for m in merged {
         let Merged {
             raw,
@@ -133,14 +133,15 @@ pub(super) fn merge_hooks(
             }
             tool.value.clone()
         } else if let Some(matcher) = &raw.matcher {
-            if !event.is_tool_event() {
+            // Claude Code's matchers also select the source, trigger or type of some non-tool
+            // events (`startup` on session_start, `auto` on pre_compact): see Event::matcher_field.
+            if event.matcher_field().is_none() {
                 errors.push(err(
                     "matcher",
                     Some((matcher.line, matcher.column)),
-                    format!(
-                        "`matcher` only applies to pre_tool_use and post_tool_use, not {event}"
-                    ),
-                    "remove `matcher`, or change the event to a tool event",
+                    format!("`matcher` does not apply to {event}: it has nothing to match"),
+                    "remove `matcher`, or change the event to one that takes a matcher \
+                     (see `ka-hooks events`)",
                 ));
                 continue;
             }

@@ -208,7 +208,7 @@ pub struct Config {
     /// The files and directories that hold ka's own configuration (see [`crate::protect`]).
     pub protected: Vec<PathBuf>,
     /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).
-    by_event: [Vec<usize>; 7],
+    by_event: [Vec<usize>; Event::ALL.len()],
 }
 
 /// What `check` found: every error of every layer (untrusted ones included: reading is safe),
@@ -277,7 +277,7 @@ impl Config {
 
     /// Index the enabled hooks by event. With every hook turned off, only managed hooks run.
     fn index(&mut self) {
-        let mut by_event: [Vec<usize>; 7] = Default::default();
+        let mut by_event: [Vec<usize>; Event::ALL.len()] = Default::default();
         let off = self.settings.disabled.is_some();
         for (i, h) in self.hooks.iter().enumerate() {
             if h.enabled && (!off || h.is_managed()) {

@@ -165,11 +165,14 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "timeout",
     "disable_all",
     "log",
+    "max_continuations",
     "trusted_roots",
     "stale",
     "protect_ka_files",
     "allow_managed_hooks_only",
 ];
+/// The largest `max_continuations` accepted: a loop guard must stay a guard.
+pub const MAX_CONTINUATIONS_LIMIT: i64 = 100;
 /// Settings of the gate itself: only the user's own file (or the managed one) may set them.
 pub(super) const GATE_KEYS: &[&str] = &["trusted_roots", "stale", "protect_ka_files"];
 
@@ -264,6 +267,23 @@ fn parse_settings(
             },
             "disable_all" if !value.is_bool() => wrong("a boolean (`true` or `false`)", &value),
             "log" if !value.is_str() => wrong("a string (the path of the audit log)", &value),
+            "max_continuations"
+                if !value
+                    .as_integer()
+                    .is_some_and(|n| (0..=MAX_CONTINUATIONS_LIMIT).contains(&n)) =>
+            {
+                errors.push(t.error(
+                    Some(span.clone()),
+                    Some(path.clone()),
+                    format!(
+                        "expected a whole number from 0 to {MAX_CONTINUATIONS_LIMIT}, got {}",
+                        crate::terminal::escape(&value.to_string())
+                    ),
+                    Some("write how many times stop hooks may keep one turn going, such as \
+                          `max_continuations = 8`"
+                        .into()),
+                ))
+            }
             k if GATE_KEYS.contains(&k) && !matches!(layer, Layer::User | Layer::Managed) => {
                 errors.push(t.error(
                     Some(key_span.clone()),
@@ -308,7 +328,7 @@ fn parse_settings(
                 wrong("a boolean (`true` or `false`)", &value)
             }
             "stale" | "protect_ka_files" | "allow_managed_hooks_only" => {}
-            "disable_all" | "log" => {}
+            "disable_all" | "log" | "max_continuations" => {}
             _ => errors.push(t.error(
                 Some(key_span),
                 Some(path.clone()),

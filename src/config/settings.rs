@@ -47,7 +47,12 @@ pub struct Settings {
     pub protect_ka_files: bool,
     /// Managed only: run managed hooks and no others.
     pub managed_only: bool,
+    /// How many times stop hooks may keep one turn going (see [`crate::adapter::continuations`]).
+    pub max_continuations: u32,
 }
+
+/// `max_continuations` when no layer sets it: Claude Code's cap of consecutive Stop-hook blocks.
+pub const DEFAULT_MAX_CONTINUATIONS: u32 = 8;
 
 /// Figment provider for one layer's `[hook_settings]`, named after its file so provenance reads
 /// `project /repo/.ka/ka.toml`, and built from the bytes already read (no second read).
@@ -74,6 +79,7 @@ struct ExtractedSettings {
     #[serde(default)]
     disable_all: bool,
     log: Option<RelativePathBuf>,
+    max_continuations: Option<u32>,
 }
 
 impl Default for Settings {
@@ -87,6 +93,7 @@ impl Default for Settings {
             stale: StalePolicy::Block,
             protect_ka_files: true,
             managed_only: false,
+            max_continuations: DEFAULT_MAX_CONTINUATIONS,
         }
     }
 }
@@ -155,6 +162,9 @@ fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigErro
                 }
             }
             settings.log = x.log.map(|p| p.relative());
+            if let Some(max) = x.max_continuations {
+                settings.max_continuations = max;
+            }
             if x.disable_all {
                 settings.disabled = disabled_by;
             }
@@ -182,7 +192,7 @@ fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigErro
     if paths.disabled_by_env {
         settings.disabled = Some(DISABLED_BY_ENV.into());
     }
-    for key in ["timeout", "log", "disable_all"] {
+    for key in ["timeout", "log", "disable_all", "max_continuations"] {
         if let Some(meta) = figment.find_metadata(key) {
             settings
                 .provenance

@@ -55,11 +55,11 @@ pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Ma
         json!({ "path": file, "file_path": file, "content": EXAMPLE_SOURCE })
     };
     match event {
-        Event::PreToolUse => {
+        Event::PreToolUse | Event::PermissionRequest | Event::PermissionDenied => {
             payload.insert("tool".into(), json!(tool));
             payload.insert("arguments".into(), arguments);
         }
-        Event::PostToolUse => {
+        Event::PostToolUse | Event::PostToolUseFailure => {
             payload.insert("tool".into(), json!(tool));
             payload.insert("arguments".into(), arguments);
             let result = if shell_like {
@@ -68,7 +68,7 @@ pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Ma
                 format!("wrote {} bytes to {file}", EXAMPLE_SOURCE.len())
             };
             payload.insert("result".into(), json!(result));
-            payload.insert("is_error".into(), json!(false));
+            payload.insert("is_error".into(), json!(event == Event::PostToolUseFailure));
         }
         Event::Stop => {
             payload.insert("stop".into(), json!("done"));
@@ -82,7 +82,7 @@ pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Ma
         Event::PreCompact => {
             payload.insert("focus".into(), json!("ka-hooks doctor"));
         }
-        Event::SessionStart | Event::SessionEnd => {}
+        _ => {}
     }
     payload
 }

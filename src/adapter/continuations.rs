@@ -1,0 +1,286 @@
+//! How many times stop hooks kept one turn going, so `[hook_settings] max_continuations` can
+//! cap them.
+//!
+//! A stop hook that asks to keep going (exit 2, `keep_going`, Claude's `decision: "block"`) makes
+//! the agent continue its turn with the hook's text as the model's next input. A hook whose
+//! condition never holds would loop forever (Claude Code issues #2956, #43906, #55754), so each
+//! continuation is counted per turn, and past the cap the request is recorded but not applied.
+//! A continuation whose text repeats the previous one word for word made no progress and
+//! counts twice. Claude Code caps the same loop at 8 consecutive blocks (hooks reference,
+//! "Stop": `stop_hook_active`; `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`).
+//!
+//! A host that embeds the library keeps a [`Turn`] per turn itself and passes its `count` as the
+//! payload's `continuations`. The adapters run once per event, so they keep it in the data dir
+//! ([`Store`]), keyed by session id (hashed) and by who is stopping (the main agent, a
+//! subagent), reset when a turn starts afresh (`stop_hook_active` false), removed at session end,
+//! and bounded in number and age.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::event::Event;
+
+/// The continuations of one turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Turn {
+    /// Continuations so far (a repeated text counts two).
+    pub count: u32,
+    /// The text of the last continuation.
+    pub last: Option<String>,
+}
+
+impl Turn {
+    /// Records one applied continuation with `text`: one more, two when `text` repeats the
+    /// previous one word for word.
+    pub fn record(&mut self, text: &str) {
+        let step = if self.last.as_deref() == Some(text) {
+            2
+        } else {
+            1
+        };
+        self.count = self.count.saturating_add(step);
+        self.last = Some(text.to_owned());
+    }
+}
+
+/// The most turn files kept; past it the oldest go.
+const MAX_FILES: usize = 256;
+/// A turn file older than this is stale (its session ended without a session end event).
+const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Turn counts kept in `<data dir>/continuations/`, one small JSON file per session and scope.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+impl Store {
+    /// The store under `data_dir`.
+    pub fn new(data_dir: &Path) -> Store {
+        Store {
+            dir: data_dir.join("continuations"),
+        }
+    }
+
+    fn file(&self, session: &str, scope: &str) -> PathBuf {
+        self.dir
+            .join(format!("{}-{}.json", hash(session), &hash(scope)[..16]))
+    }
+
+    /// The turn of `session` (and `scope`: who is stopping); a fresh one when none is kept or
+    /// the file is unreadable. An unreadable count reads as zero, so the cap can be reached
+    /// later but never earlier than set.
+    pub fn load(&self, session: &str, scope: &str) -> Turn {
+        fs::read(self.file(session, scope))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Keeps `turn` for `session` and `scope`, and prunes old and surplus files.
+    pub fn save(&self, session: &str, scope: &str, turn: &Turn) -> Result<(), String> {
+        fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        let file = self.file(session, scope);
+        let bytes = serde_json::to_vec(turn).map_err(|e| e.to_string())?;
+        let tmp = tempfile::NamedTempFile::new_in(&self.dir)
+            .map_err(|e| format!("cannot write in {}: {e}", self.dir.display()))?;
+        fs::write(tmp.path(), bytes)
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        tmp.persist(&file)
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        self.prune();
+        Ok(())
+    }
+
+    /// Forgets `session`'s turn for `scope`.
+    pub fn reset(&self, session: &str, scope: &str) {
+        let _ = fs::remove_file(self.file(session, scope));
+    }
+
+    /// Forgets every turn of `session` (its session ended).
+    pub fn end_session(&self, session: &str) {
+        let prefix = format!("{}-", hash(session));
+        for path in self.files() {
+            let ours = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix));
+            if ours {
+                let _ = fs::remove_file(path);
+            }
+        }
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        fs::read_dir(&self.dir)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Removes files older than [`MAX_AGE`], then the oldest beyond [`MAX_FILES`].
+    fn prune(&self) {
+        let now = SystemTime::now();
+        let mut aged: Vec<(SystemTime, PathBuf)> = self
+            .files()
+            .into_iter()
+            .filter_map(|p| Some((fs::metadata(&p).ok()?.modified().ok()?, p)))
+            .collect();
+        aged.retain(|(modified, path)| {
+            let stale = now.duration_since(*modified).is_ok_and(|age| age > MAX_AGE);
+            if stale {
+                let _ = fs::remove_file(path);
+            }
+            !stale
+        });
+        if aged.len() > MAX_FILES {
+            aged.sort();
+            for (_, path) in &aged[..aged.len() - MAX_FILES] {
+                let _ = fs::remove_file(path);
+            }
+        }
+    }
+}
+
+/// One adapter run's continuation count: loaded before the dispatch (and written into the
+/// payload as `continuations`), recorded after it when the hooks asked to keep going.
+#[derive(Debug)]
+pub struct Tracker {
+    store: Store,
+    session: String,
+    scope: String,
+    turn: Turn,
+}
+
+impl Tracker {
+    /// Reads the count for this event's session and scope into `payload["continuations"]`.
+    /// Also: a new prompt starts a new turn (the main scope is reset); a session end forgets
+    /// the session. `None` when the event keeps no count or the payload names no session.
+    pub fn start(
+        data_dir: &Path,
+        event: Event,
+        payload: &mut Map<String, Value>,
+    ) -> Option<Tracker> {
+        let session = payload.get("session_id")?.as_str()?.to_owned();
+        let store = Store::new(data_dir);
+        match event {
+            Event::SessionEnd => store.end_session(&session),
+            Event::UserPromptSubmit => store.reset(&session, MAIN),
+            _ => {}
+        }
+        let scope = scope(event, payload)?;
+        // Claude Code, Codex and Gemini CLI set `stop_hook_active` once a stop hook made the
+        // turn go on; when it is false, this is the turn's first stop and its count starts over.
+        // TeammateIdle and TaskCompleted carry no such flag: their count runs for the session.
+        let fresh = event == Event::Stop || event == Event::SubagentStop;
+        let active = payload.get("stop_hook_active") == Some(&Value::Bool(true));
+        if fresh && !active {
+            store.reset(&session, &scope);
+        }
+        let turn = store.load(&session, &scope);
+        payload.insert("continuations".into(), Value::Number(turn.count.into()));
+        Some(Tracker {
+            store,
+            session,
+            scope,
+            turn,
+        })
+    }
+
+    /// The hooks kept the agent going with `text`: count it.
+    pub fn record(mut self, text: &str) -> Result<(), String> {
+        self.turn.record(text);
+        self.store.save(&self.session, &self.scope, &self.turn)
+    }
+}
+
+const MAIN: &str = "main";
+
+/// Who is about to stop, for stop-like events: the main agent, a subagent, a teammate, a task.
+fn scope(event: Event, payload: &Map<String, Value>) -> Option<String> {
+    let field = |key: &str| {
+        payload
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    match event {
+        Event::Stop => Some(MAIN.to_owned()),
+        Event::SubagentStop => Some(format!("subagent {}", field("agent_id"))),
+        Event::TeammateIdle => Some(format!("teammate {}", field("teammate_name"))),
+        Event::TaskCompleted => Some(format!("task {}", field("task_id"))),
+        _ => None,
+    }
+}
+
+fn hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_text_counts_twice() {
+        let mut turn = Turn::default();
+        turn.record("tests fail");
+        assert_eq!(turn.count, 1);
+        turn.record("tests fail");
+        assert_eq!(turn.count, 3);
+        turn.record("one test fails");
+        assert_eq!(turn.count, 4);
+    }
+
+    #[test]
+    fn store_keeps_resets_and_ends_sessions() -> Result<(), String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let store = Store::new(dir.path());
+        let mut turn = Turn::default();
+        turn.record("again");
+        store.save("s1", "main", &turn)?;
+        store.save("s1", "subagent a", &turn)?;
+        store.save("s2", "main", &turn)?;
+        assert_eq!(store.load("s1", "main"), turn);
+        store.reset("s1", "main");
+        assert_eq!(store.load("s1", "main"), Turn::default());
+        assert_eq!(store.load("s1", "subagent a"), turn);
+        store.end_session("s1");
+        assert_eq!(store.load("s1", "subagent a"), Turn::default());
+        assert_eq!(store.load("s2", "main"), turn);
+        Ok(())
+    }
+
+    #[test]
+    fn store_is_bounded() -> Result<(), String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let store = Store::new(dir.path());
+        for i in 0..MAX_FILES + 10 {
+            store.save(&format!("s{i}"), "main", &Turn::default())?;
+        }
+        assert!(store.files().len() <= MAX_FILES);
+        Ok(())
+    }
+
+    #[test]
+    fn a_session_id_cannot_name_a_path() {
+        let store = Store::new(Path::new("/data"));
+        let file = store.file("../../etc/passwd", "main");
+        assert_eq!(file.parent(), Some(Path::new("/data/continuations")));
+    }
+}
