@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 
 use crate::action::{self, Decision, InputPatch};
+use crate::background;
 use crate::cancel::CancelToken;
 use crate::config::{Config, Hook, Layer, OnError};
 use crate::event::Event;
@@ -114,7 +115,18 @@ impl Config {
 
 /// See [`Config::dispatch`].
 pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchError> {
+    // Results of this session's async hooks that ended since its last dispatch. (A `--hook`
+    // replay is not a step of the session: it leaves them for the next one.)
+    let delivered = match request.only_hook {
+        Some(_) => Vec::new(),
+        None => background::collect(
+            request.payload.get("session_id").and_then(Value::as_str),
+        ),
+    };
     let mut outcome = run_hooks(config, request)?;
+    if !delivered.is_empty() {
+        background::deliver(&mut outcome, delivered);
+    }
     if let Some(log) = &config.settings.log {
         if let Err(e) = crate::audit::append(log, &outcome) {
             outcome.diagnostics.push(e);
@@ -250,8 +262,21 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         run_pipeline(&hooks, payload, on_patch.as_ref(), &run, &mut outcome);
     } else {
         let bytes: Arc<[u8]> = serialize(&payload);
+        if !run.replay {
+            // `async = true`: started, not waited for (a stale guard is answered at once).
+            let (later, now): (Vec<&Hook>, Vec<&Hook>) = hooks
+                .iter()
+                .partition(|h| h.is_async && h.stale.is_none());
+            if !later.is_empty() {
+                let log = config.settings.log.as_deref();
+                start_background(&later, &payload, &bytes, &run, log, &mut outcome);
+                hooks = now;
+            }
+        }
         let args = payload.get("arguments").and_then(Value::as_object);
-        let finished: Vec<process::Finished> = if hooks.len() == 1 {
+        let finished: Vec<process::Finished> = if hooks.is_empty() {
+            Vec::new()
+        } else if hooks.len() == 1 {
             vec![run_one(hooks[0], &bytes, args, &run)]
         } else {
             std::thread::scope(|scope| {
@@ -542,7 +567,6 @@ fn run_one(
     args: Option<&Map<String, Value>>,
     run: &Run<'_>,
 ) -> process::Finished {
-    let base_env = run.env;
     if let Some(reason) = &hook.stale {
         // A guard of a changed or removed layer: never spawned, it blocks (see config::stale).
         return process::Finished {
@@ -556,17 +580,7 @@ fn run_one(
             pid: None,
         };
     }
-    let mut env = Vec::with_capacity(base_env.len() + 1 + hook.env.len());
-    env.extend_from_slice(base_env);
-    env.push(("KA_HOOK_NAME".to_owned(), hook.name.clone()));
-    env.extend(hook.env.iter().cloned());
-    // A project layer's hooks run in their own root (an outer `.ka/` is not the inner one).
-    let cwd = hook
-        .root
-        .as_deref()
-        .filter(|r| r.is_dir())
-        .unwrap_or(run.dir);
-    let command = hook.command_for(run.tool, args, run.root);
+    let (command, cwd, env) = prepare(hook, args, run);
     process::run(&HookProcess {
         command: &command,
         cwd,
@@ -576,6 +590,74 @@ fn run_one(
         cancel: run.stop.token.as_ref(),
         deadline: run.stop.deadline,
     })
+}
+
+/// What `hook` runs for this call: its command (placeholders filled in), its working directory
+/// and the variables set for it.
+fn prepare<'r>(
+    hook: &'r Hook,
+    args: Option<&Map<String, Value>>,
+    run: &Run<'r>,
+) -> (std::borrow::Cow<'r, str>, &'r Path, Vec<(String, String)>) {
+    let mut env = Vec::with_capacity(run.env.len() + 1 + hook.env.len());
+    env.extend_from_slice(run.env);
+    env.push(("KA_HOOK_NAME".to_owned(), hook.name.clone()));
+    env.extend(hook.env.iter().cloned());
+    // A project layer's hooks run in their own root (an outer `.ka/` is not the inner one).
+    let cwd = hook
+        .root
+        .as_deref()
+        .filter(|r| r.is_dir())
+        .unwrap_or(run.dir);
+    (hook.command_for(run.tool, args, run.root), cwd, env)
+}
+
+/// Hand the async hooks of this call to the background; the outcome lists them as started.
+fn start_background(
+    hooks: &[&Hook],
+    payload: &Map<String, Value>,
+    bytes: &[u8],
+    run: &Run<'_>,
+    log: Option<&Path>,
+    outcome: &mut Outcome,
+) {
+    let args = payload.get("arguments").and_then(Value::as_object);
+    let session = payload
+        .get("session_id")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let paths: Vec<String> = crate::config::paths_filter::touched(args)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    for hook in hooks {
+        let (command, cwd, env) = prepare(hook, args, run);
+        let job = background::Job {
+            hook: hook.name.clone(),
+            event: outcome.event.as_str().to_owned(),
+            tool: run.tool.map(str::to_owned),
+            source: hook.source.clone(),
+            on_error: hook.on_error,
+            enforce: hook.enforce,
+            timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
+            command: command.into_owned(),
+            cwd: cwd.to_path_buf(),
+            env,
+            payload: String::from_utf8_lossy(bytes).into_owned(),
+            plain_context: run.plain_context,
+            session: session.clone(),
+            paths: paths.clone(),
+            log: log.map(Path::to_path_buf),
+        };
+        let started = background::start(job);
+        if let Some(e) = &started.error {
+            outcome.diagnostics.push(format!(
+                "async hook `{}` could not be started: {e}",
+                hook.name
+            ));
+        }
+        outcome.background.push(started);
+    }
 }
 
 /// `pre_tool_use` / `user_prompt_submit`: in order, each hook sees the arguments patched so far.
@@ -665,6 +747,17 @@ fn run_pipeline(
     if patched && !outcome.blocked {
         outcome.updated_input = payload.get("arguments").and_then(Value::as_object).cloned();
     }
+}
+
+/// Judge one finished run of `hook` on an event that cannot be vetoed, into `outcome` (an async
+/// hook's run, in the background).
+pub(crate) fn judge_observational(
+    hook: &Hook,
+    finished: process::Finished,
+    plain_context: bool,
+    outcome: &mut Outcome,
+) {
+    combine_observational(hook, finished, plain_context, outcome);
 }
 
 /// Every other event: results combined in declared order.

@@ -127,6 +127,7 @@
 pub mod action;
 pub mod adapter;
 pub mod audit;
+pub mod background;
 pub mod cancel;
 pub mod cli;
 pub mod config;

@@ -58,6 +58,13 @@ pub struct Outcome {
     /// `pre_tool_use` or `user_prompt_submit` is also `blocked`: a guard that was cut short
     /// never reads as allowed.
     pub cancelled: Option<String>,
+    /// Async hooks (`async = true`) this dispatch started and did not wait for.
+    pub background: Vec<crate::background::Started>,
+    /// Async hooks of this session that finished since its last dispatch, oldest first. Their
+    /// feedback and context are also in [`Outcome::context`], their notes, messages and
+    /// failures in [`Outcome::notes`] and [`Outcome::messages`]; none of them blocks, asks or
+    /// rewrites anything.
+    pub delivered: Vec<crate::background::Delivered>,
 }
 
 fn event_name<S: serde::Serializer>(event: &Event, s: S) -> Result<S::Ok, S::Error> {
@@ -86,6 +93,8 @@ impl Outcome {
             untrusted: Vec::new(),
             report_only: Vec::new(),
             cancelled: None,
+            background: Vec::new(),
+            delivered: Vec::new(),
         }
     }
 
@@ -96,7 +105,7 @@ impl Outcome {
 }
 
 /// What a report-only hook (`enforce = false`) would have done, had it been enforced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct WouldHave {
     pub hook: String,
     /// `block`, `ask`, `allow`, `rewrite`, `mark_error`, `feedback`, `keep_going`, `halt`,
@@ -107,7 +116,7 @@ pub struct WouldHave {
 }
 
 /// How one hook ended. "Broken" (`Error`) is never confused with "said no" (`Blocked`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Exit 0 with stdout that is empty, plain text, or one JSON object that was applied.

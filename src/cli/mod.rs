@@ -186,6 +186,10 @@ enum Command {
 /// Run the CLI; returns the process exit code.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     let args: Vec<OsString> = args.into_iter().collect();
+    if args.get(1).is_some_and(|a| a == crate::background::SUPERVISOR_ARG) {
+        // A dispatch of another `ka-hooks` handed this process an async hook to supervise.
+        return crate::background::supervise();
+    }
     let parsed = HotCli::try_parse_from(&args)
         .map(Cli::from)
         .or_else(|_| Cli::try_parse_from(&args));
@@ -229,6 +233,16 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     }
 }
 
+/// This executable, to re-execute as a supervisor. On Linux `/proc/self/exe`, resolved by the
+/// kernel when the supervisor is spawned: right even if the file was replaced since.
+fn self_exe() -> PathBuf {
+    if cfg!(target_os = "linux") {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe().unwrap_or_else(|_| PathBuf::from("ka-hooks"))
+    }
+}
+
 fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
     let start_dir = match &cli.global.project {
         Some(dir) if !dir.is_dir() => {
@@ -252,6 +266,8 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
         start_dir,
         trust_once: cli.global.trust,
     };
+    // This process exits right after its dispatch: async hooks run in detached supervisors.
+    crate::background::detach(self_exe(), opts.paths.data_dir.clone());
     let explicit = cli.global.project.is_some();
     match cli.command {
         Command::Run(args) => run::run(&opts, cli.global.log, args, out),

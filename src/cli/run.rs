@@ -356,7 +356,20 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
     if let Some(feedback) = &outcome.feedback {
         let _ = writeln!(w, "  feedback: {}", multiline(feedback, "            "));
     }
-    if outcome.hooks.is_empty() && outcome.untrusted.is_empty() {
+    if let Some(context) = &outcome.context {
+        let _ = writeln!(w, "  context: {}", multiline(context, "           "));
+    }
+    if let Some(text) = &outcome.keep_going {
+        let _ = writeln!(w, "  keep going: {}", multiline(text, "              "));
+    }
+    if let Some(why) = &outcome.halt {
+        let _ = writeln!(w, "  halt: {}", multiline(why, "        "));
+    }
+    for m in &outcome.messages {
+        let _ = writeln!(w, "  message: {}", multiline(m, "           "));
+    }
+    let nothing_ran = outcome.hooks.is_empty() && outcome.background.is_empty();
+    if nothing_ran && outcome.untrusted.is_empty() {
         let _ = writeln!(w, "  no hook matched");
     }
     for h in &outcome.hooks {
@@ -367,6 +380,29 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
             h.source.layer,
             hook_state(h),
             h.duration_ms
+        );
+    }
+    for b in &outcome.background {
+        let state = match &b.error {
+            Some(e) => format!("could not start: {}", escape(e)),
+            None => "started in the background (async); its result comes with the session's \
+                     next dispatch"
+                .to_owned(),
+        };
+        let _ = writeln!(w, "  hook {}: {state}", escape(&b.hook));
+    }
+    for d in &outcome.delivered {
+        let what = match (d.superseded, d.status) {
+            (true, _) => "superseded by a newer run".to_owned(),
+            (_, Status::Error) => format!("failed: {}", escape(d.error.as_deref().unwrap_or(""))),
+            (_, status) => status.as_str().to_owned(),
+        };
+        let _ = writeln!(
+            w,
+            "  async hook {} (after {}) ended: {what}, {:.1} ms",
+            escape(&d.hook),
+            escape(&d.event),
+            d.duration_ms
         );
     }
     for r in &outcome.report_only {

@@ -13,7 +13,7 @@ use crate::event::Event;
 use serde_json::{Map, Value};
 
 /// A configuration layer. Declaration order is precedence: later layers win.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Layer {
     /// `/etc/ka/ka.toml` (`$KA_MANAGED_DIR`): the organisation's; cannot be disabled from above.
@@ -49,7 +49,7 @@ impl fmt::Display for Layer {
 }
 
 /// Where a hook entry (or one of its overrides) was written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     pub layer: Layer,
     pub file: PathBuf,

@@ -301,6 +301,8 @@ fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
 
 #[cfg(target_os = "linux")]
 mod polled;
+#[cfg(target_os = "linux")]
+pub(crate) use polled::{pidfd_open, signal_leader};
 mod threaded;
 
 use threaded::run_threaded;

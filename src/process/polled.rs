@@ -43,7 +43,7 @@ pub(super) fn prepare(child: &Child) -> Option<OwnedFd> {
 
 /// `pidfd_open(2)`: a descriptor that becomes readable when the process has exited, without
 /// reaping it. Close-on-exec is always set on it.
-pub(super) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+pub(crate) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
     let pid = libc::pid_t::try_from(pid).ok()?;
     let no_flags: libc::c_long = 0;
     // SAFETY: pidfd_open(pid, flags) takes no pointers; it returns a new descriptor or -1.
@@ -272,7 +272,7 @@ pub(super) fn run(
 /// (`setpgid`), out of reach of [`kill_group`]. The pidfd names exactly this process, even if
 /// it is already a zombie, so this can never hit a stranger. Errors (ESRCH: it has exited)
 /// are expected and ignored.
-fn signal_leader(pidfd: &OwnedFd, signal: libc::c_int) {
+pub(crate) fn signal_leader(pidfd: &OwnedFd, signal: libc::c_int) {
     let no_flags: libc::c_uint = 0;
     // SAFETY: pidfd_send_signal(pidfd, sig, info, flags) with a null siginfo sends `signal` as
     // kill(2) would; `pidfd` is open for the call.

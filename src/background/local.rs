@@ -1,0 +1,145 @@
+//! Async hooks in process (the library): a reaper thread takes jobs from a channel and runs each
+//! on a thread of its own; results wait in memory for the next dispatch of their session.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+
+use super::{Delivered, Job};
+use crate::cancel::CancelToken;
+
+/// Results not delivered yet, by session (`""`: calls without a session id).
+static MAILBOX: Mutex<Option<HashMap<String, Vec<Delivered>>>> = Mutex::new(None);
+/// How many results wait in [`MAILBOX`]: a dispatch with none to collect takes no lock.
+static WAITING: AtomicUsize = AtomicUsize::new(0);
+/// Most results kept per session; past it the oldest go (a host that never dispatches again for
+/// a session must not grow memory without bound).
+const MAX_KEPT: usize = 256;
+
+/// The reaper's inbox.
+static REAPER: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+
+/// Runs still going, by supersede key.
+static RUNNING: Mutex<Option<HashMap<String, Running>>> = Mutex::new(None);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+#[derive(Clone)]
+struct Running {
+    id: u64,
+    cancel: CancelToken,
+    superseded: Arc<AtomicBool>,
+    done: Arc<(Mutex<bool>, Condvar)>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A thread that panicked while holding the lock left plain data behind: still usable.
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Hand `job` to the reaper (started on first use).
+pub(super) fn start(job: Job) -> Result<(), String> {
+    let inbox = match REAPER.get() {
+        Some(inbox) => inbox,
+        None => {
+            let (tx, rx) = mpsc::channel::<Job>();
+            std::thread::Builder::new()
+                .name("ka-hooks-reaper".into())
+                .spawn(move || {
+                    for job in rx {
+                        run(job);
+                    }
+                })
+                .map_err(|e| format!("cannot start the background reaper thread: {e}"))?;
+            REAPER.get_or_init(|| Mutex::new(tx))
+        }
+    };
+    lock(inbox)
+        .send(job)
+        .map_err(|_| "the background reaper thread is gone".to_owned())
+}
+
+/// On the reaper thread: supersede an older run of the same key, then run `job` on its own thread.
+fn run(job: Job) {
+    let key = job.key();
+    let me = Running {
+        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        cancel: CancelToken::new(),
+        superseded: Arc::new(AtomicBool::new(false)),
+        done: Arc::new((Mutex::new(false), Condvar::new())),
+    };
+    let older = lock(&RUNNING)
+        .get_or_insert_with(HashMap::new)
+        .insert(key.clone(), me.clone());
+    let worker = me.clone();
+    // Kept to report a thread that cannot start (the job itself moves into it).
+    let spare = job.clone();
+    let worker_key = key.clone();
+    let spawned = std::thread::Builder::new()
+        .name("ka-hooks-async".into())
+        .spawn(move || {
+            if let Some(older) = older {
+                older.superseded.store(true, Ordering::SeqCst);
+                older.cancel.cancel();
+                // Start once the older run's process group is gone.
+                let (done, cv) = &*older.done;
+                let mut finished = lock(done);
+                while !*finished {
+                    finished = cv.wait(finished).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+            let session = job.session.clone().unwrap_or_default();
+            let flag = Arc::clone(&worker.superseded);
+            let delivered = job.execute(&worker.cancel, move || flag.load(Ordering::SeqCst));
+            finish(&worker_key, &worker, session, delivered);
+        });
+    if let Err(e) = spawned {
+        let session = spare.session.clone().unwrap_or_default();
+        let why = format!("cannot start a thread for the async hook: {e}");
+        finish(&key, &me, session, spare.failed(why));
+    }
+}
+
+fn finish(key: &str, me: &Running, session: String, delivered: Delivered) {
+    {
+        let mut running = lock(&RUNNING);
+        if let Some(map) = running.as_mut() {
+            if map.get(key).is_some_and(|r| r.id == me.id) {
+                map.remove(key);
+            }
+        }
+    }
+    keep(session, delivered);
+    let (done, cv) = &*me.done;
+    *lock(done) = true;
+    cv.notify_all();
+}
+
+/// Keep a result for its session's next dispatch.
+fn keep(session: String, delivered: Delivered) {
+    let mut mailbox = lock(&MAILBOX);
+    let list = mailbox
+        .get_or_insert_with(HashMap::new)
+        .entry(session)
+        .or_default();
+    list.push(delivered);
+    if list.len() > MAX_KEPT {
+        list.remove(0);
+    } else {
+        WAITING.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Take the results waiting for `session`.
+pub(super) fn collect(session: Option<&str>) -> Vec<Delivered> {
+    if WAITING.load(Ordering::SeqCst) == 0 {
+        return Vec::new();
+    }
+    let mut mailbox = lock(&MAILBOX);
+    let taken = mailbox
+        .as_mut()
+        .and_then(|m| m.remove(session.unwrap_or("")))
+        .unwrap_or_default();
+    WAITING.fetch_sub(taken.len(), Ordering::SeqCst);
+    taken
+}
