@@ -119,9 +119,7 @@ pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchEr
     // replay is not a step of the session: it leaves them for the next one.)
     let delivered = match request.only_hook {
         Some(_) => Vec::new(),
-        None => background::collect(
-            request.payload.get("session_id").and_then(Value::as_str),
-        ),
+        None => background::collect(request.payload.get("session_id").and_then(Value::as_str)),
     };
     let mut outcome = run_hooks(config, request)?;
     if !delivered.is_empty() {
@@ -264,9 +262,8 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         let bytes: Arc<[u8]> = serialize(&payload);
         if !run.replay {
             // `async = true`: started, not waited for (a stale guard is answered at once).
-            let (later, now): (Vec<&Hook>, Vec<&Hook>) = hooks
-                .iter()
-                .partition(|h| h.is_async && h.stale.is_none());
+            let (later, now): (Vec<&Hook>, Vec<&Hook>) =
+                hooks.iter().partition(|h| h.is_async && h.stale.is_none());
             if !later.is_empty() {
                 let log = config.settings.log.as_deref();
                 start_background(&later, &payload, &bytes, &run, log, &mut outcome);

@@ -86,7 +86,9 @@ pub(super) fn supervise() -> u8 {
     let cancel = crate::interrupt::token().unwrap_or_default();
     let mailbox = data_dir.as_deref().map(Mailbox::new);
     let session = job.session.clone();
-    let lock = mailbox.as_ref().and_then(|m| Lock::take(m, &job.key()).ok());
+    let lock = mailbox
+        .as_ref()
+        .and_then(|m| Lock::take(m, &job.key()).ok());
     let delivered = match &lock {
         Some(lock) if lock.superseded() => {
             job.failed("superseded by a newer run for the same paths before it started".into())

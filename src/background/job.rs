@@ -111,7 +111,8 @@ impl Job {
         });
         let mut outcome = Outcome::new(event, self.tool.clone());
         crate::dispatch::judge_observational(&hook, finished, self.plain_context, &mut outcome);
-        let superseded = superseded() && outcome.hooks.iter().any(|h| h.status == Status::Cancelled);
+        let superseded =
+            superseded() && outcome.hooks.iter().any(|h| h.status == Status::Cancelled);
         if superseded {
             for report in &mut outcome.hooks {
                 report.error = Some("superseded by a newer run for the same paths".to_owned());

@@ -186,7 +186,10 @@ enum Command {
 /// Run the CLI; returns the process exit code.
 pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     let args: Vec<OsString> = args.into_iter().collect();
-    if args.get(1).is_some_and(|a| a == crate::background::SUPERVISOR_ARG) {
+    if args
+        .get(1)
+        .is_some_and(|a| a == crate::background::SUPERVISOR_ARG)
+    {
         // A dispatch of another `ka-hooks` handed this process an async hook to supervise.
         return crate::background::supervise();
     }
