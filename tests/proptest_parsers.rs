@@ -184,12 +184,13 @@ proptest! {
     ) {
         let parsed = action::parse(&Value::Object(object.clone()).to_string(), event);
         if let Some(a) = parsed.action {
-            if event != Event::PreToolUse {
+            // permission_request reads its actions as pre_tool_use does (`Event::acts_as`).
+            if event.acts_as() != Event::PreToolUse {
                 prop_assert_eq!(a.decision, None, "{} on {:?}", Value::Object(object.clone()), event);
                 prop_assert!(a.input_patch.is_none());
                 prop_assert_eq!(a.reason, None);
             }
-            if event != Event::PostToolUse {
+            if event.acts_as() != Event::PostToolUse {
                 prop_assert_eq!(a.feedback, None);
             }
         }
@@ -351,13 +352,65 @@ fn agent_payload(p: &Project, agent: Agent, name: &str, tool_event: bool) -> Val
     Value::Object(map)
 }
 
-/// Keys an answer may carry on a non-pre_tool_use event.
-fn allowed_keys(event: Event) -> &'static [&'static str] {
-    match event {
-        Event::PostToolUse => &["decision", "reason", "hookSpecificOutput", "systemMessage"],
-        Event::UserPromptSubmit => &["decision", "reason", "systemMessage"],
-        _ => &["systemMessage"],
+/// Events whose answer may hold `hookSpecificOutput.additionalContext` (context for the model):
+/// Claude Code's hooks reference, "Adding context"; Codex's output schemas with
+/// `additionalContext`; Gemini CLI's reference (AfterTool, BeforeAgent, SessionStart).
+fn takes_context(agent: Agent, event: Event) -> bool {
+    match agent {
+        Agent::Claude => matches!(
+            event,
+            Event::SessionStart
+                | Event::UserPromptSubmit
+                | Event::PostToolUse
+                | Event::PostToolUseFailure
+                | Event::Stop
+                | Event::SubagentStart
+        ),
+        Agent::Codex => matches!(
+            event,
+            Event::SessionStart | Event::UserPromptSubmit | Event::PostToolUse
+        ),
+        Agent::Gemini => matches!(
+            event,
+            Event::SessionStart | Event::UserPromptSubmit | Event::PostToolUse
+        ),
     }
+}
+
+/// Events whose answer may hold a top-level `decision` + `reason`: a post-tool block, a blocked
+/// prompt, a stop that keeps the agent going.
+fn takes_decision(event: Event) -> bool {
+    matches!(
+        event,
+        Event::PostToolUse | Event::UserPromptSubmit | Event::Stop | Event::SubagentStop
+    )
+}
+
+/// Keys an answer may carry on a non-pre_tool_use event.
+fn allowed_keys(agent: Agent, event: Event) -> Vec<&'static str> {
+    // A halt (`continue: false` + `stopReason`) and a message for the user fit every event.
+    let mut keys = vec!["systemMessage", "continue", "stopReason"];
+    if takes_decision(event) {
+        keys.extend(["decision", "reason"]);
+    }
+    // Claude Code's PermissionRequest takes `hookSpecificOutput.decision` (hooks reference,
+    // "PermissionRequest decision control").
+    if takes_context(agent, event) || event == Event::PermissionRequest {
+        keys.push("hookSpecificOutput");
+    }
+    keys
+}
+
+/// Keys of `hookSpecificOutput` an answer may carry on a non-pre_tool_use event.
+fn allowed_specific_keys(agent: Agent, event: Event) -> Vec<&'static str> {
+    let mut keys = vec!["hookEventName"];
+    if event == Event::PermissionRequest {
+        keys.push("decision");
+    }
+    if takes_context(agent, event) {
+        keys.push("additionalContext");
+    }
+    keys
 }
 
 proptest! {
@@ -389,14 +442,14 @@ proptest! {
         let out = out.as_object().expect("an object");
         for key in out.keys() {
             prop_assert!(
-                allowed_keys(row.event).contains(&key.as_str()),
+                allowed_keys(agent, row.event).contains(&key.as_str()),
                 "{:?} {}: `{}` in {}", agent, row.name, key, answer.stdout
             );
         }
         if let Some(hso) = out.get("hookSpecificOutput").and_then(Value::as_object) {
             for key in hso.keys() {
                 prop_assert!(
-                    key == "hookEventName" || key == "additionalContext",
+                    allowed_specific_keys(agent, row.event).contains(&key.as_str()),
                     "{:?} {}: hookSpecificOutput.{} in {}", agent, row.name, key, answer.stdout
                 );
             }
