@@ -6,6 +6,9 @@
 //! - `spawn_one`: one trivial hook through `ka_hooks` vs a raw `sh -c true` doing the same pipe work.
 //! - `concurrent`: 10 `sleep 0.1` post_tool_use hooks vs one.
 //! - `action_parse`: parsing hook stdout, typical, note-heavy and hostile.
+//! - `paths_no_match`: 50 hooks with `paths` filters (and some `if` rules), a write none matches.
+//! - `async_dispatch` (not criterion: a loop of its own, see [`async_dispatch`]): a dispatch with
+//!   one `async` `sleep 1` hook against a dispatch with no hook.
 //!
 //! Ratios are what matter: the two functions of a group run side by side in one process, so
 //! machine noise hits both alike.
@@ -312,14 +315,124 @@ fn action_parse(c: &mut Criterion) {
     group.finish();
 }
 
+/// 50 `post_tool_use` hooks for writing tools, each with a `paths` filter of its own (includes and
+/// excludes; every fifth also an `if` rule), and a write of a file that none of them matches.
+fn paths_no_match(c: &mut Criterion) {
+    let mut toml = String::new();
+    for i in 0..50 {
+        let rule = if i % 5 == 0 {
+            format!("if = \"Write(src/m{i}/**)\"\n")
+        } else {
+            String::new()
+        };
+        toml.push_str(&format!(
+            "[[hooks]]\nname = \"fmt-{i}\"\nevent = \"post_tool_use\"\n\
+             tool = [\"write\", \"edit\", \"apply_patch\"]\n\
+             paths = [\"src/m{i}/**/*.rs\", \"tests/m{i}_*.rs\", \"!src/m{i}/generated/**\"]\n\
+             {rule}command = \"rustfmt --edition 2021 {{paths}} # {i}\"\n\n"
+        ));
+    }
+    let world = World::new(&toml, None);
+    let config = world.load();
+    assert_eq!(config.hooks.len(), 50);
+    let mut args = arguments("# notes\n");
+    args.insert("path".into(), Value::String("docs/notes.md".into()));
+    let probe = config
+        .dispatch(Request::tool_call(
+            Event::PostToolUse,
+            "write",
+            args.clone(),
+        ))
+        .expect("dispatch");
+    assert!(probe.hooks.is_empty(), "no hook may match docs/notes.md");
+    let mut group = c.benchmark_group("paths_no_match");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("post_tool_use_write_50_path_hooks", |b| {
+        b.iter_batched(
+            || Request::tool_call(Event::PostToolUse, "write", args.clone()),
+            |request| black_box(config.dispatch(request).expect("dispatch")),
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     config_load,
     dispatch_no_match,
     spawn_one,
     concurrent,
-    action_parse
+    action_parse,
+    paths_no_match
 );
+
+/// How long `dispatch` takes to return: a `post_tool_use` with one `async = true` hook
+/// (`sleep 1`) against the same call with no hook. Not a criterion group: every dispatch of the
+/// async config starts a real process, and criterion would run millions of them. Instead, 200
+/// rounds, each timing one dispatch of both configs back to back; between rounds (untimed) it
+/// waits until the previous background run has been superseded and delivered, so at most two
+/// `sleep` processes live at a time. Reports the medians and their ratio (target ≤ 2×).
+fn async_dispatch(rounds: usize) -> Option<(f64, f64)> {
+    use std::time::Instant;
+    let none = World::new("", None);
+    let one = World::new(
+        "[[hooks]]\nname = \"slow-lint\"\nevent = \"post_tool_use\"\ntool = \"write\"\n\
+         async = true\ncommand = \"sleep 1\"\n",
+        None,
+    );
+    let (none, one) = (none.load(), one.load());
+    let args = kilobyte_arguments();
+    let call = |args: &Map<String, Value>| {
+        let mut payload = Map::new();
+        payload.insert("tool".into(), Value::String("write".into()));
+        payload.insert("arguments".into(), Value::Object(args.clone()));
+        payload.insert("session_id".into(), Value::String("bench".into()));
+        payload.insert("result".into(), Value::String("ok".into()));
+        Request::new(Event::PostToolUse, payload)
+    };
+    let (mut t_none, mut t_one) = (Vec::new(), Vec::new());
+    let mut delivered = 0;
+    for round in 0..rounds {
+        let request = call(&args);
+        let t = Instant::now();
+        black_box(none.dispatch(request).expect("dispatch"));
+        t_none.push(t.elapsed().as_secs_f64());
+        let request = call(&args);
+        let t = Instant::now();
+        let outcome = black_box(one.dispatch(request).expect("dispatch"));
+        t_one.push(t.elapsed().as_secs_f64());
+        assert_eq!(
+            outcome.background.len(),
+            1,
+            "the hook went to the background"
+        );
+        delivered += outcome.delivered.len();
+        // Untimed: wait for the run before this one to be superseded and delivered.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while delivered < round {
+            std::thread::sleep(Duration::from_millis(1));
+            let mut p = Map::new();
+            p.insert("session_id".into(), Value::String("bench".into()));
+            delivered += one
+                .dispatch(Request::new(Event::SessionEnd, p))
+                .expect("dispatch")
+                .delivered
+                .len();
+            if Instant::now() > deadline {
+                eprintln!("async_dispatch: a background run was not delivered within 10 s");
+                return None;
+            }
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Some((median(&mut t_none), median(&mut t_one)))
+}
 
 /// `criterion_main!` plus a summary of the targets, computed from the estimates criterion wrote
 /// in this run (groups filtered out of the run are skipped).
@@ -328,6 +441,22 @@ fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
     summary(started);
+    // `cargo bench --bench hooks -- FILTER`: the async loop runs when FILTER is absent or part
+    // of its name; `--test` (the smoke test) runs a few rounds.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filter = args.iter().find(|a| !a.starts_with('-'));
+    if filter.is_none_or(|f| "async_dispatch".contains(f.as_str())) {
+        let test = args.iter().any(|a| a == "--test");
+        if let Some((none, one)) = async_dispatch(if test { 3 } else { 200 }) {
+            let ratio = one / none;
+            println!(
+                "  {:<22} {ratio:>8.3} × {:<24} target <= 2 ×    {}",
+                "async_dispatch one/none",
+                format!("({:.1} / {:.1} µs)", one * 1e6, none * 1e6),
+                if ratio <= 2.0 { "met" } else { "MISSED" }
+            );
+        }
+    }
 }
 
 /// Where criterion keeps its results: `$CRITERION_HOME`, else `<target dir>/criterion`.
@@ -367,6 +496,15 @@ fn summary(since: std::time::SystemTime) {
             ns / 1e3,
             "",
             verdict(ns <= 2_000.0)
+        ));
+    }
+    if let Some(ns) = mean("paths_no_match/post_tool_use_write_50_path_hooks") {
+        lines.push(format!(
+            "{:<22} {:>8.3} µs {:<24} target <= 5 µs    {}",
+            "paths_no_match",
+            ns / 1e3,
+            "",
+            verdict(ns <= 5_000.0)
         ));
     }
     if let (Some(ka), Some(raw)) = (

@@ -53,7 +53,8 @@ mkdir -p "$project/.ka" "$project/src" "$project/examples"
 cp ka.toml.example "$project/.ka/ka.toml"
 cp -R examples/hooks "$project/examples/hooks"
 cp -R examples/tests "$project/.ka/tests"    # the golden cases of the example hooks
-printf 'fn main() {}   \n' > "$project/src/main.rs"   # trailing spaces for the formatter
+printf 'fn main() {}\n' > "$project/src/main.rs"
+printf '# Notes   \n' > "$project/src/NOTES.md"   # trailing spaces for the checker
 
 failed=0
 # step EXPECTED_EXIT ARGS...: run `ka-hooks --project <scratch> ARGS...` and check its exit code.
@@ -83,8 +84,10 @@ step 2 run pre_tool_use --tool write --input '{"arguments":{"path":"/etc/passwd"
 step 2 run pre_tool_use --tool apply_patch --input '{"arguments":{"patch":"*** Begin Patch\n*** Update File: src/main.rs\n*** Move to: main.rs\n*** End Patch\n"}}'
 # A shell command carrying an AWS key: the scrubber rewrites it before it runs.
 step 0 run pre_tool_use --tool bash --input '{"arguments":{"command":"curl -H \"X-Key: AKIAABCDEFGHIJKLMNOP\" https://example.com"}}'
-# An edit inside src/: allowed; afterwards the formatter answers with feedback.
-step 0 run pre_tool_use --tool write --input '{"arguments":{"path":"src/main.rs","content":"fn main() {}   \n"}}'
+# An edit inside src/: allowed; afterwards the whitespace checker answers with feedback (its
+# `paths` filter takes Markdown; rustfmt, the one-line formatter hook, takes Rust files).
+step 0 run pre_tool_use --tool write --input '{"arguments":{"path":"src/NOTES.md","content":"# Notes   \n"}}'
+step 0 run post_tool_use --tool write --input '{"arguments":{"path":"src/NOTES.md"},"result":"ok"}'
 step 0 run post_tool_use --tool write --input '{"arguments":{"path":"src/main.rs"},"result":"ok"}'
 # Failing tests: the hook switches to plan mode.
 step 0 run post_tool_use --tool bash --input '{"arguments":{"command":"cargo test"},"result":"test result: FAILED. 1 passed; 2 failed","is_error":true}'

@@ -623,11 +623,13 @@ fn start_background(
         .get("session_id")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let paths: Vec<String> = crate::config::paths_filter::touched(args)
-        .into_iter()
-        .map(str::to_owned)
-        .collect();
     for hook in hooks {
+        // The paths it runs for (its `paths` filter's selection): the supersede key.
+        let paths: Vec<String> = hook
+            .paths_for(args, run.root)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         let (command, cwd, env) = prepare(hook, args, run);
         let job = background::Job {
             hook: hook.name.clone(),
@@ -643,7 +645,7 @@ fn start_background(
             payload: String::from_utf8_lossy(bytes).into_owned(),
             plain_context: run.plain_context,
             session: session.clone(),
-            paths: paths.clone(),
+            paths,
             log: log.map(Path::to_path_buf),
         };
         let started = background::start(job);

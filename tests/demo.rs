@@ -60,7 +60,7 @@ fn demo_finds_the_binary_in_cargo_target_dir_and_every_step_exits_as_expected() 
         "reason: guard-writes: main.rs is outside the allowed roots",
         "pre_tool_use (bash): proceed",
         "[REDACTED:aws-key]",
-        "feedback: src/main.rs: trailing whitespace on line(s) 1",
+        "feedback: src/NOTES.md: trailing whitespace on line(s) 1",
         "mode: plan",
         "test result: ok.",
         "demo.sh: every step exited as expected",

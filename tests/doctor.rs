@@ -396,7 +396,7 @@ fn the_shipped_examples_pass_the_doctor_with_exec() {
     assert!(!text.contains("failing "), "{text}");
     assert!(!text.contains("warning "), "{text}");
     assert!(
-        text.contains("5 hook(s): 5 ok, 0 warning, 0 failing"),
+        text.contains("6 hook(s): 6 ok, 0 warning, 0 failing"),
         "{text}"
     );
 }

@@ -65,11 +65,13 @@ fn example_project(local: Option<&str>) -> Project {
     p
 }
 
-/// A local layer that keeps the notifier off the desktop and off a developer's KA_NOTIFY_FILE.
+/// A local layer that keeps the notifier off the desktop and off a developer's KA_NOTIFY_FILE,
+/// and runs it in the foreground, so that a test reads its report in the same dispatch.
 const QUIET_NOTIFY: &str = r#"
 [[hooks]]
 name = "notify-stop"
 env = { KA_NOTIFY_FILE = "", KA_NOTIFY_DESKTOP = "0" }
+async = false
 "#;
 
 fn write_call(p: &Project, path: &str) -> Outcome {
@@ -126,16 +128,29 @@ fn ka_toml_example_is_skipped_until_trusted() {
 fn ka_toml_example_wires_all_five_example_scripts() {
     let config = example_project(None).load();
     let names: Vec<&str> = config.hooks.iter().map(|h| h.name.as_str()).collect();
-    assert_eq!(names, SCRIPTS, "hooks in run order");
-    for hook in &config.hooks {
+    let mut expected = SCRIPTS.to_vec();
+    // The one-line formatter runs no script of its own.
+    expected.insert(3, "rustfmt");
+    assert_eq!(names, expected, "hooks in run order");
+    for hook in config.hooks.iter().filter(|h| h.name != "rustfmt") {
+        let args = if hook.name == "format-feedback" {
+            " {paths}"
+        } else {
+            ""
+        };
         assert_eq!(
             hook.command,
-            format!("sh examples/hooks/{}.sh", hook.name),
+            format!("sh examples/hooks/{}.sh{args}", hook.name),
             "hook `{}`",
             hook.name
         );
         assert!(hook.enabled, "hook `{}` is disabled", hook.name);
     }
+    assert_eq!(
+        config.hook("rustfmt").expect("rustfmt").command,
+        "rustfmt --edition 2021 {paths}"
+    );
+    assert!(config.hook("notify-stop").expect("notify").is_async);
     let event_of = |name: &str| config.hook(name).expect(name).event;
     assert_eq!(event_of("scrub-secrets"), Event::PreToolUse);
     assert_eq!(event_of("guard-writes"), Event::PreToolUse);
@@ -167,7 +182,8 @@ fn every_script_in_examples_hooks_is_wired_by_the_example_config() {
     for script in scripts {
         let name = script.file_name().expect("name").to_string_lossy();
         assert!(
-            example.contains(&format!("command = \"sh examples/hooks/{name}\"")),
+            example.contains(&format!("command = \"sh examples/hooks/{name}\""))
+                || example.contains(&format!("command = \"sh examples/hooks/{name} {{paths}}\"")),
             "examples/hooks/{name} is not wired in ka.toml.example"
         );
     }
@@ -758,18 +774,18 @@ fn scrubber_leaves_clean_input_alone() {
 fn format_feedback_names_the_file_and_its_problem_lines() {
     let p = example_project(None);
     p.write(
-        "src/messy.rs",
+        "src/messy.md",
         "fn main() {  \n\tlet x = 1;\n    x\n}\t\n// end \n",
     );
     let outcome = p.tool_call(
         Event::PostToolUse,
         "write",
-        json!({"path": "src/messy.rs", "content": "..."}),
+        json!({"path": "src/messy.md", "content": "..."}),
     );
     assert_eq!(report(&outcome, "format-feedback").status, Status::Ok);
     assert_eq!(
         outcome.feedback.as_deref(),
-        Some("src/messy.rs: trailing whitespace on line(s) 1, 4, 5; tab(s) on line(s) 2, 4")
+        Some("src/messy.md: trailing whitespace on line(s) 1, 4, 5; tab(s) on line(s) 2, 4")
     );
     assert!(!outcome.mark_error);
 }
@@ -777,12 +793,8 @@ fn format_feedback_names_the_file_and_its_problem_lines() {
 #[test]
 fn format_feedback_says_nothing_for_a_clean_file() {
     let p = example_project(None);
-    p.write("src/clean.rs", "fn main() {\n    let x = 1;\n}\n");
-    let outcome = p.tool_call(
-        Event::PostToolUse,
-        "edit",
-        json!({"file_path": "src/clean.rs"}),
-    );
+    p.write("src/clean.md", "fn main() {\n    let x = 1;\n}\n");
+    let outcome = p.tool_call(Event::PostToolUse, "edit", json!({"path": "src/clean.md"}));
     assert_eq!(report(&outcome, "format-feedback").status, Status::Ok);
     assert_eq!(outcome.feedback, None);
     assert!(outcome.diagnostics.is_empty(), "{:?}", outcome.diagnostics);
@@ -791,13 +803,152 @@ fn format_feedback_says_nothing_for_a_clean_file() {
 #[test]
 fn format_feedback_skips_a_failed_write() {
     let p = example_project(None);
-    p.write("src/messy.rs", "x  \n");
+    p.write("src/messy.md", "x  \n");
     let outcome = p.event(
         Event::PostToolUse,
-        json!({"tool": "write", "arguments": {"path": "src/messy.rs"},
+        json!({"tool": "write", "arguments": {"path": "src/messy.md"},
                "result": "permission denied", "is_error": true}),
     );
     assert_eq!(outcome.feedback, None);
+}
+
+#[test]
+fn format_feedback_is_not_spawned_for_files_its_paths_leave_out() {
+    let p = example_project(None);
+    p.write("data.json", "x  \n");
+    p.write("target/debug/gen.md", "x  \n");
+    for path in ["data.json", "target/debug/gen.md"] {
+        let outcome = p.tool_call(
+            Event::PostToolUse,
+            "write",
+            json!({"path": path, "content": "..."}),
+        );
+        assert!(
+            !outcome.hooks.iter().any(|h| h.name == "format-feedback"),
+            "{path}: {:?}",
+            outcome.hooks
+        );
+        assert_eq!(outcome.feedback, None, "{path}");
+    }
+}
+
+#[test]
+fn format_feedback_gets_only_the_matching_files_of_a_patch() {
+    let p = example_project(None);
+    p.write("src/a.md", "a  \n");
+    p.write("src/b.toml", "\tb\n");
+    p.write("data.json", "untidy  \n");
+    let outcome = p.tool_call(
+        Event::PostToolUse,
+        "apply_patch",
+        json!({"patch": "...", "paths": ["src/a.md", "data.json", "src/b.toml"]}),
+    );
+    assert_eq!(report(&outcome, "format-feedback").status, Status::Ok);
+    assert_eq!(
+        outcome.feedback.as_deref(),
+        Some("src/a.md: trailing whitespace on line(s) 1\nsrc/b.toml: tab(s) on line(s) 1")
+    );
+}
+
+#[test]
+fn format_feedback_treats_hostile_file_names_as_names() {
+    let p = example_project(None);
+    let names = [
+        "src/a b.md",
+        "src/$(touch pwned).md",
+        "-rf.md",
+        "src/it's \"q\".md",
+        "src/new\nline.md",
+        "src/back\\slash.md",
+    ];
+    for name in names {
+        p.write(name, "x  \n");
+    }
+    let outcome = p.tool_call(
+        Event::PostToolUse,
+        "apply_patch",
+        json!({"patch": "...", "paths": names}),
+    );
+    assert_eq!(report(&outcome, "format-feedback").status, Status::Ok);
+    assert!(!p.exists("pwned") && !p.exists("src/pwned"), "a name ran");
+    let feedback = outcome.feedback.expect("feedback for every file");
+    let lines: Vec<&str> = feedback.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "src/a b.md: trailing whitespace on line(s) 1",
+            "src/$(touch pwned).md: trailing whitespace on line(s) 1",
+            "-rf.md: trailing whitespace on line(s) 1",
+            "src/it's \"q\".md: trailing whitespace on line(s) 1",
+            "src/new line.md: trailing whitespace on line(s) 1",
+            "src/back\\slash.md: trailing whitespace on line(s) 1",
+        ],
+        "{feedback}"
+    );
+}
+
+#[test]
+fn format_feedback_needs_no_python() {
+    let script = fs::read_to_string(hooks_dir().join("format-feedback.sh")).expect("script");
+    let code: String = script
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(!code.contains("python"), "format-feedback.sh runs python");
+}
+
+// ---------------------------------------------------------------------------------------------
+// rustfmt: the one-line formatter
+// ---------------------------------------------------------------------------------------------
+
+/// rustfmt comes with every rustup toolchain; CI installs the component.
+fn have_rustfmt() -> bool {
+    std::process::Command::new("rustfmt")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn the_one_line_rustfmt_hook_formats_the_rust_files_written() {
+    assert!(
+        have_rustfmt(),
+        "rustfmt is not on PATH (rustup component add rustfmt)"
+    );
+    let p = example_project(None);
+    let messy = "fn main(){let x=1;println!(\"{}\",x);}\n";
+    let tidy = "fn main() {\n    let x = 1;\n    println!(\"{}\", x);\n}\n";
+    p.write("src/a b.rs", messy);
+    p.write("src/-x.rs", messy);
+    p.write("README.md", messy);
+    let outcome = p.tool_call(
+        Event::PostToolUse,
+        "apply_patch",
+        json!({"patch": "...", "paths": ["src/a b.rs", "README.md", "src/-x.rs"]}),
+    );
+    let r = report(&outcome, "rustfmt");
+    assert_eq!(r.status, Status::Ok, "{:?} {}", r.error, r.stderr);
+    assert_eq!(p.read("src/a b.rs").as_deref(), Some(tidy));
+    assert_eq!(p.read("src/-x.rs").as_deref(), Some(tidy));
+    assert_eq!(
+        p.read("README.md").as_deref(),
+        Some(messy),
+        "not a Rust file"
+    );
+}
+
+#[test]
+fn the_one_line_rustfmt_hook_is_not_spawned_without_a_rust_file() {
+    let p = example_project(None);
+    let outcome = p.tool_call(
+        Event::PostToolUse,
+        "write",
+        json!({"path": "README.md", "content": "x"}),
+    );
+    assert!(!outcome.hooks.iter().any(|h| h.name == "rustfmt"));
+    let outcome = p.tool_call(Event::PostToolUse, "bash", json!({"command": "ls"}));
+    assert!(!outcome.hooks.iter().any(|h| h.name == "rustfmt"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -885,10 +1036,47 @@ fn notify_stop_appends_the_stop_reason_to_the_project_log() {
 }
 
 #[test]
-fn notify_stop_writes_where_ka_notify_file_points() {
+fn notify_stop_runs_in_the_background_and_reports_with_the_next_dispatch() {
     let p = example_project(Some(
         "[[hooks]]\nname = \"notify-stop\"\n\
          env = { KA_NOTIFY_FILE = \"logs/turns.log\", KA_NOTIFY_DESKTOP = \"0\" }\n",
+    ));
+    let config = p.load();
+    let stop = ka_hooks::Request::new(
+        Event::Stop,
+        support::object(json!({"stop": "done", "session_id": "s1"})),
+    );
+    let outcome = config.dispatch(stop).expect("dispatch");
+    assert!(
+        !outcome.hooks.iter().any(|h| h.name == "notify-stop"),
+        "waited for the notifier: {:?}",
+        outcome.hooks
+    );
+    assert_eq!(outcome.background.len(), 1, "{:?}", outcome.background);
+    assert_eq!(outcome.background[0].hook, "notify-stop");
+    support::eventually("the notifier wrote its line", || {
+        p.read("logs/turns.log")
+            .is_some_and(|l| l.contains(" stop=done "))
+    });
+    let mut delivered = Vec::new();
+    support::eventually("its result came with the next dispatch", || {
+        let next = ka_hooks::Request::new(
+            Event::SessionEnd,
+            support::object(json!({"session_id": "s1"})),
+        );
+        delivered.extend(config.dispatch(next).expect("dispatch").delivered);
+        !delivered.is_empty()
+    });
+    assert_eq!(delivered[0].hook, "notify-stop");
+    assert_eq!(delivered[0].status, Status::Ok);
+}
+
+#[test]
+fn notify_stop_writes_where_ka_notify_file_points() {
+    let p = example_project(Some(
+        "[[hooks]]\nname = \"notify-stop\"\n\
+         env = { KA_NOTIFY_FILE = \"logs/turns.log\", KA_NOTIFY_DESKTOP = \"0\" }\n\
+         async = false\n",
     ));
     let outcome = p.event(Event::Stop, json!({"stop": "error"}));
     assert_eq!(report(&outcome, "notify-stop").status, Status::Ok);

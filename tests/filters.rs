@@ -40,7 +40,9 @@ fn paths_match_ka_tools_and_patches_and_exclude() {
     }
     let seen = p.read("seen").unwrap_or_default();
     let abs_line = abs.to_string_lossy().into_owned();
-    let want = ["src/a.rs", abs_line.as_str(), "README.md", "src/b.rs"].join("\n") + "\n";
+    // `{paths}` holds the paths the filter passes: the patch's README.md is not handed to a
+    // formatter for `*.rs`.
+    let want = ["src/a.rs", abs_line.as_str(), "src/b.rs"].join("\n") + "\n";
     assert_eq!(seen, want);
 }
 
@@ -194,4 +196,49 @@ fn a_single_path_placeholder_is_fine_on_single_file_tools() {
     );
     p.tool_call(Event::PostToolUse, "edit", json!({"path": "src/x y.rs"}));
     assert_eq!(p.read("one").as_deref(), Some("src/x y.rs\n"));
+}
+
+#[test]
+fn list_and_doctor_show_report_only_async_paths_and_if() {
+    let p = project_with(
+        r#"
+[[hooks]]
+name = "new-guard"
+event = "pre_tool_use"
+if = "Bash(git push:*)"
+command = "exit 2"
+enforce = false
+
+[[hooks]]
+name = "lint"
+event = "post_tool_use"
+paths = ["src/**/*.rs", "!src/gen/**"]
+command = "true {paths}"
+async = true
+"#,
+    );
+    p.cli()
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("new-guard  *  [report-only: its verdicts are reported")
+                .and(predicate::str::contains("if: Bash(git push:*)"))
+                .and(predicate::str::contains("lint  *  [async]"))
+                .and(predicate::str::contains("paths: src/**/*.rs, !src/gen/**")),
+        );
+    let out = p.cli().args(["list", "--json"]).output().expect("list");
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let text = listed.to_string();
+    assert!(text.contains(r#""enforce":false"#), "{text}");
+    assert!(text.contains(r#""async":true"#), "{text}");
+    assert!(text.contains(r#""if":"Bash(git push:*)""#), "{text}");
+    assert!(text.contains(r#""paths":["src/**/*.rs","!src/gen/**"]"#), "{text}");
+    p.cli()
+        .arg("doctor")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "warning  enforce  report-only (`enforce = false`): it runs, but what it would block",
+        ));
 }

@@ -23,6 +23,10 @@ fn hook_json(h: &Hook) -> Value {
         "timeout": h.timeout.as_secs_f64(),
         "on_error": h.on_error.as_str(),
         "enabled": h.enabled,
+        "paths": h.paths.as_ref().map(|p| p.patterns.clone()),
+        "if": h.rule.as_ref().map(|r| r.source.clone()),
+        "async": h.is_async,
+        "enforce": h.enforce,
         "env": h.env.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<Map<String, Value>>(),
         "source": h.source,
         "overrides": h.overrides,
@@ -114,7 +118,16 @@ pub fn list(
             current = Some(h.event);
             let _ = writeln!(w, "\n{}", out.paint("1", h.event.as_str()));
         }
-        let state = if h.enabled { "" } else { "  [disabled]" };
+        let state = format!(
+            "{}{}{}",
+            if h.enabled { "" } else { "  [disabled]" },
+            if h.enforce {
+                ""
+            } else {
+                "  [report-only: its verdicts are reported, never applied]"
+            },
+            if h.is_async { "  [async]" } else { "" },
+        );
         let filter = if h.event.is_tool_event() {
             format!("  {}", h.filter.describe())
         } else {
@@ -126,6 +139,16 @@ pub fn list(
             crate::terminal::escape(&h.name),
             crate::terminal::escape(&filter)
         );
+        if let Some(paths) = &h.paths {
+            let _ = writeln!(
+                w,
+                "    paths: {}",
+                crate::terminal::escape(&paths.patterns.join(", "))
+            );
+        }
+        if let Some(rule) = &h.rule {
+            let _ = writeln!(w, "    if: {}", crate::terminal::escape(&rule.source));
+        }
         let _ = writeln!(
             w,
             "    command: {}  (timeout {}s, on_error {})",

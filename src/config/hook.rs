@@ -177,13 +177,25 @@ impl Hook {
         match &self.template {
             None => std::borrow::Cow::Borrowed(&self.command),
             Some(t) => {
+                let paths = self.paths_for(arguments, root);
                 let root = self.root.as_deref().unwrap_or(root);
-                std::borrow::Cow::Owned(t.render(
-                    &touched(arguments),
-                    tool,
-                    &root.to_string_lossy(),
-                ))
+                std::borrow::Cow::Owned(t.render(&paths, tool, &root.to_string_lossy()))
             }
+        }
+    }
+
+    /// The paths of this call the hook is for: those its `paths` filter passes (all the call
+    /// touches when it has none), as the call wrote them. `{path}`/`{paths}` stand for these,
+    /// and an async run is superseded by a newer one for the same list.
+    pub fn paths_for<'a>(
+        &self,
+        arguments: Option<&'a Map<String, Value>>,
+        root: &std::path::Path,
+    ) -> Vec<&'a str> {
+        let all = touched(arguments);
+        match &self.paths {
+            None => all,
+            Some(filter) => filter.select(&all, self.root.as_deref().unwrap_or(root)),
         }
     }
 

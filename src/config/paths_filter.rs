@@ -61,10 +61,22 @@ impl PathFilter {
 
     /// Whether any of `touched` (as the call wrote them) passes, with `root` the project root.
     pub fn matches(&self, touched: &[&str], root: &Path) -> bool {
-        touched.iter().any(|p| {
-            let candidate = normalize(root, p);
-            !self.exclude.is_match(&candidate) && self.include.is_match(&candidate)
-        })
+        touched.iter().any(|p| self.passes(p, root))
+    }
+
+    /// The paths of `touched` that pass, in the call's order: what `{paths}` stands for on a hook
+    /// with this filter (a formatter for `*.rs` is never handed the call's `README.md`).
+    pub fn select<'a>(&self, touched: &[&'a str], root: &Path) -> Vec<&'a str> {
+        touched
+            .iter()
+            .copied()
+            .filter(|p| self.passes(p, root))
+            .collect()
+    }
+
+    fn passes(&self, written: &str, root: &Path) -> bool {
+        let candidate = normalize(root, written);
+        !self.exclude.is_match(&candidate) && self.include.is_match(&candidate)
     }
 }
 

@@ -147,6 +147,9 @@ pub fn diagnose(
                 ),
             );
         }
+        if hook.enabled && !hook.enforce {
+            entry.checks.insert(1, report_only_check(hook));
+        }
         entry.runs = Some(
             runs && !gated
                 .layers
@@ -210,4 +213,20 @@ pub fn diagnose(
         executed: exec && executed,
         entries,
     })
+}
+
+/// A report-only hook (`enforce = false`) runs but applies nothing: a warning on a guard, which
+/// guards nothing yet.
+fn report_only_check(hook: &Hook) -> Check {
+    let message = if hook.event.is_pipeline() {
+        "report-only (`enforce = false`): it runs, but what it would block, ask or rewrite is only \
+         reported; it guards nothing yet"
+    } else {
+        "report-only (`enforce = false`): it runs, but what it would do is only reported"
+    };
+    Check::warning(
+        "enforce",
+        message,
+        Some("remove `enforce = false` once its reports look right".into()),
+    )
 }
