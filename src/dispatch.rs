@@ -208,7 +208,8 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     let root = config.project_root.clone().unwrap_or_else(cwd_fallback);
     if only_hook.is_none() {
         let args = payload.get("arguments").and_then(Value::as_object);
-        let any = |h: &&Hook| h.matches_call(tool.as_deref(), args, &root);
+        let call = crate::config::paths_filter::CallPaths::new(args, &root);
+        let any = |h: &&Hook| h.matches_call_paths(tool.as_deref(), args, &call, &root);
         if event.is_pipeline() {
             if !hooks.iter().any(any) {
                 hooks.clear();

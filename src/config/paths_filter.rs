@@ -64,6 +64,20 @@ impl PathFilter {
         touched.iter().any(|p| self.passes(p, root))
     }
 
+    /// Whether any of a call's paths passes, relative to `root`: the paths are made relative
+    /// once per call (see [`CallPaths`]), not once per hook.
+    pub fn matches_call(&self, call: &CallPaths<'_>, root: &Path) -> bool {
+        if call.root == root {
+            call.normalized.iter().any(|c| self.passes_normalized(c))
+        } else {
+            self.matches(&call.written, root)
+        }
+    }
+
+    fn passes_normalized(&self, candidate: &Path) -> bool {
+        !self.exclude.is_match(candidate) && self.include.is_match(candidate)
+    }
+
     /// The paths of `touched` that pass, in the call's order: what `{paths}` stands for on a hook
     /// with this filter (a formatter for `*.rs` is never handed the call's `README.md`).
     pub fn select<'a>(&self, touched: &[&'a str], root: &Path) -> Vec<&'a str> {
@@ -75,8 +89,28 @@ impl PathFilter {
     }
 
     fn passes(&self, written: &str, root: &Path) -> bool {
-        let candidate = normalize(root, written);
-        !self.exclude.is_match(&candidate) && self.include.is_match(&candidate)
+        self.passes_normalized(&normalize(root, written))
+    }
+}
+
+/// The paths one call touches, as written and as matched against globs under `root` (the
+/// session's project root: every hook but those of a nested project layer shares it). Built once
+/// per dispatch, so that 50 hooks with `paths` cost 50 glob matches, not 50 path normalisations.
+pub struct CallPaths<'a> {
+    root: &'a Path,
+    written: Vec<&'a str>,
+    normalized: Vec<PathBuf>,
+}
+
+impl<'a> CallPaths<'a> {
+    pub fn new(arguments: Option<&'a Map<String, Value>>, root: &'a Path) -> CallPaths<'a> {
+        let written = touched(arguments);
+        let normalized = written.iter().map(|p| normalize(root, p)).collect();
+        CallPaths {
+            root,
+            written,
+            normalized,
+        }
     }
 }
 
