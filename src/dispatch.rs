@@ -209,7 +209,9 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     if only_hook.is_none() {
         let args = payload.get("arguments").and_then(Value::as_object);
         let call = crate::config::paths_filter::CallPaths::new(args, &root);
-        let any = |h: &&Hook| h.matches_call_paths(tool.as_deref(), args, &call, &root);
+        let matcher =
+            crate::config::call::CallMatch::new(config, tool.as_deref(), args, &call, &root);
+        let any = |h: &&Hook| matcher.matches(h);
         if event.is_pipeline() {
             if !hooks.iter().any(any) {
                 hooks.clear();

@@ -217,23 +217,22 @@ command = "true {paths}"
 async = true
 "#,
     );
-    p.cli()
-        .arg("list")
-        .assert()
-        .success()
-        .stdout(
-            predicate::str::contains("new-guard  *  [report-only: its verdicts are reported")
-                .and(predicate::str::contains("if: Bash(git push:*)"))
-                .and(predicate::str::contains("lint  *  [async]"))
-                .and(predicate::str::contains("paths: src/**/*.rs, !src/gen/**")),
-        );
+    p.cli().arg("list").assert().success().stdout(
+        predicate::str::contains("new-guard  *  [report-only: its verdicts are reported")
+            .and(predicate::str::contains("if: Bash(git push:*)"))
+            .and(predicate::str::contains("lint  *  [async]"))
+            .and(predicate::str::contains("paths: src/**/*.rs, !src/gen/**")),
+    );
     let out = p.cli().args(["list", "--json"]).output().expect("list");
     let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     let text = listed.to_string();
     assert!(text.contains(r#""enforce":false"#), "{text}");
     assert!(text.contains(r#""async":true"#), "{text}");
     assert!(text.contains(r#""if":"Bash(git push:*)""#), "{text}");
-    assert!(text.contains(r#""paths":["src/**/*.rs","!src/gen/**"]"#), "{text}");
+    assert!(
+        text.contains(r#""paths":["src/**/*.rs","!src/gen/**"]"#),
+        "{text}"
+    );
     p.cli()
         .arg("doctor")
         .assert()

@@ -115,6 +115,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         warnings,
         notes,
         by_event: Default::default(),
+        paths_index: None,
     };
     config.index();
     (Some(config), errors)

@@ -18,6 +18,7 @@
 //! and skipped, and the other layers load and run. A corrupt trust store makes project layers
 //! untrusted; it never disables the user's own hooks.
 
+pub(crate) mod call;
 mod discover;
 mod error;
 mod filter;
@@ -209,6 +210,8 @@ pub struct Config {
     pub protected: Vec<PathBuf>,
     /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).
     by_event: [Vec<usize>; Event::ALL.len()],
+    /// The include globs of every hook's `paths`, in one set (see [`call::CallMatch`]).
+    paths_index: Option<paths_filter::PathsIndex>,
 }
 
 /// What `check` found: every error of every layer (untrusted ones included: reading is safe),
@@ -285,6 +288,23 @@ impl Config {
             }
         }
         self.by_event = by_event;
+        self.paths_index = paths_filter::PathsIndex::build(
+            self.hooks
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.paths.as_ref().map(|p| (i, p))),
+        );
+    }
+
+    /// The position of `hook` in [`Config::hooks`], when it is one of them.
+    fn position(&self, hook: &Hook) -> Option<usize> {
+        let size = std::mem::size_of::<Hook>().max(1);
+        let offset = (hook as *const Hook as usize).wrapping_sub(self.hooks.as_ptr() as usize);
+        let i = offset / size;
+        self.hooks
+            .get(i)
+            .filter(|h| std::ptr::eq(*h, hook))
+            .map(|_| i)
     }
 }
 

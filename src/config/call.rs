@@ -1,0 +1,72 @@
+//! Which hooks of a config run for one call: tool filter, `paths` and `if`, checked in-process
+//! before anything is spawned, with the call's paths prepared once for every hook.
+
+use std::path::Path;
+
+use globset::Candidate;
+use serde_json::{Map, Value};
+
+use super::paths_filter::{passes_hits, CallPaths};
+use super::{Config, Hook};
+
+/// A call's paths, matched once against the include globs of every hook (the config's
+/// [`super::paths_filter::PathsIndex`]); each hook then needs only its tool filter, its excludes
+/// (for the paths it included) and its `if`.
+pub(crate) struct CallMatch<'c> {
+    config: &'c Config,
+    tool: Option<&'c str>,
+    arguments: Option<&'c Map<String, Value>>,
+    call: &'c CallPaths<'c>,
+    root: &'c Path,
+    candidates: Vec<Candidate<'c>>,
+    /// `(hook, path)`: the hooks whose include globs a path of the call matches.
+    hits: Vec<(usize, usize)>,
+}
+
+impl<'c> CallMatch<'c> {
+    pub fn new(
+        config: &'c Config,
+        tool: Option<&'c str>,
+        arguments: Option<&'c Map<String, Value>>,
+        call: &'c CallPaths<'c>,
+        root: &'c Path,
+    ) -> CallMatch<'c> {
+        let candidates = call.candidates();
+        let hits = config
+            .paths_index
+            .as_ref()
+            .map(|index| index.hits(&candidates))
+            .unwrap_or_default();
+        CallMatch {
+            config,
+            tool,
+            arguments,
+            call,
+            root,
+            candidates,
+            hits,
+        }
+    }
+
+    /// Whether `hook` runs for this call (as [`Hook::matches_call`] says, faster).
+    pub fn matches(&self, hook: &Hook) -> bool {
+        if !hook.matches_tool(self.tool) {
+            return false;
+        }
+        let hook_root = hook.root.as_deref().unwrap_or(self.root);
+        let paths_pass = match (&hook.paths, self.config.position(hook)) {
+            (None, _) => true,
+            // The index matched the call's paths relative to the session's root: right for
+            // every hook that runs there (all but a nested project layer's).
+            (Some(filter), Some(i)) if hook_root.as_os_str() == self.root.as_os_str() => {
+                passes_hits(filter, i, &self.hits, &self.candidates)
+            }
+            (Some(filter), _) => filter.matches_call(self.call, hook_root),
+        };
+        paths_pass
+            && hook
+                .rule
+                .as_ref()
+                .is_none_or(|r| r.matches(self.tool, self.arguments, hook_root))
+    }
+}
