@@ -15,6 +15,8 @@ use serde_json::{Map, Value};
 use crate::action::{self, Decision, InputPatch};
 use crate::background;
 use crate::cancel::CancelToken;
+use crate::config::call::CallMatch;
+use crate::config::paths_filter::CallPaths;
 use crate::config::{Config, Hook, Layer, OnError};
 use crate::event::Event;
 use crate::outcome::{ActionReport, HookReport, Outcome, Status, STDERR_EXCERPT};
@@ -157,6 +159,19 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     outcome.untrusted = config.untrusted.clone();
     outcome.diagnostics.extend(config.warnings.iter().cloned());
 
+    let cwd_fallback = || {
+        payload
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("/"))
+    };
+    // `paths` and `if` are checked in-process: a hook that does not match is never spawned.
+    let root = config.project_root.clone().unwrap_or_else(cwd_fallback);
+    let args = payload.get("arguments").and_then(Value::as_object);
+    let call_paths = CallPaths::new(args, &root, config.has_paths_filters());
+    let call = CallMatch::new(config, tool.as_deref(), args, &call_paths, &root);
     let mut hooks: Vec<&Hook> = match &only_hook {
         Some(name) => {
             let hook = config
@@ -183,7 +198,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             }
             vec![hook]
         }
-        None => matching_hooks(config, event, tool.as_deref(), &payload),
+        None => matching_hooks(config, event, tool.as_deref(), &payload, &call),
     };
     if let Some(why) = &config.settings.disabled {
         if only_hook.is_none() {
@@ -192,32 +207,6 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             outcome
                 .diagnostics
                 .push(format!("every hook is off: {why}"));
-        }
-    }
-    let cwd_fallback = || {
-        payload
-            .get("cwd")
-            .and_then(Value::as_str)
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("/"))
-    };
-    // `paths` and `if` are checked in-process: a hook that does not match is never spawned. A
-    // pipeline checks each hook again on the arguments as patched so far (see run_pipeline);
-    // when none matches the call as made, nothing can patch it, so none runs.
-    let root = config.project_root.clone().unwrap_or_else(cwd_fallback);
-    if only_hook.is_none() {
-        let args = payload.get("arguments").and_then(Value::as_object);
-        let call = crate::config::paths_filter::CallPaths::new(args, &root);
-        let matcher =
-            crate::config::call::CallMatch::new(config, tool.as_deref(), args, &call, &root);
-        let any = |h: &&Hook| matcher.matches(h);
-        if event.is_pipeline() {
-            if !hooks.iter().any(any) {
-                hooks.clear();
-            }
-        } else {
-            hooks.retain(any);
         }
     }
     // A permission request is the same call on its way to a human: a hook's `allow` there must
@@ -331,12 +320,34 @@ fn matching_hooks<'c>(
     event: Event,
     tool: Option<&'c str>,
     payload: &Map<String, Value>,
+    call: &CallMatch<'_>,
 ) -> Vec<&'c Hook> {
     let mut hooks: Vec<&Hook> = Vec::new();
+    // A pipeline checks each hook again on the arguments as patched so far (see run_pipeline):
+    // it keeps every hook of the tool, unless none matches the call as made (then nothing can
+    // patch it, and none runs). Elsewhere `paths` (one glob query for all hooks, already made)
+    // and `if` come first: a hook with `paths` the call misses costs no tool comparison.
+    let pipeline = event.is_pipeline();
+    let mut any = false;
+    let mut add = |event: Event| {
+        for (i, hook) in config.enabled_hooks(event) {
+            if pipeline {
+                if hook.matches_tool(tool) {
+                    any = any || call.passes(i, hook);
+                    hooks.push(hook);
+                }
+            } else if call.passes(i, hook) && hook.matches_tool(tool) {
+                hooks.push(hook);
+            }
+        }
+    };
     if event == Event::PostToolUseFailure {
-        hooks.extend(config.hooks_for(Event::PostToolUse, tool));
+        add(Event::PostToolUse);
     }
-    hooks.extend(config.hooks_for(event, tool));
+    add(event);
+    if pipeline && !any {
+        hooks.clear();
+    }
     if let Some(field) = event.matcher_field().filter(|_| !event.is_tool_event()) {
         let subject = payload.get(field).and_then(Value::as_str);
         hooks.retain(|h| h.filter.matches(subject));

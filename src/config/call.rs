@@ -1,5 +1,6 @@
 //! Which hooks of a config run for one call: tool filter, `paths` and `if`, checked in-process
-//! before anything is spawned, with the call's paths prepared once for every hook.
+//! before anything is spawned, with the call's paths prepared once for every hook (see
+//! [`CallMatch`]).
 
 use std::path::Path;
 
@@ -10,10 +11,9 @@ use super::paths_filter::{passes_hits, CallPaths};
 use super::{Config, Hook};
 
 /// A call's paths, matched once against the include globs of every hook (the config's
-/// [`super::paths_filter::PathsIndex`]); each hook then needs only its tool filter, its excludes
-/// (for the paths it included) and its `if`.
+/// [`super::paths_filter::PathsIndex`]); each hook then needs only its excludes (for the paths it
+/// included) and its `if`; the caller checks the tool filter.
 pub(crate) struct CallMatch<'c> {
-    config: &'c Config,
     tool: Option<&'c str>,
     arguments: Option<&'c Map<String, Value>>,
     call: &'c CallPaths<'c>,
@@ -21,6 +21,8 @@ pub(crate) struct CallMatch<'c> {
     candidates: Vec<Candidate<'c>>,
     /// `(hook, path)`: the hooks whose include globs a path of the call matches.
     hits: Vec<(usize, usize)>,
+    /// Whether `hits` comes from an index (else each filter is asked on its own).
+    indexed: bool,
 }
 
 impl<'c> CallMatch<'c> {
@@ -31,37 +33,37 @@ impl<'c> CallMatch<'c> {
         call: &'c CallPaths<'c>,
         root: &'c Path,
     ) -> CallMatch<'c> {
+        debug_assert!(call.prepared() || !config.has_paths);
         let candidates = call.candidates();
         let hits = config
             .paths_index
             .as_ref()
             .map(|index| index.hits(&candidates))
             .unwrap_or_default();
+        let indexed = config.paths_index.is_some();
         CallMatch {
-            config,
             tool,
             arguments,
             call,
             root,
             candidates,
             hits,
+            indexed,
         }
     }
 
-    /// Whether `hook` runs for this call (as [`Hook::matches_call`] says, faster).
-    pub fn matches(&self, hook: &Hook) -> bool {
-        if !hook.matches_tool(self.tool) {
-            return false;
-        }
+    /// Whether the hook at `i` of [`Config::hooks`] passes this call's `paths` and `if` (its tool
+    /// filter is the caller's to check).
+    pub fn passes(&self, i: usize, hook: &Hook) -> bool {
         let hook_root = hook.root.as_deref().unwrap_or(self.root);
-        let paths_pass = match (&hook.paths, self.config.position(hook)) {
-            (None, _) => true,
+        let paths_pass = match &hook.paths {
+            None => true,
             // The index matched the call's paths relative to the session's root: right for
             // every hook that runs there (all but a nested project layer's).
-            (Some(filter), Some(i)) if hook_root.as_os_str() == self.root.as_os_str() => {
+            Some(filter) if self.indexed && hook_root.as_os_str() == self.root.as_os_str() => {
                 passes_hits(filter, i, &self.hits, &self.candidates)
             }
-            (Some(filter), _) => filter.matches_call(self.call, hook_root),
+            Some(filter) => filter.matches_call(self.call, hook_root),
         };
         paths_pass
             && hook

@@ -116,6 +116,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         notes,
         by_event: Default::default(),
         paths_index: None,
+        has_paths: false,
     };
     config.index();
     (Some(config), errors)

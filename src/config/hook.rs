@@ -154,7 +154,19 @@ impl Hook {
         arguments: Option<&Map<String, Value>>,
         root: &std::path::Path,
     ) -> bool {
-        self.matches_call_paths(tool, arguments, &CallPaths::new(arguments, root), root)
+        if self.paths.is_none() {
+            // No paths to prepare (the common case: a guard in a pipeline, checked per hook).
+            return self.matches_tool(tool)
+                && self.rule.as_ref().is_none_or(|r| {
+                    r.matches(tool, arguments, self.root.as_deref().unwrap_or(root))
+                });
+        }
+        self.matches_call_paths(
+            tool,
+            arguments,
+            &CallPaths::new(arguments, root, true),
+            root,
+        )
     }
 
     /// [`Hook::matches_call`] with the call's paths made relative once for many hooks.

@@ -212,6 +212,8 @@ pub struct Config {
     by_event: [Vec<usize>; Event::ALL.len()],
     /// The include globs of every hook's `paths`, in one set (see [`call::CallMatch`]).
     paths_index: Option<paths_filter::PathsIndex>,
+    /// Whether any hook has `paths` (a call's paths are then prepared for matching).
+    has_paths: bool,
 }
 
 /// What `check` found: every error of every layer (untrusted ones included: reading is safe),
@@ -263,6 +265,18 @@ impl Config {
             .filter(move |h| h.matches_tool(tool))
     }
 
+    /// The enabled hooks of `event` with their positions in [`Config::hooks`], in order.
+    pub(crate) fn enabled_hooks(&self, event: Event) -> impl Iterator<Item = (usize, &Hook)> {
+        self.by_event[event_slot(event)]
+            .iter()
+            .map(|&i| (i, &self.hooks[i]))
+    }
+
+    /// Whether any hook has a `paths` filter.
+    pub(crate) fn has_paths_filters(&self) -> bool {
+        self.has_paths
+    }
+
     /// Whether any enabled hook exists for `event` at all.
     pub fn has_hooks(&self, event: Event) -> bool {
         !self.by_event[event_slot(event)].is_empty()
@@ -288,23 +302,13 @@ impl Config {
             }
         }
         self.by_event = by_event;
+        self.has_paths = self.hooks.iter().any(|h| h.paths.is_some());
         self.paths_index = paths_filter::PathsIndex::build(
             self.hooks
                 .iter()
                 .enumerate()
                 .filter_map(|(i, h)| h.paths.as_ref().map(|p| (i, p))),
         );
-    }
-
-    /// The position of `hook` in [`Config::hooks`], when it is one of them.
-    fn position(&self, hook: &Hook) -> Option<usize> {
-        let size = std::mem::size_of::<Hook>().max(1);
-        let offset = (hook as *const Hook as usize).wrapping_sub(self.hooks.as_ptr() as usize);
-        let i = offset / size;
-        self.hooks
-            .get(i)
-            .filter(|h| std::ptr::eq(*h, hook))
-            .map(|_| i)
     }
 }
 

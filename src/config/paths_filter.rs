@@ -67,7 +67,7 @@ impl PathFilter {
     /// Whether any of a call's paths passes, relative to `root`: the paths are made relative
     /// once per call (see [`CallPaths`]), not once per hook.
     pub fn matches_call(&self, call: &CallPaths<'_>, root: &Path) -> bool {
-        if call.root == root {
+        if call.root == root && call.prepared() {
             call.normalized
                 .iter()
                 .any(|c| self.passes_candidate(&Candidate::new(c)))
@@ -114,14 +114,28 @@ pub struct CallPaths<'a> {
 }
 
 impl<'a> CallPaths<'a> {
+    pub(crate) fn prepared(&self) -> bool {
+        self.normalized.len() == self.written.len()
+    }
+
     /// The call's paths in the form globs match (relative to `root` when under it).
     pub fn candidates(&self) -> Vec<Candidate<'_>> {
         self.normalized.iter().map(Candidate::new).collect()
     }
 
-    pub fn new(arguments: Option<&'a Map<String, Value>>, root: &'a Path) -> CallPaths<'a> {
+    /// `prepare`: make the paths relative to `root` now (when some hook has `paths`). Unprepared,
+    /// only [`PathFilter::matches_call`] with another root may be asked.
+    pub fn new(
+        arguments: Option<&'a Map<String, Value>>,
+        root: &'a Path,
+        prepare: bool,
+    ) -> CallPaths<'a> {
         let written = touched(arguments);
-        let normalized = written.iter().map(|p| normalize(root, p)).collect();
+        let normalized = if prepare {
+            written.iter().map(|p| normalize(root, p)).collect()
+        } else {
+            Vec::new()
+        };
         CallPaths {
             root,
             written,
