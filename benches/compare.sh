@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
-# Whole-process comparison: `ka-hooks run` vs a bare `sh -c true` vs lefthook, in ONE hyperfine run.
+# Whole-process comparison in ONE hyperfine run, every command as a ratio to a C floor
+# (benches/floor.c: posix_spawn `/bin/sh -c true` on three pipes, write the 1 KB payload, poll,
+# waitpid): `sh -c true`, `ka-hooks run` with no matching hook and with one trivial hook,
+# `ka-hooks claude` with one hook (a Claude Code PreToolUse payload on stdin), and lefthook.
 #
 #   bash benches/compare.sh
 #
 # Installs what it needs itself: lefthook from the npm registry into a temp dir, and hyperfine with
-# apt-get (the only global install, and only when hyperfine is missing). Builds ka-hooks in release.
-# Works as root, with CI=true and without stdin. Exits non-zero only when the setup fails; missed
-# targets are reported, not fatal.
+# apt-get (the only global install, and only when hyperfine is missing). A hyperfine without
+# `--input` (Debian 12 has 1.15) is complemented by `cargo install hyperfine` into the target dir,
+# cached there. Builds the floor with `cc -O2`, and ka-hooks in release twice: as
+# `cargo build --release` makes it (PIE), and static-pie (`-C target-feature=+crt-static`, see
+# benches/README.md) on a *-linux-gnu host. Works as root, with CI=true and without stdin. Exits
+# non-zero only when the setup fails; missed targets are reported, not fatal.
 #
 # Environment:
 #   LEFTHOOK_VERSION   npm version of lefthook to install (default 2.2.1)
+#   HYPERFINE_VERSION  crates.io version of hyperfine to build when the installed one has no
+#                      --input (default 1.20.0)
 #   KEEP_TMP=1         keep the scratch dir (its path is printed)
 #   HYPERFINE_ARGS     extra hyperfine arguments (e.g. "--min-runs 200")
 set -euo pipefail
 exec </dev/null
 
 LEFTHOOK_VERSION="${LEFTHOOK_VERSION:-2.2.1}"
+HYPERFINE_VERSION="${HYPERFINE_VERSION:-1.20.0}"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 say() { printf '==> %s\n' "$*" >&2; }
@@ -24,7 +33,7 @@ die() {
   exit 1
 }
 
-for tool in cargo python3 npm git; do
+for tool in cargo rustc cc python3 npm git; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool is required"
 done
 
@@ -37,6 +46,10 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+
+target_dir="$(cd "$repo" && cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')" ||
+  die "cargo metadata"
 
 # --- hyperfine ------------------------------------------------------------------------------
 if ! command -v hyperfine >/dev/null 2>&1; then
@@ -52,7 +65,21 @@ if ! command -v hyperfine >/dev/null 2>&1; then
   fi
 fi
 hyperfine --version >/dev/null 2>&1 || die "hyperfine does not run"
-say "$(hyperfine --version)"
+hyperfine=hyperfine
+# `--input FILE` (hyperfine >= 1.16) feeds the Claude payload to `ka-hooks claude` on stdin.
+if ! hyperfine --help 2>/dev/null | grep -q -- "--input"; then
+  hyperfine="$target_dir/compare-tools/bin/hyperfine"
+  if ! "$hyperfine" --help 2>/dev/null | grep -q -- "--input"; then
+    say "$(hyperfine --version) has no --input:" \
+      "cargo install hyperfine@$HYPERFINE_VERSION into $target_dir/compare-tools"
+    cargo install --quiet --locked --version "$HYPERFINE_VERSION" \
+      --root "$target_dir/compare-tools" hyperfine >"$tmp/hyperfine-install.log" 2>&1 || {
+      cat "$tmp/hyperfine-install.log" >&2
+      die "cargo install hyperfine@$HYPERFINE_VERSION"
+    }
+  fi
+fi
+say "$("$hyperfine" --version)"
 
 # --- lefthook (npm, into the temp dir) -------------------------------------------------------
 say "installing lefthook@$LEFTHOOK_VERSION from npm into $tmp/npm"
@@ -78,14 +105,62 @@ chmod +x "$lefthook"
 lefthook_version="$("$lefthook" version 2>&1)" || die "\`$lefthook version\` failed: $lefthook_version"
 say "lefthook $lefthook_version ($lefthook)"
 
-# --- ka-hooks (release) ----------------------------------------------------------------------
-say "cargo build --release"
-(cd "$repo" && cargo build --release --quiet) || die "cargo build --release"
-target_dir="$(cd "$repo" && cargo metadata --format-version 1 --no-deps |
-  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')" ||
-  die "cargo metadata"
-ka="$target_dir/release/ka-hooks"
-[ -x "$ka" ] || die "no binary at $ka"
+# --- the floor (cc -O2) ----------------------------------------------------------------------
+floor="$tmp/floor"
+cc -O2 -o "$floor" "$repo/benches/floor.c" >"$tmp/cc.log" 2>&1 || {
+  cat "$tmp/cc.log" >&2
+  die "cc -O2 benches/floor.c"
+}
+say "floor: $(cc --version | head -n 1), -O2 benches/floor.c"
+
+# --- ka-hooks (release: PIE, and static-pie) ------------------------------------------------
+say "cargo build --release --bin ka-hooks"
+(cd "$repo" && cargo build --release --quiet --bin ka-hooks) || die "cargo build --release"
+ka_pie="$target_dir/release/ka-hooks"
+[ -x "$ka_pie" ] || die "no binary at $ka_pie"
+host="$(rustc -vV | sed -n 's/^host: //p')"
+ka="$ka_pie"
+ka_label="ka-hooks"
+case "$host" in
+  *-linux-gnu)
+    # crt-static for the target only: with --target, RUSTFLAGS stay off build scripts and
+    # proc-macros, which cannot be static. A first build compiles every dependency again.
+    say "cargo build --release --target $host, -C target-feature=+crt-static (static-pie)"
+    (cd "$repo" && RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static" \
+      cargo build --release --quiet --target "$host" --bin ka-hooks) ||
+      die "cargo build --release --target $host (crt-static)"
+    ka="$target_dir/$host/release/ka-hooks"
+    [ -x "$ka" ] || die "no binary at $ka"
+    ka_label="ka-hooks static-pie"
+    ;;
+  *) say "host $host is not *-linux-gnu: timing the PIE build only" ;;
+esac
+
+# Both binaries keep the hardening that tests/hardening.rs checks on the debug build: ET_DYN
+# (PIE), PT_GNU_RELRO, BIND_NOW.
+python3 - "$ka_pie" "$ka" <<'EOF' || die "a ka-hooks binary lacks PIE or full RELRO"
+import struct, sys
+for path in dict.fromkeys(sys.argv[1:]):
+    data = open(path, "rb").read()
+    assert data[:4] == b"\x7fELF" and data[4:6] == b"\x02\x01", f"{path}: not a 64-bit LE ELF"
+    (e_type,) = struct.unpack_from("<H", data, 16)
+    (phoff,) = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    kinds, dynamic = [], {}
+    for i in range(phnum):
+        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+        kinds.append(p_type)
+        for at in range(p_offset, p_offset + p_filesz, 16) if p_type == 2 else ():
+            tag, val = struct.unpack_from("<qQ", data, at)
+            if tag == 0:
+                break
+            dynamic[tag] = val
+    now = dynamic.get(30, 0) & 0x8 or dynamic.get(0x6FFFFFFB, 0) & 0x1 or 24 in dynamic
+    assert e_type == 3, f"{path}: ELF type {e_type}, not ET_DYN: no PIE"
+    assert 0x6474E552 in kinds, f"{path}: no PT_GNU_RELRO"
+    assert now, f"{path}: no BIND_NOW: partial RELRO"
+    print(f"==> {path}: ET_DYN, PT_GNU_RELRO, BIND_NOW", file=sys.stderr)
+EOF
 
 # --- scratch project -------------------------------------------------------------------------
 # The ka hook lives in the user layer (KA_CONFIG_DIR), which needs no trust.
@@ -115,90 +190,107 @@ content = ("fn main() { println!(\"hello\"); }\n" * 40)[:1024]
 print(json.dumps({"arguments": {"path": "src/lib.rs", "content": content}}, separators=(",", ":")))
 ')"
 case "$input" in *"'"*) die "payload contains a single quote" ;; esac
+# Claude Code's PreToolUse payload for a Write of the same content, for `ka-hooks claude` (stdin).
+python3 - "$tmp/claude.json" "$tmp/project" <<'EOF' || die "writing the Claude payload"
+import json, sys
+content = ("fn main() { println!(\"hello\"); }\n" * 40)[:1024]
+path, cwd = sys.argv[1:3]
+payload = {
+    "session_id": "compare-sh",
+    "transcript_path": cwd + "/transcript.jsonl",
+    "cwd": cwd,
+    "permission_mode": "default",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Write",
+    "tool_input": {"file_path": cwd + "/src/lib.rs", "content": content},
+    "tool_use_id": "toolu_compare",
+}
+json.dump(payload, open(path, "w"), separators=(",", ":"))
+EOF
 
 # Check each command once before timing it: it must succeed and do what its label says.
-"$ka" run pre_tool_use --tool read --input "$input" --json >"$tmp/none.json" ||
-  die "ka-hooks run (no matching hook) failed"
-"$ka" run pre_tool_use --tool write --input "$input" --json >"$tmp/one.json" ||
-  die "ka-hooks run (one hook) failed"
-python3 - "$tmp/none.json" "$tmp/one.json" <<'EOF' || die "ka-hooks did not run the expected hooks"
+"$floor" "$input" || die "the floor failed"
+for bin in "$ka" "$ka_pie"; do
+  "$bin" run pre_tool_use --tool read --input "$input" --json >"$tmp/none.json" ||
+    die "$bin run (no matching hook) failed"
+  "$bin" run pre_tool_use --tool write --input "$input" --json >"$tmp/one.json" ||
+    die "$bin run (one hook) failed"
+  rm -f "$tmp/claude.log"
+  "$bin" --log "$tmp/claude.log" claude <"$tmp/claude.json" >"$tmp/claude.out" 2>&1 ||
+    die "$bin claude failed: $(cat "$tmp/claude.out")"
+  python3 - "$tmp/none.json" "$tmp/one.json" "$tmp/claude.log" <<'EOF' ||
 import json, sys
 none, one = (json.load(open(p)) for p in sys.argv[1:3])
 assert none["hooks"] == [], none
 assert [h["status"] for h in one["hooks"]] == ["ok"], one
+log = [json.loads(line) for line in open(sys.argv[3])]
+assert [(r["hook"], r["status"]) for r in log if r["kind"] == "hook"] == [("trivial", "ok")], log
 EOF
+    die "$bin did not run the expected hooks"
+done
 "$lefthook" run pre-commit >"$tmp/lefthook.out" 2>&1 || {
   cat "$tmp/lefthook.out" >&2
   die "lefthook run pre-commit failed"
 }
 
 # --- one hyperfine run -----------------------------------------------------------------------
-shell_args=()
-# `--shell=none` (hyperfine >= 1.13) runs the commands directly, without a shell in between.
-if hyperfine --help 2>/dev/null | grep -q -- "--shell=none"; then
-  shell_args=(--shell=none)
-else
-  say "this hyperfine has no --shell=none: timing through a shell (hyperfine subtracts its cost)"
-fi
+# `--shell=none` runs the commands directly, without a shell in between. `--input` applies to every
+# command: each gets the Claude payload on stdin, and only `ka-hooks claude` reads it (`run` takes
+# its payload from `--input`, the floor from its argument).
 q() { printf "'%s'" "$1"; } # single-quote for hyperfine's shell-words splitting
-names=("sh -c true" "ka-hooks no matching hook" "ka-hooks one hook" "lefthook run pre-commit")
-cmds=(
-  "sh -c true"
-  "$(q "$ka") run pre_tool_use --tool read --input $(q "$input")"
-  "$(q "$ka") run pre_tool_use --tool write --input $(q "$input")"
-  "$(q "$lefthook") run pre-commit"
-)
-hf=(hyperfine --warmup 20 "${shell_args[@]}" --style basic --export-json "$tmp/hyperfine.json")
+names=() cmds=()
+add() { names+=("$1") cmds+=("$2"); }
+add "floor (C)" "$(q "$floor") $(q "$input")"
+add "sh -c true" "sh -c true"
+add "$ka_label no matching hook" "$(q "$ka") run pre_tool_use --tool read --input $(q "$input")"
+add "$ka_label one hook" "$(q "$ka") run pre_tool_use --tool write --input $(q "$input")"
+add "$ka_label claude" "$(q "$ka") claude"
+if [ "$ka" != "$ka_pie" ]; then
+  add "ka-hooks PIE no matching hook" "$(q "$ka_pie") run pre_tool_use --tool read --input $(q "$input")"
+  add "ka-hooks PIE one hook" "$(q "$ka_pie") run pre_tool_use --tool write --input $(q "$input")"
+  add "ka-hooks PIE claude" "$(q "$ka_pie") claude"
+fi
+add "lefthook run pre-commit" "$(q "$lefthook") run pre-commit"
+hf=("$hyperfine" --warmup 20 --shell=none --input "$tmp/claude.json" --style basic
+  --export-json "$tmp/hyperfine.json")
 for i in "${!cmds[@]}"; do
   hf+=(-n "${names[$i]}" "${cmds[$i]}")
 done
 # shellcheck disable=SC2206 # HYPERFINE_ARGS is split on purpose
 hf+=(${HYPERFINE_ARGS:-})
-say "hyperfine (the 1 KB --input is elided from its report)"
+say "hyperfine (the 1 KB payload is elided from its report)"
 "${hf[@]}" >"$tmp/hyperfine.out" 2>&1 || {
   cat "$tmp/hyperfine.out" >&2
   die "hyperfine failed"
 }
 # The commands carry the 1 KB payload: show hyperfine's own report without it.
-sed -e "s/--input '[^']*'/--input <1KB>/g" -e "s/--input {[^ ]*/--input <1KB>/g" "$tmp/hyperfine.out"
+sed -e "s/--input '[^']*'/--input <1KB>/g" -e "s/--input {[^ ]*/--input <1KB>/g" \
+  -e "s/floor '[^']*'/floor <1KB>/g" -e "s/floor {[^ ]*/floor <1KB>/g" "$tmp/hyperfine.out"
 
 # --- table -----------------------------------------------------------------------------------
-python3 - "$tmp/hyperfine.json" <<'EOF'
+python3 - "$tmp/hyperfine.json" "$ka_label" <<'EOF'
 import json, sys
 
 results = json.load(open(sys.argv[1]))["results"]
+ka = sys.argv[2]
 by = {r["command"]: r for r in results}
-base = by["sh -c true"]["mean"]
-none = by["ka-hooks no matching hook"]["mean"]
-one = by["ka-hooks one hook"]["mean"]
-lefthook = by["lefthook run pre-commit"]["mean"]
+floor = by["floor (C)"]
 
 print()
-print(f"{'command':<28} {'mean':>10} {'± σ':>9} {'median':>10} {'min':>10} {'mean ×sh':>9} {'median ×sh':>11}")
-base_median = by["sh -c true"]["median"]
+print(f"{'command':<32} {'mean':>10} {'± σ':>9} {'median':>10} {'min':>10} {'mean ×floor':>12} {'median ×floor':>14}")
 for r in results:
     print(
-        f"{r['command']:<28} {r['mean'] * 1e3:8.3f}ms {r['stddev'] * 1e3:7.3f}ms "
-        f"{r['median'] * 1e3:8.3f}ms {r['min'] * 1e3:8.3f}ms {r['mean'] / base:8.2f}× "
-        f"{r['median'] / base_median:10.2f}×"
+        f"{r['command']:<32} {r['mean'] * 1e3:8.3f}ms {r['stddev'] * 1e3:7.3f}ms "
+        f"{r['median'] * 1e3:8.3f}ms {r['min'] * 1e3:8.3f}ms {r['mean'] / floor['mean']:11.2f}× "
+        f"{r['median'] / floor['median']:13.2f}×"
     )
-one_median = by["ka-hooks one hook"]["median"]
-lefthook_median = by["lefthook run pre-commit"]["median"]
-print(
-    f"{'lefthook / ka one hook':<28} {lefthook / one:8.2f}× (means), "
-    f"{lefthook_median / one_median:.2f}× (medians)"
-)
 print()
 
-def verdict(ok):
-    return "met" if ok else "MISSED"
-
-targets = [
-    ("ka one hook <= 2.8x sh -c true", one / base, one / base <= 2.8),
-    ("ka no matching hook <= 1.5x sh -c true", none / base, none / base <= 1.5),
-    ("ka one hook >= 6x faster than lefthook", lefthook / one, lefthook / one >= 6.0),
-]
-print("targets (on means; a shared machine inflates means, see the median columns):")
-for name, value, ok in targets:
-    print(f"  {name:<42} {value:6.2f}  {verdict(ok)}")
+targets = [(f"{ka} one hook", 1.25), (f"{ka} no matching hook", 0.85), (f"{ka} claude", 1.30)]
+print("targets, × the C floor (a shared machine inflates means: read the medians too):")
+for name, limit in targets:
+    mean = by[name]["mean"] / floor["mean"]
+    median = by[name]["median"] / floor["median"]
+    verdict = "met" if mean <= limit else "met on the median only" if median <= limit else "MISSED"
+    print(f"  {name + ' <= ' + format(limit, '.2f') + '×':<44} mean {mean:5.2f}×  median {median:5.2f}×  {verdict}")
 EOF
