@@ -87,8 +87,9 @@ fn protected(config: &Config, path: &Path) -> bool {
             .is_some_and(|d| d == paths::PROJECT_DIR);
     is_layer_file
         || path.file_name().is_some_and(|n| n == paths::PROJECT_DIR)
-        || config.protected.iter().any(|p| {
-            let p = paths::absolute(p);
-            path == p || path.starts_with(&p) && p.is_dir()
-        })
+        // `protected` holds absolute, resolved paths (made so at load).
+        || config
+            .protected
+            .iter()
+            .any(|p| path == p || path.starts_with(p) && p.is_dir())
 }

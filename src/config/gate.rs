@@ -345,7 +345,8 @@ fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
     out.extend(opts.paths.user_file());
     out.extend(opts.paths.managed_dir.clone());
     out.extend(opts.paths.data_dir.clone());
-    out
+    // Resolved once here, not on every call that `protect::check` looks at.
+    out.iter().map(|p| paths::absolute(p)).collect()
 }
 
 /// One project or local file as `ka-hooks trust` reviews it.

@@ -206,7 +206,8 @@ pub struct Config {
     /// What `check` and `doctor` say for the record: tool names read in another agent's
     /// spelling (`Write` matches ka's `write`).
     pub notes: Vec<String>,
-    /// The files and directories that hold ka's own configuration (see [`crate::protect`]).
+    /// The files and directories that hold ka's own configuration (see [`crate::protect`]),
+    /// absolute and resolved.
     pub protected: Vec<PathBuf>,
     /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).
     by_event: [Vec<usize>; Event::ALL.len()],
