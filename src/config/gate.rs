@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::discover::{self, GATED_FILES};
 use super::error::ConfigError;
 use super::hook::{Hook, Layer};
-use super::merge::{merge_errors, merge_hooks};
+use super::merge::{merge_hooks, own_errors};
 use super::parse::{parse_file, ParsedFile};
 use super::read::{self, Found};
 use super::settings::{layer_settings, Gate, StalePolicy};
@@ -326,29 +326,10 @@ fn check_text(l: &mut Loading, check_all: bool, layer: Layer, path: &Path, text:
 
 /// The errors only merging finds (a missing `event` or `command`, `tool` on a non-tool event),
 /// for `file` on top of the files loaded before it, whose entry names are `below`: each gated
-/// file is judged on its own, so its errors stay in its layer.
-///
-/// An entry named like an earlier one merges into that hook, whose errors belong to the earlier
-/// file; every other entry starts a hook of `file`'s own. So only those are merged (among
-/// themselves, by name) and validated: the work is linear in `file`, whatever loaded before.
+/// file is judged on its own, so its errors stay in its layer. Linear in `file`, whatever loaded
+/// before it (see [`own_errors`]).
 fn validate_alone(below: &HashSet<String>, file: &ParsedFile, errors: &mut Vec<ConfigError>) {
-    let own = ParsedFile {
-        layer: file.layer,
-        path: file.path.clone(),
-        root: file.root.clone(),
-        hooks: file
-            .hooks
-            .iter()
-            .filter(|(_, raw)| raw.name.as_ref().is_none_or(|n| !below.contains(&n.value)))
-            .cloned()
-            .collect(),
-        settings: None,
-    };
-    errors.extend(
-        merge_errors(vec![own])
-            .into_iter()
-            .filter(|e| e.file == file.path),
-    );
+    errors.extend(own_errors(file, below));
 }
 
 /// ka's own files: every root's layer files, the user file, the managed and data dirs.

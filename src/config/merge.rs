@@ -2,9 +2,9 @@
 //!
 //! Both passes are linear in the number of entries (maps by name and by handler), so a file of
 //! 10 000 hooks loads in about ten times the time of 1 000 (`cargo bench --bench loading`). The
-//! gate's validation of each project file ([`merge_errors`]) merges that file's own entries only.
+//! gate's validation of each project file ([`own_errors`]) looks at that file's own entries only.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use super::error::ConfigError;
@@ -31,10 +31,11 @@ pub(super) fn merge_hooks(
     errors: &mut Vec<ConfigError>,
     warnings: &mut Vec<String>,
 ) -> (Vec<Hook>, Vec<Deduplicated>) {
-    let mut hooks: Vec<Hook> = Vec::new();
+    let merged = by_name(files, warnings);
+    let mut hooks: Vec<Hook> = Vec::with_capacity(merged.len());
     let mut counts = [0usize; Event::ALL.len()];
-    for m in by_name(files, warnings) {
-        let (event, command, filter) = match validate(&m) {
+    for m in merged {
+        let (event, command, filter) = match validate(&m.raw, &m.source) {
             Ok(valid) => valid,
             Err(e) => {
                 errors.push(*e);
@@ -84,17 +85,46 @@ pub(super) fn merge_hooks(
     (hooks, deduplicated)
 }
 
-/// The errors [`merge_hooks`] would report for `files`, without building the hooks.
-pub(super) fn merge_errors(files: Vec<ParsedFile>) -> Vec<ConfigError> {
-    by_name(files, &mut Vec::new())
-        .iter()
-        .filter_map(|m| validate(m).err().map(|e| *e))
-        .collect()
+/// The errors [`merge_hooks`] would report for the hooks `file` starts, on top of files whose
+/// entry names are `below`, without building hooks or copying entries.
+///
+/// An entry named like an earlier one merges into that hook, whose errors belong to the earlier
+/// file; every other entry starts a hook of `file`'s own, merged with the later entries of its
+/// name in `file`. One pass, and a map of the names written more than once.
+pub(super) fn own_errors(file: &ParsedFile, below: &HashSet<String>) -> Vec<ConfigError> {
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, (_, raw)) in file.hooks.iter().enumerate() {
+        if let Some(name) = &raw.name {
+            by_name.entry(name.value.as_str()).or_default().push(i);
+        }
+    }
+    let mut errors = Vec::new();
+    for (i, (source, raw)) in file.hooks.iter().enumerate() {
+        let name = raw.name.as_ref().map(|n| n.value.as_str());
+        let same = name
+            .and_then(|n| by_name.get(n))
+            .map_or(&[][..], Vec::as_slice);
+        let result = match name {
+            Some(n) if below.contains(n) => continue,
+            // A later entry of the name was merged where the name first appeared.
+            _ if same.first().is_some_and(|&first| first != i) => continue,
+            _ if same.len() > 1 => {
+                let mut merged = raw.clone();
+                for &later in &same[1..] {
+                    merged.merge(file.hooks[later].1.clone());
+                }
+                validate(&merged, source)
+            }
+            _ => validate(raw, source),
+        };
+        errors.extend(result.err().map(|e| *e));
+    }
+    errors
 }
 
 /// Entries merged by name, in the order of their first definition: one map lookup per entry.
 fn by_name(files: Vec<ParsedFile>, warnings: &mut Vec<String>) -> Vec<Merged> {
-    let mut merged: Vec<Merged> = Vec::new();
+    let mut merged: Vec<Merged> = Vec::with_capacity(files.iter().map(|f| f.hooks.len()).sum());
     let mut by_name: HashMap<String, usize> = HashMap::new();
     for file in files {
         for (source, raw) in file.hooks {
@@ -139,9 +169,12 @@ fn by_name(files: Vec<ParsedFile>, warnings: &mut Vec<String>) -> Vec<Merged> {
     merged
 }
 
-/// A merged entry's event, command and filter, or the first error that keeps it from running.
-fn validate(m: &Merged) -> Result<(Event, String, ToolFilter), Box<ConfigError>> {
-    let Merged { raw, source, .. } = m;
+/// A merged entry's event, command and filter, or the first error that keeps it from running
+/// (reported at `source`, where the hook was first defined).
+fn validate(
+    raw: &RawHook,
+    source: &Source,
+) -> Result<(Event, String, ToolFilter), Box<ConfigError>> {
     let err = |key: &str, at: Option<(usize, usize)>, message: String, help: &str| ConfigError {
         file: source.file.clone(),
         line: Some(at.map_or(source.line, |a| a.0)),
@@ -301,4 +334,59 @@ fn dedupe(hooks: &mut Vec<Hook>) -> Vec<Deduplicated> {
         keep
     });
     deduplicated
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::config::parse::parse_file;
+
+    fn parsed(layer: Layer, path: &str, text: &str) -> ParsedFile {
+        let mut errors = Vec::new();
+        let file = parse_file(layer, Path::new(path), text, &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+        file
+    }
+
+    #[test]
+    fn own_errors_are_the_errors_of_merging_on_top_of_the_files_below() {
+        let below = parsed(
+            Layer::User,
+            "user.toml",
+            "[[hooks]]\nname = \"u\"\nevent = \"stop\"\ncommand = \"u\"\n",
+        );
+        let file = parsed(
+            Layer::Project,
+            "project.toml",
+            "[[hooks]]\nname = \"a\"\nevent = \"stop\"\n\
+             [[hooks]]\nname = \"b\"\nevent = \"stop\"\ntool = \"write\"\ncommand = \"b\"\n\
+             [[hooks]]\nname = \"a\"\ncommand = \"a\"\n\
+             [[hooks]]\nname = \"u\"\ntool = \"write\"\n\
+             [[hooks]]\nname = \"c\"\ntimeout = 3\n\
+             [[hooks]]\nevent = \"stop\"\n\
+             [[hooks]]\nname = \"c\"\nevent = \"pre_tool_use\"\n",
+        );
+        let names: HashSet<String> = ["u".to_owned()].into();
+        let own = own_errors(&file, &names);
+        let mut all = Vec::new();
+        merge_hooks(
+            vec![below, file],
+            &Settings::default(),
+            &mut all,
+            &mut Vec::new(),
+        );
+        let reference: Vec<ConfigError> = all
+            .into_iter()
+            .filter(|e| e.file == Path::new("project.toml"))
+            .collect();
+        assert_eq!(own, reference);
+        let keys: Vec<_> = own.iter().filter_map(|e| e.key.as_deref()).collect();
+        // `a` merges its two entries (no error); `u` belongs to the user file; `c` merges too.
+        assert_eq!(
+            keys,
+            ["hooks[1].tool", "hooks[4].command", "hooks[5].command"]
+        );
+    }
 }

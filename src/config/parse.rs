@@ -228,7 +228,10 @@ pub(super) fn parse_file(
         parsed.settings = parse_settings(&t, layer, settings.into_inner(), errors);
     }
     let mut compiled = Compiled::default();
-    for (index, entry) in raw.hooks.unwrap_or_default().into_iter().enumerate() {
+    let entries = raw.hooks.unwrap_or_default();
+    // Sized once: an entry is large, and growing by doubling copies them all again and again.
+    parsed.hooks.reserve_exact(entries.len());
+    for (index, entry) in entries.into_iter().enumerate() {
         let (line, _) = t.position(entry.span().start);
         let source = Source {
             layer,
@@ -401,12 +404,13 @@ fn parse_hook(
     for (key, value) in table {
         let key_span = key.span();
         let key = key.into_inner();
-        let path = format!("hooks[{index}].{key}");
+        // Only an error names the key path: most keys have none, so it is built on demand.
+        let path = || format!("hooks[{index}].{key}");
         let span = value.span();
         let pos = t.position(span.start);
         let value = value.into_inner();
         let mut fail = |message: String, help: Option<String>| {
-            errors.push(t.error(Some(span.clone()), Some(path.clone()), message, help));
+            errors.push(t.error(Some(span.clone()), Some(path()), message, help));
         };
         let expected = |what: &str| format!("expected {what}, got {}", type_name(&value));
         match key.as_str() {
@@ -585,7 +589,7 @@ fn parse_hook(
             },
             _ => errors.push(t.error(
                 Some(key_span),
-                Some(path.clone()),
+                Some(path()),
                 format!("unknown key `{key}`"),
                 Some(suggest_key(&key, HOOK_KEYS)),
             )),
