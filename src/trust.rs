@@ -27,7 +27,7 @@ use sha2::{Digest, Sha256};
 
 /// Largest store read: far above any real one, and a bound on what a crafted file can cost.
 const MAX_STORE_BYTES: u64 = 64 << 20;
-/// Largest reviewed file kept (the config files themselves are limited to 1 MiB).
+/// Largest reviewed file kept (the config files themselves are limited to 4 MiB).
 const MAX_REVIEWED_BYTES: u64 = 8 << 20;
 
 /// Whether a project file may load.

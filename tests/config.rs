@@ -610,3 +610,45 @@ fn a_later_matcher_replaces_an_earlier_tool_filter() {
     assert!(g.matches_tool(Some("edit")));
     assert!(!g.matches_tool(Some("write")));
 }
+
+/// `hooks = [{...}, ...]` with `n` distinct stop hooks on one line, then `tail` before the `]`.
+fn one_line_of_hooks(n: usize, tail: &str) -> String {
+    let entries: Vec<String> = (0..n)
+        .map(|i| format!("{{event=\"stop\",command=\"a{i}\"}}"))
+        .collect();
+    format!("hooks = [{}{tail}]\n", entries.join(","))
+}
+
+#[test]
+fn forty_thousand_hooks_on_one_line_all_load() {
+    // Over the old 1 MiB cap, under the 4 MiB one: every entry is a real, distinct hook.
+    let text = one_line_of_hooks(40_000, "");
+    assert!(text.len() > 1 << 20 && text.len() as u64 <= ka_hooks::config::MAX_CONFIG_BYTES);
+    let w = World::new();
+    w.user(&text);
+    let report = w.check();
+    assert!(report.errors.is_empty(), "{:?}", report.errors.first());
+    let config = report.config.expect("config");
+    assert_eq!(config.hooks.len(), 40_000);
+    assert!(config.deduplicated.is_empty());
+    assert_eq!(config.hooks[39_999].command, "a39999");
+}
+
+#[test]
+fn an_error_at_the_end_of_a_long_line_names_its_column_in_chars() {
+    // Multi-byte chars early on the line shift byte offsets, never char columns.
+    let text = one_line_of_hooks(
+        5_000,
+        ",{event=\"stop\",command=\"é\"},{event=\"nope\",command=\"b\"}",
+    );
+    let w = World::new();
+    w.user(&text);
+    let errors = w.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let e = &errors[0];
+    let byte = text.find("\"nope\"").expect("nope");
+    let column = text[..byte].chars().count() + 1;
+    assert_eq!(e.key.as_deref(), Some("hooks[5001].event"));
+    assert_eq!((e.line, e.column), (Some(1), Some(column)));
+    assert!(column < byte + 1, "the column counts chars, not bytes");
+}

@@ -212,7 +212,10 @@ fn broken_untrusted_files_never_disable_the_users_guard() {
         ),
         (
             "oversized",
-            Box::new(|f: &Path| fs::write(f, vec![b'#'; 2 << 20]).expect("w")),
+            Box::new(|f: &Path| {
+                let over = ka_hooks::config::MAX_CONFIG_BYTES as usize + 1;
+                fs::write(f, vec![b'#'; over]).expect("w")
+            }),
         ),
     ];
     for (what, make) in cases {

@@ -1,12 +1,13 @@
 //! The load itself: read every layer, judge each gated file against the trust store, parse what
 //! may run, merge, and add the fail-closed guards of changed or removed files.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::discover::{self, GATED_FILES};
 use super::error::ConfigError;
 use super::hook::{Hook, Layer};
-use super::merge::merge_hooks;
+use super::merge::{merge_hooks, own_errors};
 use super::parse::{parse_file, ParsedFile};
 use super::read::{self, Found};
 use super::settings::{layer_settings, Gate, StalePolicy};
@@ -23,7 +24,20 @@ struct Loading {
     layers: Vec<LayerFile>,
     untrusted: Vec<Untrusted>,
     parsed: Vec<ParsedFile>,
+    /// The entry names of `parsed`, for validating the next gated file on top of them.
+    names: HashSet<String>,
     tombstones: Vec<Hook>,
+}
+
+impl Loading {
+    fn push_parsed(&mut self, file: ParsedFile) {
+        self.names.extend(
+            file.hooks
+                .iter()
+                .filter_map(|(_, raw)| raw.name.as_ref().map(|n| n.value.clone())),
+        );
+        self.parsed.push(file);
+    }
 }
 
 /// Load every layer. With `check_all`, gated files that do not load are parsed too, and their
@@ -50,8 +64,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         for (layer, rel) in GATED_FILES {
             let judged = judge(root, rel, &store);
             // Each file is validated on top of what loaded before it (overrides by name).
-            let below = l.parsed.clone();
-            load_gated(&mut l, opts, &gate, &below, check_all, root, layer, judged);
+            load_gated(&mut l, opts, &gate, check_all, root, layer, judged);
         }
     }
 
@@ -62,6 +75,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         untrusted,
         parsed,
         tombstones,
+        ..
     } = l;
     let settings = layer_settings(&parsed, &opts.paths, &gate, &mut errors);
     let (mut hooks, deduplicated) = merge_hooks(parsed, &settings, &mut errors, &mut warnings);
@@ -134,7 +148,7 @@ fn load_ungated(l: &mut Loading, layer: Layer, path: &Path) {
         )),
         Found::Text { text, sha256 } => {
             let file = parse_file(layer, path, &text, &mut l.errors);
-            l.parsed.push(file);
+            l.push_parsed(file);
             l.layers.push(LayerFile {
                 layer,
                 file: path.to_path_buf(),
@@ -191,7 +205,6 @@ fn load_gated(
     l: &mut Loading,
     opts: &LoadOptions,
     gate: &Gate,
-    ungated: &[ParsedFile],
     check_all: bool,
     root: &Path,
     layer: Layer,
@@ -249,9 +262,9 @@ fn load_gated(
             let mut errors = Vec::new();
             let mut file = parse_file(layer, &path, text, &mut errors);
             file.root = Some(root.to_path_buf());
-            validate_alone(ungated, &file, &mut errors);
+            validate_alone(&l.names, &file, &mut errors);
             if errors.is_empty() {
-                l.parsed.push(file);
+                l.push_parsed(file);
             } else {
                 layer_file.state = LayerState::Invalid;
                 let why = format!(
@@ -286,7 +299,7 @@ fn load_gated(
             };
             l.tombstones.extend(guards);
             l.untrusted.push(skipped(state, what, count));
-            check_text(l, check_all, layer, &path, text, ungated);
+            check_text(l, check_all, layer, &path, text);
         }
         (state, _) => {
             let why = match &found {
@@ -298,42 +311,27 @@ fn load_gated(
                 why.map(|w| w.trim_start_matches(" — ").to_owned()),
                 0,
             ));
-            check_text(l, check_all, layer, &path, text, ungated);
+            check_text(l, check_all, layer, &path, text);
         }
     }
     l.layers.push(layer_file);
 }
 
-/// `check` reports every error of a file that does not load, as if it did (on top of `below`,
-/// the files loaded before it).
-fn check_text(
-    l: &mut Loading,
-    check_all: bool,
-    layer: Layer,
-    path: &Path,
-    text: Option<&str>,
-    ungated: &[ParsedFile],
-) {
+/// `check` reports every error of a file that does not load, as if it did (on top of the files
+/// loaded before it).
+fn check_text(l: &mut Loading, check_all: bool, layer: Layer, path: &Path, text: Option<&str>) {
     if let (true, Some(text)) = (check_all, text) {
         let file = parse_file(layer, path, text, &mut l.errors);
-        validate_alone(ungated, &file, &mut l.errors);
+        validate_alone(&l.names, &file, &mut l.errors);
     }
 }
 
 /// The errors only merging finds (a missing `event` or `command`, `tool` on a non-tool event),
-/// for `file` on top of the managed and user files: each gated file is judged on its own, so
-/// its errors stay in its layer.
-fn validate_alone(ungated: &[ParsedFile], file: &ParsedFile, errors: &mut Vec<ConfigError>) {
-    let mut files = ungated.to_vec();
-    files.push(file.clone());
-    let mut found = Vec::new();
-    merge_hooks(
-        files,
-        &super::Settings::default(),
-        &mut found,
-        &mut Vec::new(),
-    );
-    errors.extend(found.into_iter().filter(|e| e.file == file.path));
+/// for `file` on top of the files loaded before it, whose entry names are `below`: each gated
+/// file is judged on its own, so its errors stay in its layer. Linear in `file`, whatever loaded
+/// before it (see [`own_errors`]).
+fn validate_alone(below: &HashSet<String>, file: &ParsedFile, errors: &mut Vec<ConfigError>) {
+    errors.extend(own_errors(file, below));
 }
 
 /// ka's own files: every root's layer files, the user file, the managed and data dirs.
@@ -399,7 +397,7 @@ pub fn review_files(opts: &LoadOptions, store: &TrustStore) -> Vec<Reviewed> {
 pub fn file_commands(layer: Layer, path: &Path, text: &str) -> (Vec<String>, Vec<ConfigError>) {
     let mut errors = Vec::new();
     let file = parse_file(layer, path, text, &mut errors);
-    validate_alone(&[], &file, &mut errors);
+    validate_alone(&HashSet::new(), &file, &mut errors);
     let commands = file
         .hooks
         .iter()

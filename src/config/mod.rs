@@ -5,7 +5,7 @@
 //!    filesystem root down to the working directory that holds a `.ka/` folder or has trust
 //!    records (so a deleted `.ka/` is still seen), outermost first. An inner `.ka/` adds layers;
 //!    it never hides an outer one.
-//! 2. **Read and judge** ([`read`], [`gate`]): each file is read once (regular file, 1 MiB,
+//! 2. **Read and judge** ([`read`], [`gate`]): each file is read once (regular file, 4 MiB,
 //!    UTF-8; a project file must stay inside its project). The same bytes are hashed for the trust
 //!    gate and parsed. A gated file loads only when its record matches its bytes and the scripts
 //!    its hooks run ([`scripts`]).

@@ -1,6 +1,6 @@
 //! One layer file's text into entries, with `file:line:column` errors for every problem.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -188,6 +188,15 @@ fn type_name(v: &toml::Value) -> &'static str {
     }
 }
 
+/// The filters a file compiled so far, by what was written: a file that repeats
+/// `matcher = "Edit|Write"` or `tool = "mcp__*"` on every hook compiles each once (a compiled
+/// regex or glob set is shared, not copied, by a clone).
+#[derive(Default)]
+struct Compiled {
+    tools: HashMap<Vec<String>, ToolFilter>,
+    matchers: HashMap<String, ToolFilter>,
+}
+
 pub(super) fn parse_file(
     layer: Layer,
     path: &Path,
@@ -218,7 +227,11 @@ pub(super) fn parse_file(
     if let Some(settings) = raw.hook_settings {
         parsed.settings = parse_settings(&t, layer, settings.into_inner(), errors);
     }
-    for (index, entry) in raw.hooks.unwrap_or_default().into_iter().enumerate() {
+    let mut compiled = Compiled::default();
+    let entries = raw.hooks.unwrap_or_default();
+    // Sized once: an entry is large, and growing by doubling copies them all again and again.
+    parsed.hooks.reserve_exact(entries.len());
+    for (index, entry) in entries.into_iter().enumerate() {
         let (line, _) = t.position(entry.span().start);
         let source = Source {
             layer,
@@ -226,7 +239,7 @@ pub(super) fn parse_file(
             index,
             line,
         };
-        if let Some(hook) = parse_hook(&t, index, entry.into_inner(), errors) {
+        if let Some(hook) = parse_hook(&t, index, entry.into_inner(), &mut compiled, errors) {
             parsed.hooks.push((source, hook));
         }
     }
@@ -383,6 +396,7 @@ fn parse_hook(
     t: &Text<'_>,
     index: usize,
     table: SpannedTable,
+    compiled: &mut Compiled,
     errors: &mut Vec<ConfigError>,
 ) -> Option<RawHook> {
     let before = errors.len();
@@ -390,12 +404,13 @@ fn parse_hook(
     for (key, value) in table {
         let key_span = key.span();
         let key = key.into_inner();
-        let path = format!("hooks[{index}].{key}");
+        // Only an error names the key path: most keys have none, so it is built on demand.
+        let path = || format!("hooks[{index}].{key}");
         let span = value.span();
         let pos = t.position(span.start);
         let value = value.into_inner();
         let mut fail = |message: String, help: Option<String>| {
-            errors.push(t.error(Some(span.clone()), Some(path.clone()), message, help));
+            errors.push(t.error(Some(span.clone()), Some(path()), message, help));
         };
         let expected = |what: &str| format!("expected {what}, got {}", type_name(&value));
         match key.as_str() {
@@ -436,9 +451,15 @@ fn parse_hook(
                         "a tool name is empty".into(),
                         Some("list tool names or globs, such as `tool = [\"write\", \"mcp__*\"]`; remove `tool` to match every tool".into()),
                     ),
-                    Some(names) => match compile_tools(names) {
-                        Ok(filter) => hook.tool = Some(At::new(filter, pos)),
-                        Err(e) => fail(format!("invalid glob: {e}"), None),
+                    Some(names) => match compiled.tools.get(&names) {
+                        Some(filter) => hook.tool = Some(At::new(filter.clone(), pos)),
+                        None => match compile_tools(names.clone()) {
+                            Ok(filter) => {
+                                compiled.tools.insert(names, filter.clone());
+                                hook.tool = Some(At::new(filter, pos));
+                            }
+                            Err(e) => fail(format!("invalid glob: {e}"), None),
+                        },
                     },
                     None => fail(
                         expected("a tool name or an array of tool names"),
@@ -447,13 +468,23 @@ fn parse_hook(
                 }
             }
             "matcher" => match value.as_str() {
-                Some(s) => match compile_matcher(s) {
-                    Ok(filter) => hook.matcher = Some(At::new(filter, pos)),
-                    Err(e) => fail(
-                        format!("invalid matcher regex: {e}"),
-                        Some("write an exact list such as `Edit|Write`, or a valid regex".into()),
-                    ),
-                },
+                Some(s) => {
+                    let filter = match compiled.matchers.get(s) {
+                        Some(filter) => Ok(filter.clone()),
+                        None => compile_matcher(s).inspect(|filter| {
+                            compiled.matchers.insert(s.to_owned(), filter.clone());
+                        }),
+                    };
+                    match filter {
+                        Ok(filter) => hook.matcher = Some(At::new(filter, pos)),
+                        Err(e) => fail(
+                            format!("invalid matcher regex: {e}"),
+                            Some(
+                                "write an exact list such as `Edit|Write`, or a valid regex".into(),
+                            ),
+                        ),
+                    }
+                }
                 None => fail(expected("a string (Claude Code matcher)"), None),
             },
             "command" => match value.as_str() {
@@ -558,7 +589,7 @@ fn parse_hook(
             },
             _ => errors.push(t.error(
                 Some(key_span),
-                Some(path.clone()),
+                Some(path()),
                 format!("unknown key `{key}`"),
                 Some(suggest_key(&key, HOOK_KEYS)),
             )),

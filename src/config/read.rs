@@ -1,4 +1,4 @@
-//! Reading one layer file: a regular file, at most 1 MiB, UTF-8, and for a project layer, a file
+//! Reading one layer file: a regular file, at most 4 MiB, UTF-8, and for a project layer, a file
 //! whose real path stays inside its project.
 //!
 //! The bytes read here are the bytes hashed for the trust gate and the bytes parsed, so a file
@@ -8,8 +8,10 @@
 use std::io::Read as _;
 use std::path::Path;
 
-/// Largest layer file read.
-pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+/// Largest layer file read: 4 MiB. Far above a hand-written file, room for a generated one
+/// (40 000 one-line entries, or some 25 000 multi-line `[[hooks]]` tables; loading is linear),
+/// and a bound on what a crafted file can cost each load.
+pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
 
 /// One layer file as found.
 #[derive(Debug)]
@@ -87,7 +89,7 @@ fn read(path: &Path, follow: bool) -> Found {
     }
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Found::Refused(format!(
-            "is larger than {MAX_CONFIG_BYTES} bytes (1 MiB); a hook file is never that large"
+            "is larger than {MAX_CONFIG_BYTES} bytes (4 MiB); a hook file is never that large"
         ));
     }
     let sha256 = crate::trust::content_hash(&bytes);

@@ -7,6 +7,7 @@
 //! re-hashed on every load. What this cannot see is said by [`Coverage::uncovered`]: programs on
 //! `PATH`, files outside the project, and whatever a script itself goes on to run.
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 use crate::trust::{content_hash, ScriptRecord};
@@ -119,15 +120,25 @@ fn looks_like_a_file(word: &str) -> bool {
         .any(|ext| word.ends_with(ext))
 }
 
-/// The coverage of `commands` run in `root` (canonical).
+/// The coverage of `commands` run in `root` (canonical). Each distinct path is resolved and
+/// hashed once, however many hooks name it (a file of 10 000 hooks running one guard script
+/// reads it once).
 pub fn coverage<'a>(root: &Path, commands: impl IntoIterator<Item = &'a str>) -> Coverage {
     let mut out = Coverage::default();
+    let mut hashed: HashMap<String, Option<String>> = HashMap::new();
     for command in commands {
         for word in words(command) {
             match inside(root, &word) {
                 Some(rel) => {
                     let rel = rel.to_string_lossy().into_owned();
-                    let sha256 = script_hash(root, &rel);
+                    let sha256 = match hashed.get(&rel) {
+                        Some(known) => known.clone(),
+                        None => {
+                            let now = script_hash(root, &rel);
+                            hashed.insert(rel.clone(), now.clone());
+                            now
+                        }
+                    };
                     if sha256.is_none() && looks_like_a_file(&word) {
                         out.uncovered.push(format!(
                             "{}: no such file in the project now (creating it untrusts the file)",
