@@ -159,13 +159,19 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     outcome.untrusted = config.untrusted.clone();
     outcome.diagnostics.extend(config.warnings.iter().cloned());
 
+    // The payload's `cwd`, else the process's: worked out once (a `getcwd` each time otherwise).
+    let fallback_cell = std::cell::OnceCell::new();
     let cwd_fallback = || {
-        payload
-            .get("cwd")
-            .and_then(Value::as_str)
-            .map(PathBuf::from)
-            .or_else(|| std::env::current_dir().ok())
-            .unwrap_or_else(|| PathBuf::from("/"))
+        fallback_cell
+            .get_or_init(|| {
+                payload
+                    .get("cwd")
+                    .and_then(Value::as_str)
+                    .map(PathBuf::from)
+                    .or_else(|| std::env::current_dir().ok())
+                    .unwrap_or_else(|| PathBuf::from("/"))
+            })
+            .clone()
     };
     // `paths` and `if` are checked in-process: a hook that does not match is never spawned.
     let root = config.project_root.clone().unwrap_or_else(cwd_fallback);
