@@ -527,3 +527,63 @@ fn stale_skip_in_the_user_file_restores_skipping() {
     p.user("[hook_settings]\nstale = \"skip\"\n");
     write_call(&p, &p.root).code(0);
 }
+
+/// A project file that loads without review (under `trusted_roots`, or with `--trust`) overrides
+/// a user hook by name with a key that breaks it (`tool` on a `stop` hook). The broken hook is
+/// the project file's error: that file is skipped, and the user's own guard still blocks, in
+/// `ka-hooks run` and through the Claude adapter (which fails open on a failed load).
+#[test]
+fn a_project_override_that_breaks_a_user_hook_cannot_switch_the_users_guards_off() {
+    let p = Project::new();
+    let user = format!(
+        "[hook_settings]\ntrusted_roots = [{:?}]\n\n\
+         [[hooks]]\nname = \"user-guard\"\nevent = \"pre_tool_use\"\ntool = \"write\"\n\
+         command = \"echo 'user guard: no writes' >&2; exit 2\"\n\n\
+         [[hooks]]\nname = \"notify\"\nevent = \"stop\"\ncommand = \"true\"\n",
+        p.base.display().to_string()
+    );
+    p.user(&user);
+    p.project("[[hooks]]\nname = \"notify\"\ntool = \"write\"\n");
+    let out = write_call(&p, &p.root).code(2).get_output().stdout.clone();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("user guard: no writes"), "{text}");
+    // The same with `--trust` instead of a trusted root.
+    p.write_user_toml(&user.replacen("trusted_roots", "# trusted_roots", 1));
+    p.cli()
+        .args([
+            "--trust",
+            "run",
+            "pre_tool_use",
+            "--tool",
+            "write",
+            "--input",
+        ])
+        .arg(r#"{"arguments":{"path":"README.md","content":"x"}}"#)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("user guard: no writes"));
+    p.write_user_toml(&user);
+    let payload = json!({
+        "session_id": "s", "cwd": p.root, "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": p.root.join("README.md"), "content": "x"},
+    });
+    let out = p
+        .cli()
+        .arg("claude")
+        .write_stdin(payload.to_string())
+        .output()
+        .expect("ka-hooks claude");
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("a JSON answer");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{answer:#}"
+    );
+    // `check` files the error under the project file, at the overriding entry.
+    p.cli()
+        .arg("check")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            ".ka/ka.toml:1: `hooks[0]`: this entry overrides `notify`",
+        ));
+}

@@ -1,13 +1,13 @@
 //! The load itself: read every layer, judge each gated file against the trust store, parse what
 //! may run, merge, and add the fail-closed guards of changed or removed files.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::discover::{self, GATED_FILES};
 use super::error::ConfigError;
 use super::hook::{Hook, Layer};
-use super::merge::{merge_hooks, own_errors};
+use super::merge::{merge_hooks, own_errors, Below};
 use super::parse::{parse_file, ParsedFile};
 use super::read::{self, Found};
 use super::settings::{layer_settings, Gate, StalePolicy};
@@ -24,19 +24,31 @@ struct Loading {
     layers: Vec<LayerFile>,
     untrusted: Vec<Untrusted>,
     parsed: Vec<ParsedFile>,
-    /// The entry names of `parsed`, for validating the next gated file on top of them.
-    names: HashSet<String>,
+    /// Where each entry name of `parsed` is written (file, entry), for validating the next gated
+    /// file on top of them.
+    names: HashMap<String, Vec<(usize, usize)>>,
     tombstones: Vec<Hook>,
 }
 
 impl Loading {
     fn push_parsed(&mut self, file: ParsedFile) {
-        self.names.extend(
-            file.hooks
-                .iter()
-                .filter_map(|(_, raw)| raw.name.as_ref().map(|n| n.value.clone())),
-        );
+        let f = self.parsed.len();
+        for (e, (_, raw)) in file.hooks.iter().enumerate() {
+            if let Some(name) = &raw.name {
+                self.names
+                    .entry(name.value.clone())
+                    .or_default()
+                    .push((f, e));
+            }
+        }
         self.parsed.push(file);
+    }
+
+    fn below(&self) -> Below<'_> {
+        Below {
+            names: &self.names,
+            files: &self.parsed,
+        }
     }
 }
 
@@ -262,7 +274,7 @@ fn load_gated(
             let mut errors = Vec::new();
             let mut file = parse_file(layer, &path, text, &mut errors);
             file.root = Some(root.to_path_buf());
-            validate_alone(&l.names, &file, &mut errors);
+            validate_alone(&l.below(), &file, &mut errors);
             if errors.is_empty() {
                 l.push_parsed(file);
             } else {
@@ -322,15 +334,16 @@ fn load_gated(
 fn check_text(l: &mut Loading, check_all: bool, layer: Layer, path: &Path, text: Option<&str>) {
     if let (true, Some(text)) = (check_all, text) {
         let file = parse_file(layer, path, text, &mut l.errors);
-        validate_alone(&l.names, &file, &mut l.errors);
+        let errors = own_errors(&file, &l.below());
+        l.errors.extend(errors);
     }
 }
 
 /// The errors only merging finds (a missing `event` or `command`, `tool` on a non-tool event),
-/// for `file` on top of the files loaded before it, whose entry names are `below`: each gated
-/// file is judged on its own, so its errors stay in its layer. Linear in `file`, whatever loaded
-/// before it (see [`own_errors`]).
-fn validate_alone(below: &HashSet<String>, file: &ParsedFile, errors: &mut Vec<ConfigError>) {
+/// for `file` on top of the files loaded before it (`below`): each gated file is judged on its
+/// own, so its errors stay in its layer, and an override that would break a hook below is this
+/// file's error, never the hook's own file's. Linear in `file` (see [`own_errors`]).
+fn validate_alone(below: &Below<'_>, file: &ParsedFile, errors: &mut Vec<ConfigError>) {
     errors.extend(own_errors(file, below));
 }
 
@@ -397,7 +410,12 @@ pub fn review_files(opts: &LoadOptions, store: &TrustStore) -> Vec<Reviewed> {
 pub fn file_commands(layer: Layer, path: &Path, text: &str) -> (Vec<String>, Vec<ConfigError>) {
     let mut errors = Vec::new();
     let file = parse_file(layer, path, text, &mut errors);
-    validate_alone(&HashSet::new(), &file, &mut errors);
+    let nothing = HashMap::new();
+    let below = Below {
+        names: &nothing,
+        files: &[],
+    };
+    validate_alone(&below, &file, &mut errors);
     let commands = file
         .hooks
         .iter()

@@ -4,7 +4,7 @@
 //! 10 000 hooks loads in about ten times the time of 1 000 (`cargo bench --bench loading`). The
 //! gate's validation of each project file ([`own_errors`]) looks at that file's own entries only.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::error::ConfigError;
@@ -85,13 +85,45 @@ pub(super) fn merge_hooks(
     (hooks, deduplicated)
 }
 
-/// The errors [`merge_hooks`] would report for the hooks `file` starts, on top of files whose
-/// entry names are `below`, without building hooks or copying entries.
+/// The files loaded before a gated file, with where each entry name is written in them.
+pub(super) struct Below<'a> {
+    pub names: &'a HashMap<String, Vec<(usize, usize)>>,
+    pub files: &'a [ParsedFile],
+}
+
+impl Below<'_> {
+    fn contains(&self, name: &str) -> bool {
+        self.names.contains_key(name)
+    }
+
+    /// The hook named `name` as the files below make it: where it was first defined, and its
+    /// entries merged as [`merge_hooks`] merges them (a managed hook takes no other layer's).
+    fn merged(&self, name: &str) -> Option<(&Source, RawHook)> {
+        let mut entries = self
+            .names
+            .get(name)?
+            .iter()
+            .filter_map(|&(f, e)| self.files.get(f)?.hooks.get(e));
+        let (first, raw) = entries.next()?;
+        let mut merged = raw.clone();
+        for (source, raw) in entries {
+            if first.layer != Layer::Managed || source.layer == Layer::Managed {
+                merged.merge(raw.clone());
+            }
+        }
+        Some((first, merged))
+    }
+}
+
+/// The errors [`merge_hooks`] would report for the hooks `file` starts or changes, on top of the
+/// files `below`, without building hooks.
 ///
-/// An entry named like an earlier one merges into that hook, whose errors belong to the earlier
-/// file; every other entry starts a hook of `file`'s own, merged with the later entries of its
-/// name in `file`. One pass, and a map of the names written more than once.
-pub(super) fn own_errors(file: &ParsedFile, below: &HashSet<String>) -> Vec<ConfigError> {
+/// Every entry that starts a hook of `file`'s own is merged with the later entries of its name in
+/// `file` and validated. An entry named like a hook below merges into it: the merged hook is
+/// validated too, and what breaks it is `file`'s error (at the overriding entry), so that a
+/// project file can never make the user's own file fail to load (a hostile override would
+/// otherwise switch off every guard). One pass, and a map of the names written more than once.
+pub(super) fn own_errors(file: &ParsedFile, below: &Below<'_>) -> Vec<ConfigError> {
     let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
     for (i, (_, raw)) in file.hooks.iter().enumerate() {
         if let Some(name) = &raw.name {
@@ -105,7 +137,15 @@ pub(super) fn own_errors(file: &ParsedFile, below: &HashSet<String>) -> Vec<Conf
             .and_then(|n| by_name.get(n))
             .map_or(&[][..], Vec::as_slice);
         let result = match name {
-            Some(n) if below.contains(n) => continue,
+            Some(n) if below.contains(n) => {
+                if same.first().is_some_and(|&first| first != i) {
+                    continue;
+                }
+                match override_errors(file, below, n, same, source) {
+                    Some(e) => Err(e),
+                    None => continue,
+                }
+            }
             // A later entry of the name was merged where the name first appeared.
             _ if same.first().is_some_and(|&first| first != i) => continue,
             _ if same.len() > 1 => {
@@ -120,6 +160,45 @@ pub(super) fn own_errors(file: &ParsedFile, below: &HashSet<String>) -> Vec<Conf
         errors.extend(result.err().map(|e| *e));
     }
     errors
+}
+
+/// The error of the entries of `file` named `name` (at `same`) merged over the hook of that name
+/// below, at the first of them; `None` when the merged hook is valid or is managed (then the
+/// entries are ignored, with a warning, by [`merge_hooks`]).
+fn override_errors(
+    file: &ParsedFile,
+    below: &Below<'_>,
+    name: &str,
+    same: &[usize],
+    at: &Source,
+) -> Option<Box<ConfigError>> {
+    let (first, mut merged) = below.merged(name)?;
+    if first.layer == Layer::Managed && file.layer != Layer::Managed {
+        return None;
+    }
+    for &j in same {
+        merged.merge(file.hooks[j].1.clone());
+    }
+    let e = validate(&merged, first).err()?;
+    Some(Box::new(ConfigError {
+        file: at.file.clone(),
+        line: Some(at.line),
+        column: None,
+        key: Some(format!("hooks[{}]", at.index)),
+        message: format!(
+            "this entry overrides `{}` of {}:{}, and the hook it makes is invalid: {}{}",
+            crate::terminal::escape(name),
+            crate::terminal::escape_path(&first.file),
+            first.line,
+            e.key.map(|k| format!("`{k}`: ")).unwrap_or_default(),
+            e.message
+        ),
+        help: Some(format!(
+            "{} (the override is this file's; the hook's own file stays as it is)",
+            e.help
+                .unwrap_or_else(|| "fix or remove the override".to_owned())
+        )),
+    }))
 }
 
 /// Entries merged by name, in the order of their first definition: one map lookup per entry.
@@ -368,8 +447,16 @@ mod tests {
              [[hooks]]\nevent = \"stop\"\n\
              [[hooks]]\nname = \"c\"\nevent = \"pre_tool_use\"\n",
         );
-        let names: HashSet<String> = ["u".to_owned()].into();
-        let own = own_errors(&file, &names);
+        let names: HashMap<String, Vec<(usize, usize)>> = [("u".to_owned(), vec![(0, 0)])].into();
+        let files = [below];
+        let own = own_errors(
+            &file,
+            &Below {
+                names: &names,
+                files: &files,
+            },
+        );
+        let [below] = files;
         let mut all = Vec::new();
         merge_hooks(
             vec![below, file],
@@ -377,13 +464,26 @@ mod tests {
             &mut all,
             &mut Vec::new(),
         );
-        let reference: Vec<ConfigError> = all
+        // Merging files the override's error under the user file (where `u` was defined);
+        // `own_errors` files it under the project file, at the overriding entry.
+        let (user, project): (Vec<ConfigError>, Vec<ConfigError>) = all
             .into_iter()
-            .filter(|e| e.file == Path::new("project.toml"))
-            .collect();
-        assert_eq!(own, reference);
-        let keys: Vec<_> = own.iter().filter_map(|e| e.key.as_deref()).collect();
-        // `a` merges its two entries (no error); `u` belongs to the user file; `c` merges too.
+            .partition(|e| e.file == Path::new("user.toml"));
+        assert_eq!(user.len(), 1, "{user:?}");
+        let (overrides, rest): (Vec<ConfigError>, Vec<ConfigError>) = own
+            .into_iter()
+            .partition(|e| e.message.contains("overrides `u`"));
+        assert_eq!(rest, project);
+        assert_eq!(overrides.len(), 1, "{overrides:?}");
+        assert_eq!(overrides[0].file, Path::new("project.toml"));
+        assert_eq!(overrides[0].key.as_deref(), Some("hooks[3]"));
+        assert!(
+            overrides[0].message.contains(&user[0].message),
+            "{:?}",
+            overrides[0]
+        );
+        let keys: Vec<_> = rest.iter().filter_map(|e| e.key.as_deref()).collect();
+        // `a` merges its two entries (no error); `c` merges too.
         assert_eq!(
             keys,
             ["hooks[1].tool", "hooks[4].command", "hooks[5].command"]
