@@ -129,6 +129,7 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
     let data_dir = opts.paths.data_dir.clone().ok_or_else(|| {
         "no data directory: set KA_DATA_DIR to where ka-hooks may keep its trust store".to_owned()
     })?;
+    let mut base = config::ReviewBase::new(opts);
     let mut pending = Vec::new();
     let mut review = String::new();
     for f in files {
@@ -150,12 +151,14 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
             }
             Ok(Some(text)) if f.status == TrustStatus::Trusted => {
                 let _ = writeln!(review, "{}: already trusted, unchanged", label(f));
-                let _ = text;
+                // Later files may override its hooks by name.
+                let _ = base.file_commands(f.layer, &f.path, text);
             }
             Ok(Some(text)) => {
-                let (commands, errors) = config::file_commands(f.layer, &f.path, text);
+                let (commands, errors) = base.file_commands(f.layer, &f.path, text);
                 if !errors.is_empty() {
-                    let list: Vec<String> = errors.iter().map(|e| format!("error: {e}")).collect();
+                    // The caller says `error: ` once, before the first.
+                    let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
                     return Err(format!(
                         "{}\n{} has errors; fix them (see `ka-hooks check`) before trusting it",
                         list.join("\n"),
@@ -216,10 +219,11 @@ pub fn record_current(opts: &LoadOptions) -> Result<(), String> {
     let data_dir = opts.paths.data_dir.clone().ok_or("no data directory")?;
     let store = TrustStore::load(opts.paths.trust_file().as_deref()).map_err(|e| e.to_string())?;
     let files = review_files(opts, &store);
+    let mut base = config::ReviewBase::new(opts);
     let mut pending = Vec::new();
     for f in &files {
         if let Ok(Some(text)) = &f.text {
-            let (commands, _) = config::file_commands(f.layer, &f.path, text);
+            let (commands, _) = base.file_commands(f.layer, &f.path, text);
             pending.push(Pending {
                 file: f,
                 bytes: text.as_bytes().to_vec(),

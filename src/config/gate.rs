@@ -406,20 +406,49 @@ pub fn review_files(opts: &LoadOptions, store: &TrustStore) -> Vec<Reviewed> {
 }
 
 /// The commands of a file's entries (for trust's script coverage), and its errors as `check`
-/// reports them.
+/// reports them, for the file alone.
 pub fn file_commands(layer: Layer, path: &Path, text: &str) -> (Vec<String>, Vec<ConfigError>) {
-    let mut errors = Vec::new();
-    let file = parse_file(layer, path, text, &mut errors);
-    let nothing = HashMap::new();
-    let below = Below {
-        names: &nothing,
-        files: &[],
-    };
-    validate_alone(&below, &file, &mut errors);
-    let commands = file
-        .hooks
-        .iter()
-        .filter_map(|(_, raw)| raw.command.as_ref().map(|c| c.value.clone()))
-        .collect();
-    (commands, errors)
+    ReviewBase::default().file_commands(layer, path, text)
+}
+
+/// What the files a review judges are validated on top of: the managed and user files, then each
+/// reviewed file in reading order. So an entry that only overrides a hook by name
+/// (`name = "fmt"`, `enabled = false` in `.ka/ka.local.toml`) is judged with the hook it
+/// overrides, as loading judges it, and can be trusted.
+#[derive(Default)]
+pub struct ReviewBase {
+    l: Loading,
+}
+
+impl ReviewBase {
+    /// The managed and user files of `opts` (their own errors are `check`'s to report).
+    pub fn new(opts: &LoadOptions) -> ReviewBase {
+        let mut l = Loading::default();
+        for (layer, path) in discover::ungated(&opts.paths) {
+            load_ungated(&mut l, layer, &path);
+        }
+        ReviewBase { l }
+    }
+
+    /// The commands and errors of one file on top of what came before it; the file then counts
+    /// as below the next one.
+    pub fn file_commands(
+        &mut self,
+        layer: Layer,
+        path: &Path,
+        text: &str,
+    ) -> (Vec<String>, Vec<ConfigError>) {
+        let mut errors = Vec::new();
+        let file = parse_file(layer, path, text, &mut errors);
+        validate_alone(&self.l.below(), &file, &mut errors);
+        let commands = file
+            .hooks
+            .iter()
+            .filter_map(|(_, raw)| raw.command.as_ref().map(|c| c.value.clone()))
+            .collect();
+        if errors.is_empty() {
+            self.l.push_parsed(file);
+        }
+        (commands, errors)
+    }
 }
