@@ -280,12 +280,19 @@ fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
     command
         .arg("-c")
         .arg(hook.command)
-        .current_dir(hook.cwd)
         .envs(hook.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    // std spawns with posix_spawn (a vfork: our page tables are not copied) only when posix_spawn
+    // can do every step. A working directory needs glibc's `posix_spawn_file_actions_addchdir_np`,
+    // which std looks up at run time (dlsym): a static build never finds it and falls back to a
+    // full fork. A hook that runs in our own working directory (the usual case) needs no chdir.
+    // Nothing in ka-hooks changes its working directory, so it cannot change before the spawn.
+    if !is_current_dir(hook.cwd) {
+        command.current_dir(hook.cwd);
+    }
     command.spawn().map_err(|err| {
         // The io error alone ("No such file or directory") does not say whether the shell or the
         // directory is missing.
@@ -297,6 +304,11 @@ fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
             err.to_string()
         }
     })
+}
+
+/// `dir` is, by path, the working directory of this process (a directory that exists then).
+fn is_current_dir(dir: &Path) -> bool {
+    dir.is_absolute() && std::env::current_dir().is_ok_and(|cwd| cwd == dir)
 }
 
 #[cfg(target_os = "linux")]

@@ -106,7 +106,7 @@ pub(super) fn run(
     };
     let mut stdout = Output::new(child.stdout.take(), STDOUT_CAP);
     let mut stderr = Output::new(child.stderr.take(), STDERR_CAP);
-    let mut buf = vec![0u8; CHUNK];
+    let mut buf = ReadBuf::new();
 
     let mut phase = Phase::Running;
     // `None` only for a timeout too long to represent: no deadline then. The dispatch's
@@ -387,6 +387,43 @@ fn consume_sigpipe(sigpipe: &libc::sigset_t) {
     }
 }
 
+/// Bytes of the first reads, on the stack.
+const SMALL_READ: usize = 4 * 1024;
+
+/// The buffer the output pipes are read into: [`SMALL_READ`] bytes on the stack until a read fills
+/// them, then [`CHUNK`] bytes on the heap. Most hooks write little or nothing, and zeroing 64 KB up
+/// front (faulting in 16 fresh pages) cost more than the rest of the output handling.
+struct ReadBuf {
+    small: [u8; SMALL_READ],
+    big: Vec<u8>,
+}
+
+impl ReadBuf {
+    fn new() -> Self {
+        ReadBuf {
+            small: [0; SMALL_READ],
+            big: Vec::new(),
+        }
+    }
+
+    /// Where the next read goes.
+    fn space(&mut self) -> &mut [u8] {
+        if self.big.is_empty() {
+            &mut self.small
+        } else {
+            &mut self.big
+        }
+    }
+
+    /// A read of `n` bytes went into [`space`](Self::space): a full small buffer means the hook
+    /// writes more, so read in whole pipe-sized chunks from now on.
+    fn filled(&mut self, n: usize) {
+        if self.big.is_empty() && n == SMALL_READ {
+            self.big = vec![0; CHUNK];
+        }
+    }
+}
+
 /// Our end of stdout or stderr and what was kept of it.
 struct Output<R> {
     pipe: Option<R>,
@@ -405,12 +442,13 @@ impl<R: Read> Output<R> {
 
     /// One read (poll said readable): keep what fits under the cap, discard the rest; close the
     /// pipe at EOF (or on an unexpected error).
-    fn pump(&mut self, buf: &mut [u8]) {
+    fn pump(&mut self, buf: &mut ReadBuf) {
         let Some(pipe) = &mut self.pipe else {
             return;
         };
+        let space = buf.space();
         let read = loop {
-            match pipe.read(buf) {
+            match pipe.read(space) {
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
                 other => break other,
             }
@@ -418,7 +456,8 @@ impl<R: Read> Output<R> {
         match read {
             Ok(0) => self.pipe = None,
             Ok(n) => {
-                self.capture.keep(&buf[..n], self.cap);
+                self.capture.keep(&space[..n], self.cap);
+                buf.filled(n);
             }
             Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
             Err(_) => self.pipe = None,
