@@ -289,7 +289,9 @@ fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
     // can do every step. A working directory needs glibc's `posix_spawn_file_actions_addchdir_np`,
     // which std looks up at run time (dlsym): a static build never finds it and falls back to a
     // full fork. A hook that runs in our own working directory (the usual case) needs no chdir.
-    // Nothing in ka-hooks changes its working directory, so it cannot change before the spawn.
+    // Nothing in ka-hooks changes its working directory, so it cannot change before the spawn (a
+    // host that embeds the library and changes its own while a dispatch runs races with this, as
+    // it does with every relative path it hands over).
     if !is_current_dir(hook.cwd) {
         command.current_dir(hook.cwd);
     }
