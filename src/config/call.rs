@@ -33,7 +33,6 @@ impl<'c> CallMatch<'c> {
         call: &'c CallPaths<'c>,
         root: &'c Path,
     ) -> CallMatch<'c> {
-        debug_assert!(call.prepared() || !config.has_paths);
         let candidates = call.candidates();
         let hits = config
             .paths_index
@@ -63,7 +62,8 @@ impl<'c> CallMatch<'c> {
             Some(filter) if self.indexed && hook_root.as_os_str() == self.root.as_os_str() => {
                 passes_hits(filter, i, &self.hits, &self.candidates)
             }
-            Some(filter) => filter.matches_call(self.call, hook_root),
+            // A nested layer's root (or no index): this filter alone.
+            Some(filter) => filter.matches(&self.call.written, hook_root),
         };
         paths_pass
             && hook

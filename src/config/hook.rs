@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::filter::ToolFilter;
-use super::paths_filter::{touched, CallPaths, PathFilter};
+use super::paths_filter::{touched, PathFilter};
 use super::rule::Rule;
 use super::template::Template;
 use crate::event::Event;
@@ -154,36 +154,13 @@ impl Hook {
         arguments: Option<&Map<String, Value>>,
         root: &std::path::Path,
     ) -> bool {
-        if self.paths.is_none() {
-            // No paths to prepare (the common case: a guard in a pipeline, checked per hook).
-            return self.matches_tool(tool)
-                && self.rule.as_ref().is_none_or(|r| {
-                    r.matches(tool, arguments, self.root.as_deref().unwrap_or(root))
-                });
-        }
-        self.matches_call_paths(
-            tool,
-            arguments,
-            &CallPaths::new(arguments, root, true),
-            root,
-        )
-    }
-
-    /// [`Hook::matches_call`] with the call's paths made relative once for many hooks.
-    pub fn matches_call_paths(
-        &self,
-        tool: Option<&str>,
-        arguments: Option<&Map<String, Value>>,
-        call: &CallPaths<'_>,
-        root: &std::path::Path,
-    ) -> bool {
         if !self.matches_tool(tool) {
             return false;
         }
         let root = self.root.as_deref().unwrap_or(root);
         self.paths
             .as_ref()
-            .is_none_or(|p| p.matches_call(call, root))
+            .is_none_or(|p| p.matches(&touched(arguments), root))
             && self
                 .rule
                 .as_ref()

@@ -253,16 +253,15 @@ impl Config {
         }
     }
 
-    /// The hooks that run for `event` (and `tool`, on tool events), in order.
-    /// Allocation-free: this is on the hot path of every tool call.
+    /// The hooks that run for `event` (and `tool`, on tool events), in order, before `paths`
+    /// and `if` (a dispatch checks those first; see [`call::CallMatch`]). Allocation-free.
     pub fn hooks_for<'a>(
         &'a self,
         event: Event,
         tool: Option<&'a str>,
     ) -> impl Iterator<Item = &'a Hook> + 'a {
-        self.by_event[event_slot(event)]
-            .iter()
-            .map(|&i| &self.hooks[i])
+        self.enabled_hooks(event)
+            .map(|(_, h)| h)
             .filter(move |h| h.matches_tool(tool))
     }
 

@@ -64,18 +64,6 @@ impl PathFilter {
         touched.iter().any(|p| self.passes(p, root))
     }
 
-    /// Whether any of a call's paths passes, relative to `root`: the paths are made relative
-    /// once per call (see [`CallPaths`]), not once per hook.
-    pub fn matches_call(&self, call: &CallPaths<'_>, root: &Path) -> bool {
-        if call.root == root && call.prepared() {
-            call.normalized
-                .iter()
-                .any(|c| self.passes_candidate(&Candidate::new(c)))
-        } else {
-            self.matches(&call.written, root)
-        }
-    }
-
     /// Include first: most calls match no include glob, and then the excludes cost nothing.
     fn passes_candidate(&self, candidate: &Candidate<'_>) -> bool {
         self.include.is_match_candidate(candidate) && !self.exclude.is_match_candidate(candidate)
@@ -104,40 +92,31 @@ impl PathFilter {
     }
 }
 
-/// The paths one call touches, as written and as matched against globs under `root` (the
-/// session's project root: every hook but those of a nested project layer shares it). Built once
-/// per dispatch, so that 50 hooks with `paths` cost 50 glob matches, not 50 path normalisations.
+/// The paths one call touches, as written and as matched against globs under the session's
+/// project root (every hook but those of a nested project layer shares it). Built once per
+/// dispatch, so that 50 hooks with `paths` cost one path normalisation each, not 50.
 pub struct CallPaths<'a> {
-    root: &'a Path,
-    written: Vec<&'a str>,
+    pub(crate) written: Vec<&'a str>,
     normalized: Vec<PathBuf>,
 }
 
 impl<'a> CallPaths<'a> {
-    pub(crate) fn prepared(&self) -> bool {
-        self.normalized.len() == self.written.len()
-    }
-
-    /// The call's paths in the form globs match (relative to `root` when under it).
+    /// The call's paths in the form globs match (relative to the root when under it).
     pub fn candidates(&self) -> Vec<Candidate<'_>> {
         self.normalized.iter().map(Candidate::new).collect()
     }
 
-    /// `prepare`: make the paths relative to `root` now (when some hook has `paths`). Unprepared,
-    /// only [`PathFilter::matches_call`] with another root may be asked.
-    pub fn new(
-        arguments: Option<&'a Map<String, Value>>,
-        root: &'a Path,
-        prepare: bool,
-    ) -> CallPaths<'a> {
+    /// The call's paths under `root`; none when no hook has `paths` (`any_paths`: nothing asks).
+    pub fn new(arguments: Option<&'a Map<String, Value>>, root: &Path, any_paths: bool) -> Self {
+        if !any_paths {
+            return CallPaths {
+                written: Vec::new(),
+                normalized: Vec::new(),
+            };
+        }
         let written = touched(arguments);
-        let normalized = if prepare {
-            written.iter().map(|p| normalize(root, p)).collect()
-        } else {
-            Vec::new()
-        };
+        let normalized = written.iter().map(|p| normalize(root, p)).collect();
         CallPaths {
-            root,
             written,
             normalized,
         }
@@ -300,24 +279,20 @@ mod tests {
             "vendor/lib.ts",
             "/elsewhere/src/a.rs",
         ];
-        for n in 0..=paths.len() {
-            for window in paths
-                .windows(n.max(1))
-                .take(if n == 0 { 1 } else { usize::MAX })
-            {
-                let written: Vec<&str> = if n == 0 { Vec::new() } else { window.to_vec() };
-                let normalized: Vec<PathBuf> = written.iter().map(|p| normalize(root, p)).collect();
-                let candidates: Vec<Candidate<'_>> =
-                    normalized.iter().map(Candidate::new).collect();
-                let hits = index.hits(&candidates);
-                for (i, f) in filters.iter().enumerate() {
-                    assert_eq!(
-                        passes_hits(f, i, &hits, &candidates),
-                        f.matches(&written, root),
-                        "filter {:?} on {written:?}",
-                        f.patterns
-                    );
-                }
+        // No path, then every run of consecutive paths.
+        let calls =
+            std::iter::once(&paths[..0]).chain((1..=paths.len()).flat_map(|n| paths.windows(n)));
+        for written in calls {
+            let normalized: Vec<PathBuf> = written.iter().map(|p| normalize(root, p)).collect();
+            let candidates: Vec<Candidate<'_>> = normalized.iter().map(Candidate::new).collect();
+            let hits = index.hits(&candidates);
+            for (i, f) in filters.iter().enumerate() {
+                assert_eq!(
+                    passes_hits(f, i, &hits, &candidates),
+                    f.matches(written, root),
+                    "filter {:?} on {written:?}",
+                    f.patterns
+                );
             }
         }
     }
