@@ -13,6 +13,8 @@
 //! Ratios are what matter: the two functions of a group run side by side in one process, so
 //! machine noise hits both alike.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -463,34 +465,11 @@ fn main() {
     }
 }
 
-/// Where criterion keeps its results: `$CRITERION_HOME`, else `<target dir>/criterion`.
-fn criterion_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(home));
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(target).join("criterion"));
-    }
-    // The bench runs as <target>/<profile>/deps/hooks-<hash>.
-    let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
-}
-
-/// Mean time in ns of `group/function`, if this run measured it.
-fn mean_ns(home: &std::path::Path, id: &str, since: std::time::SystemTime) -> Option<f64> {
-    let path = home.join(id).join("new/estimates.json");
-    let fresh = std::fs::metadata(&path).ok()?.modified().ok()? >= since;
-    let estimates: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-    fresh
-        .then(|| estimates["mean"]["point_estimate"].as_f64())
-        .flatten()
-}
-
 fn summary(since: std::time::SystemTime) {
-    let Some(home) = criterion_home() else {
+    let Some(home) = support::criterion_home() else {
         return;
     };
-    let mean = |id: &str| mean_ns(&home, id, since);
+    let mean = |id: &str| support::mean_ns(&home, id, since);
     let mut lines = Vec::new();
     let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
     if let Some(ns) = mean("dispatch_no_match/pre_tool_use_read_50_hooks") {

@@ -12,6 +12,8 @@
 //! The ratio is what matters for the first group: both sizes run side by side in one process, so
 //! machine noise hits both alike. The second is an absolute bound.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -20,7 +22,6 @@ use criterion::{black_box, criterion_group, Criterion, SamplingMode};
 use ka_hooks::config::{self, Config, LayerState, LoadOptions};
 use ka_hooks::paths::Paths;
 use ka_hooks::trust::{self, TrustRecord, TrustStore};
-use serde_json::Value;
 
 /// Every `PROJECT_OVERRIDE_EVERY`-th project entry overrides a user hook by name.
 const PROJECT_OVERRIDE_EVERY: usize = 10;
@@ -287,34 +288,11 @@ fn main() {
     summary(started);
 }
 
-/// Where criterion keeps its results: `$CRITERION_HOME`, else `<target dir>/criterion`.
-fn criterion_home() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(home));
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(PathBuf::from(target).join("criterion"));
-    }
-    // The bench runs as <target>/<profile>/deps/loading-<hash>.
-    let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
-}
-
-/// Mean time in ns of `group/function`, if this run measured it.
-fn mean_ns(home: &Path, id: &str, since: std::time::SystemTime) -> Option<f64> {
-    let path = home.join(id).join("new/estimates.json");
-    let fresh = std::fs::metadata(&path).ok()?.modified().ok()? >= since;
-    let estimates: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-    fresh
-        .then(|| estimates["mean"]["point_estimate"].as_f64())
-        .flatten()
-}
-
 fn summary(since: std::time::SystemTime) {
-    let Some(home) = criterion_home() else {
+    let Some(home) = support::criterion_home() else {
         return;
     };
-    let mean = |id: &str| mean_ns(&home, id, since);
+    let mean = |id: &str| support::mean_ns(&home, id, since);
     let mut lines = Vec::new();
     let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
     if let (Some(big), Some(small)) = (mean("load_hooks/10000"), mean("load_hooks/1000")) {
