@@ -85,7 +85,8 @@ impl World {
         std::fs::write(&file, text).expect("write project layer");
         // As `review::record_current` does: the overrides of user hooks are errors only for
         // the file judged alone; loaded, they merge into the user's hooks.
-        let (commands, _) = config::file_commands(config::Layer::Project, &file, text);
+        let (commands, _) =
+            config::ReviewBase::default().file_commands(config::Layer::Project, &file, text);
         let coverage = config::scripts::coverage(root, commands.iter().map(String::as_str));
         let data_dir = self.opts.paths.data_dir.as_deref().expect("data dir");
         trust::keep_reviewed(data_dir, text.as_bytes()).expect("keep reviewed copy");

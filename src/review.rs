@@ -157,8 +157,18 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
             Ok(Some(text)) => {
                 let (commands, errors) = base.file_commands(f.layer, &f.path, text);
                 if !errors.is_empty() {
-                    // The caller says `error: ` once, before the first.
-                    let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                    // The caller puts `error: ` before the first.
+                    let list: Vec<String> = errors
+                        .iter()
+                        .enumerate()
+                        .map(|(i, e)| {
+                            if i == 0 {
+                                e.to_string()
+                            } else {
+                                format!("error: {e}")
+                            }
+                        })
+                        .collect();
                     return Err(format!(
                         "{}\n{} has errors; fix them (see `ka-hooks check`) before trusting it",
                         list.join("\n"),

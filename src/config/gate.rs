@@ -405,12 +405,6 @@ pub fn review_files(opts: &LoadOptions, store: &TrustStore) -> Vec<Reviewed> {
     out
 }
 
-/// The commands of a file's entries (for trust's script coverage), and its errors as `check`
-/// reports them, for the file alone.
-pub fn file_commands(layer: Layer, path: &Path, text: &str) -> (Vec<String>, Vec<ConfigError>) {
-    ReviewBase::default().file_commands(layer, path, text)
-}
-
 /// What the files a review judges are validated on top of: the managed and user files, then each
 /// reviewed file in reading order. So an entry that only overrides a hook by name
 /// (`name = "fmt"`, `enabled = false` in `.ka/ka.local.toml`) is judged with the hook it

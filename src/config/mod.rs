@@ -42,7 +42,7 @@ use serde::Serialize;
 
 pub use error::{ConfigError, ConfigErrors};
 pub use filter::{MatcherKind, ToolFilter};
-pub use gate::{file_commands, review_files, ReviewBase, Reviewed};
+pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
 pub use parse::{describe_entries, HOOK_KEYS, SETTINGS_KEYS};
 pub use read::MAX_CONFIG_BYTES;
