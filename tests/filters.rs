@@ -241,3 +241,33 @@ async = true
             "warning  enforce  report-only (`enforce = false`): it runs, but what it would block",
         ));
 }
+
+/// The release build has no Unicode property tables (see Cargo.toml), so a matcher with `\p{…}`
+/// is refused by name in every build, at its key, instead of compiling only where dev-dependencies
+/// brought the tables back. `(?i)`, `\w` and `\b` still work, Unicode-aware.
+#[test]
+fn matchers_refuse_unicode_property_classes_and_keep_the_perl_classes() {
+    for matcher in [r"\p{L}+", r"Write|\pN", r"[\p{Greek}a]", r"\P{Lu}"] {
+        let p = project_with(&format!(
+            "[[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '{matcher}'\ncommand = \"true\"\n"
+        ));
+        p.cli()
+            .arg("check")
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("`hooks[0].matcher`"))
+            .stderr(predicate::str::contains(
+                "Unicode property classes are not supported in matchers",
+            ));
+    }
+    let p = project_with(
+        "[[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '(?i)^WRITE$'\ncommand = \"echo i >> seen\"\n\
+         [[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '^\\w+__\\w+$'\ncommand = \"echo w >> seen\"\n\
+         [[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '\\bedit\\b'\ncommand = \"echo b >> seen\"\n",
+    );
+    p.tool_call(Event::PreToolUse, "write", json!({"path": "a"}));
+    p.tool_call(Event::PreToolUse, "mcp__srv__tool", json!({}));
+    p.tool_call(Event::PreToolUse, "multi_edit", json!({"path": "a"}));
+    p.tool_call(Event::PreToolUse, "edit", json!({"path": "a"}));
+    assert_eq!(p.read("seen").as_deref(), Some("i\nw\nb\n"));
+}

@@ -256,7 +256,7 @@ fn import_matcher(
     }
     match event.matcher_field() {
         Some(field) => {
-            regex::Regex::new(matcher).map_err(|_| {
+            crate::config::filter_regex(matcher).map_err(|_| {
                 format!(
                     "matcher \"{}\" is not a regex ka can read; translate it by hand",
                     shown(matcher)
@@ -403,7 +403,7 @@ pub fn translate_matcher(matcher: &str) -> Result<Matcher, String> {
             .collect();
         return Ok(Matcher::Names(names));
     }
-    let regex = regex::Regex::new(matcher).map_err(|e| {
+    let regex = crate::config::filter_regex(matcher).map_err(|e| {
         format!(
             "matcher \"{}\" is not a regex ka can read ({}); translate it by hand",
             shown(matcher),

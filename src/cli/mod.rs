@@ -37,6 +37,7 @@ mod claude_settings;
 mod completions;
 mod doctor;
 mod events;
+mod fast;
 mod init;
 mod list;
 mod output;
@@ -74,41 +75,6 @@ struct GlobalArgs {
     /// Append a JSON line per hook and per outcome to FILE (overrides hook_settings.log).
     #[arg(long, global = true, value_name = "FILE")]
     log: Option<PathBuf>,
-}
-
-/// The commands an agent runs once per tool call, parsed by a clap tree that holds only them.
-/// Building the whole tree was about 40% of a no-hook `ka-hooks run`. Anything this parser
-/// rejects (another command, `--help`, a typo) is parsed again by [`Cli`], which owns every
-/// message, so both parsers accept exactly the same command lines for these commands.
-#[derive(Debug, Parser)]
-#[command(name = "ka-hooks")]
-struct HotCli {
-    #[command(flatten)]
-    global: GlobalArgs,
-    #[command(subcommand)]
-    command: HotCommand,
-}
-
-#[derive(Debug, Subcommand)]
-enum HotCommand {
-    Run(run::RunArgs),
-    Claude(crate::adapter::AdapterArgs),
-    Codex(crate::adapter::AdapterArgs),
-    Gemini(crate::adapter::AdapterArgs),
-}
-
-impl From<HotCli> for Cli {
-    fn from(hot: HotCli) -> Cli {
-        Cli {
-            global: hot.global,
-            command: match hot.command {
-                HotCommand::Run(args) => Command::Run(args),
-                HotCommand::Claude(args) => Command::Claude(args),
-                HotCommand::Codex(args) => Command::Codex(args),
-                HotCommand::Gemini(args) => Command::Gemini(args),
-            },
-        }
-    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -193,9 +159,8 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
         // A dispatch of another `ka-hooks` handed this process an async hook to supervise.
         return crate::background::supervise();
     }
-    let parsed = HotCli::try_parse_from(&args)
-        .map(Cli::from)
-        .or_else(|_| Cli::try_parse_from(&args));
+    // The hot command lines are read without clap's tree; anything else is clap's (see fast.rs).
+    let parsed = fast::parse(&args).map_or_else(|| Cli::try_parse_from(&args), Ok);
     let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {

@@ -29,25 +29,25 @@ Exit codes: 0 the call may proceed (proceed, allow, ask: the host asks a human),
 pub struct RunArgs {
     /// Event name: pre_tool_use, post_tool_use, stop, ... (Claude spellings accepted; see `ka-hooks events`).
     #[arg(value_parser = super::event_parser(), hide_possible_values = true)]
-    event: String,
+    pub(super) event: String,
     /// Tool name, for tool events (filled into the payload's `tool`; must agree with it).
     #[arg(long)]
-    tool: Option<String>,
+    pub(super) tool: Option<String>,
     /// Payload object: inline JSON, `@FILE`, or `-` for stdin (default: stdin when piped).
     #[arg(long, value_name = "JSON|@FILE|-", conflicts_with = "example")]
-    input: Option<String>,
+    pub(super) input: Option<String>,
     /// Send a realistic example payload for the event and tool (the doctor's synthetic payload).
     #[arg(long)]
-    example: bool,
+    pub(super) example: bool,
     /// Replay the payload against this one hook only.
     #[arg(long, value_name = "NAME")]
-    hook: Option<String>,
+    pub(super) hook: Option<String>,
     /// Print the outcome as JSON.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// Print the payload sent, and each hook's raw stdout, stderr and duration (on stderr).
     #[arg(short, long)]
-    verbose: bool,
+    pub(super) verbose: bool,
 }
 
 /// Top-level payload keys that are not a tool's arguments (for the flat-payload hint).

@@ -215,10 +215,54 @@ pub(super) fn compile_matcher(source: &str) -> Result<ToolFilter, regex::Error> 
     {
         MatcherKind::Names(with_translations(matcher_names(source)))
     } else {
-        MatcherKind::Regex(regex::Regex::new(source)?)
+        MatcherKind::Regex(regex(source)?)
     };
     Ok(ToolFilter::Matcher {
         source: source.to_owned(),
         kind,
     })
+}
+
+/// A matcher's regex. Unicode property classes (`\p{L}`, `\pN`, `[\p{Greek}]`, `\P{…}`) are refused
+/// with a message of their own: the release build leaves out their tables (see Cargo.toml), while
+/// test builds get them back through dev-dependencies, so the check is made here, identically in
+/// both. Claude Code's matchers are JavaScript regexes without the `u` flag, which have no such
+/// classes either; `\w`, `\d`, `\s`, `\b` and `(?i)` stay Unicode-aware.
+pub(crate) fn regex(source: &str) -> Result<regex::Regex, regex::Error> {
+    use regex_syntax::ast::{self, Ast, ClassSetItem, Visitor};
+
+    struct UnicodeClass(Option<ast::Span>);
+    impl Visitor for UnicodeClass {
+        type Output = Option<ast::Span>;
+        type Err = ();
+        fn finish(self) -> Result<Self::Output, ()> {
+            Ok(self.0)
+        }
+        fn visit_pre(&mut self, node: &Ast) -> Result<(), ()> {
+            if let Ast::ClassUnicode(class) = node {
+                self.0.get_or_insert(class.span);
+            }
+            Ok(())
+        }
+        fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), ()> {
+            if let ClassSetItem::Unicode(class) = item {
+                self.0.get_or_insert(class.span);
+            }
+            Ok(())
+        }
+    }
+
+    // A pattern the parser refuses is left to `Regex::new`, which words the error.
+    if let Ok(parsed) = ast::parse::Parser::new().parse(source) {
+        if let Ok(Some(span)) = ast::visit(&parsed, UnicodeClass(None)) {
+            let class = source.get(span.start.offset..span.end.offset).unwrap_or("");
+            return Err(regex::Error::Syntax(format!(
+                "`{class}` (column {}): Unicode property classes are not supported in matchers \
+                 (Claude Code's JavaScript matchers have none either); list the characters, \
+                 e.g. `[A-Za-z]`, or use `\\w`",
+                span.start.column
+            )));
+        }
+    }
+    regex::Regex::new(source)
 }

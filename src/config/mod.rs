@@ -41,6 +41,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use error::{ConfigError, ConfigErrors};
+pub(crate) use filter::regex as filter_regex;
 pub use filter::{MatcherKind, ToolFilter};
 pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
