@@ -242,12 +242,20 @@ async = true
         ));
 }
 
-/// The release build has no Unicode property tables (see Cargo.toml), so a matcher with `\p{…}`
-/// is refused by name in every build, at its key, instead of compiling only where dev-dependencies
-/// brought the tables back. `(?i)`, `\w` and `\b` still work, Unicode-aware.
+/// The release build has no Unicode tables (see Cargo.toml): matchers are ASCII regexes, as Claude
+/// Code's JavaScript matchers are, and what would need the tables (`\p{…}`, `(?u)`) is refused by
+/// name at its key in every build, instead of compiling only where dev-dependencies brought the
+/// tables back. `(?i)`, `\w` and `\b` work (ASCII); literal non-ASCII text matches itself.
 #[test]
-fn matchers_refuse_unicode_property_classes_and_keep_the_perl_classes() {
-    for matcher in [r"\p{L}+", r"Write|\pN", r"[\p{Greek}a]", r"\P{Lu}"] {
+fn matchers_are_ascii_regexes_and_refuse_what_needs_unicode_tables() {
+    for (matcher, what) in [
+        (r"\p{L}+", "Unicode property classes"),
+        (r"Write|\pN", "Unicode property classes"),
+        (r"[\p{Greek}a]", "Unicode property classes"),
+        (r"\P{Lu}", "Unicode property classes"),
+        (r"(?u)\w+", "the `u` flag"),
+        (r"(?i:(?u:k))", "the `u` flag"),
+    ] {
         let p = project_with(&format!(
             "[[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '{matcher}'\ncommand = \"true\"\n"
         ));
@@ -256,18 +264,42 @@ fn matchers_refuse_unicode_property_classes_and_keep_the_perl_classes() {
             .assert()
             .code(1)
             .stderr(predicate::str::contains("`hooks[0].matcher`"))
-            .stderr(predicate::str::contains(
-                "Unicode property classes are not supported in matchers",
-            ));
+            .stderr(predicate::str::contains(format!(
+                "{what} are not supported"
+            )));
     }
     let p = project_with(
         "[[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '(?i)^WRITE$'\ncommand = \"echo i >> seen\"\n\
          [[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '^\\w+__\\w+$'\ncommand = \"echo w >> seen\"\n\
-         [[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '\\bedit\\b'\ncommand = \"echo b >> seen\"\n",
+         [[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '\\bedit\\b'\ncommand = \"echo b >> seen\"\n\
+         [[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '^mcp__caf\u{e9}__(?-u:\\w)'\ncommand = \"echo e >> seen\"\n",
     );
     p.tool_call(Event::PreToolUse, "write", json!({"path": "a"}));
     p.tool_call(Event::PreToolUse, "mcp__srv__tool", json!({}));
     p.tool_call(Event::PreToolUse, "multi_edit", json!({"path": "a"}));
     p.tool_call(Event::PreToolUse, "edit", json!({"path": "a"}));
-    assert_eq!(p.read("seen").as_deref(), Some("i\nw\nb\n"));
+    // `\w` is ASCII: the second hook does not take a non-ASCII name, the fourth's literal does.
+    p.tool_call(Event::PreToolUse, "mcp__caf\u{e9}__t\u{e9}", json!({}));
+    assert_eq!(p.read("seen").as_deref(), Some("i\nw\nb\ne\n"));
+}
+
+/// Bash rules match commands byte-wise: non-ASCII literal text matches itself, and only the
+/// shell's own blanks separate the prefix from its arguments.
+#[test]
+fn bash_rules_match_non_ascii_commands_and_split_on_ascii_blanks() {
+    let p = project_with(
+        "[[hooks]]\nevent = \"pre_tool_use\"\nif = \"Bash(echo caf\u{e9}:*)\"\n\
+         command = \"echo hit >> seen\"\n",
+    );
+    for (command, hit) in [
+        ("echo caf\u{e9}", true),
+        ("echo caf\u{e9} cr\u{e8}me", true),
+        ("echo caf\u{e9}\tx", true),
+        ("echo cafe", false),
+        ("echo caf\u{e9}\u{a0}x", false),
+    ] {
+        let _ = std::fs::remove_file(p.root.join("seen"));
+        p.tool_call(Event::PreToolUse, "bash", json!({ "command": command }));
+        assert_eq!(p.exists("seen"), hit, "{command:?}");
+    }
 }

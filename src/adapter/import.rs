@@ -412,7 +412,10 @@ pub fn translate_matcher(matcher: &str) -> Result<Matcher, String> {
     })?;
     let matched: Vec<&str> = tools::TOOLS
         .iter()
-        .filter(|row| row.claude.is_some_and(|name| regex.is_match(name)))
+        .filter(|row| {
+            row.claude
+                .is_some_and(|name| regex.is_match(name.as_bytes()))
+        })
         .map(|row| row.ka)
         .collect();
     if matched.is_empty() {

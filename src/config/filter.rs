@@ -29,7 +29,7 @@ pub enum ToolFilter {
 #[derive(Debug, Clone)]
 pub enum MatcherKind {
     Names(Vec<String>),
-    Regex(regex::Regex),
+    Regex(regex::bytes::Regex),
 }
 
 impl ToolFilter {
@@ -46,7 +46,7 @@ impl ToolFilter {
             }
             (ToolFilter::Matcher { kind, .. }, Some(t)) => match kind {
                 MatcherKind::Names(names) => names.iter().any(|n| n == t),
-                MatcherKind::Regex(re) => any_spelling(t, |name| re.is_match(name)),
+                MatcherKind::Regex(re) => any_spelling(t, |name| re.is_match(name.as_bytes())),
             },
         }
     }
@@ -223,46 +223,80 @@ pub(super) fn compile_matcher(source: &str) -> Result<ToolFilter, regex::Error> 
     })
 }
 
-/// A matcher's regex. Unicode property classes (`\p{L}`, `\pN`, `[\p{Greek}]`, `\P{…}`) are refused
-/// with a message of their own: the release build leaves out their tables (see Cargo.toml), while
-/// test builds get them back through dev-dependencies, so the check is made here, identically in
-/// both. Claude Code's matchers are JavaScript regexes without the `u` flag, which have no such
-/// classes either; `\w`, `\d`, `\s`, `\b` and `(?i)` stay Unicode-aware.
-pub(crate) fn regex(source: &str) -> Result<regex::Regex, regex::Error> {
-    use regex_syntax::ast::{self, Ast, ClassSetItem, Visitor};
+/// A matcher's regex, matched against the bytes of a name. It is ASCII (`unicode(false)`): `\w`,
+/// `\d`, `\s`, `\b` and `(?i)` mean what they mean in Claude Code's matchers, which are JavaScript
+/// regexes without the `u` flag; `.` is any byte, and literal non-ASCII text still matches itself.
+///
+/// Why: the Unicode tables (case folding, property names) were over half of the pointers every
+/// start-up relocates (see Cargo.toml and `benches/README.md`). The release build leaves them out,
+/// while test builds get them back through dev-dependencies, so whatever would need them, `\p{…}`
+/// and `(?u)`, is refused here with a message of its own, identically in both builds.
+pub(crate) fn regex(source: &str) -> Result<regex::bytes::Regex, regex::Error> {
+    if let Some(refusal) = needs_unicode(source) {
+        return Err(regex::Error::Syntax(refusal));
+    }
+    regex::bytes::RegexBuilder::new(source)
+        .unicode(false)
+        .build()
+}
 
-    struct UnicodeClass(Option<ast::Span>);
-    impl Visitor for UnicodeClass {
-        type Output = Option<ast::Span>;
+/// Why `source` needs the Unicode tables, if it does: a `\p{…}` class or a `(?u)` flag.
+fn needs_unicode(source: &str) -> Option<String> {
+    use regex_syntax::ast::{self, Ast, ClassSetItem, Flag, FlagsItemKind, Visitor};
+
+    struct Unicode(Option<(ast::Span, &'static str)>);
+    impl Unicode {
+        fn flags(&mut self, flags: &ast::Flags) {
+            let mut negated = false;
+            for item in &flags.items {
+                match item.kind {
+                    FlagsItemKind::Negation => negated = true,
+                    FlagsItemKind::Flag(Flag::Unicode) if !negated => {
+                        self.0.get_or_insert((item.span, "the `u` flag"));
+                    }
+                    FlagsItemKind::Flag(_) => {}
+                }
+            }
+        }
+    }
+    impl Visitor for Unicode {
+        type Output = Option<(ast::Span, &'static str)>;
         type Err = ();
         fn finish(self) -> Result<Self::Output, ()> {
             Ok(self.0)
         }
         fn visit_pre(&mut self, node: &Ast) -> Result<(), ()> {
-            if let Ast::ClassUnicode(class) = node {
-                self.0.get_or_insert(class.span);
+            match node {
+                Ast::ClassUnicode(class) => {
+                    self.0
+                        .get_or_insert((class.span, "Unicode property classes"));
+                }
+                Ast::Flags(set) => self.flags(&set.flags),
+                Ast::Group(group) => {
+                    if let ast::GroupKind::NonCapturing(flags) = &group.kind {
+                        self.flags(flags);
+                    }
+                }
+                _ => {}
             }
             Ok(())
         }
         fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), ()> {
             if let ClassSetItem::Unicode(class) = item {
-                self.0.get_or_insert(class.span);
+                self.0
+                    .get_or_insert((class.span, "Unicode property classes"));
             }
             Ok(())
         }
     }
 
-    // A pattern the parser refuses is left to `Regex::new`, which words the error.
-    if let Ok(parsed) = ast::parse::Parser::new().parse(source) {
-        if let Ok(Some(span)) = ast::visit(&parsed, UnicodeClass(None)) {
-            let class = source.get(span.start.offset..span.end.offset).unwrap_or("");
-            return Err(regex::Error::Syntax(format!(
-                "`{class}` (column {}): Unicode property classes are not supported in matchers \
-                 (Claude Code's JavaScript matchers have none either); list the characters, \
-                 e.g. `[A-Za-z]`, or use `\\w`",
-                span.start.column
-            )));
-        }
-    }
-    regex::Regex::new(source)
+    // A pattern the parser refuses is left to the regex builder, which words the error.
+    let parsed = ast::parse::Parser::new().parse(source).ok()?;
+    let (span, what) = ast::visit(&parsed, Unicode(None)).ok()??;
+    let text = source.get(span.start.offset..span.end.offset).unwrap_or("");
+    Some(format!(
+        "`{text}` (column {}): {what} are not supported; ka's matchers are ASCII regexes, as \
+         Claude Code's JavaScript matchers are: list the characters instead (`[A-Za-z]`, `\\w`)",
+        span.start.column
+    ))
 }

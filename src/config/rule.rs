@@ -37,7 +37,7 @@ enum Pattern {
     /// No parentheses: every call of the tool.
     Any,
     /// A shell command: anchored regex built from the wildcard form.
-    Command(regex::Regex),
+    Command(regex::bytes::Regex),
     /// A path glob, matched against paths relative to the root (or absolute).
     Path(GlobMatcher),
     /// `domain:host`.
@@ -138,7 +138,7 @@ impl Rule {
             Pattern::Command(re) => args
                 .and_then(|a| a.get("command"))
                 .and_then(Value::as_str)
-                .is_some_and(|cmd| subcommands(cmd).any(|sub| re.is_match(&sub))),
+                .is_some_and(|cmd| subcommands(cmd).any(|sub| re.is_match(sub.as_bytes()))),
             Pattern::Path(glob) => touched(args).iter().any(|p| {
                 let path = Path::new(p);
                 let rel = if path.is_absolute() {
@@ -162,7 +162,10 @@ impl Rule {
 
 /// `git commit:*` (prefix), `git *` (wildcard; a trailing ` *` also matches the bare word) or an
 /// exact command, as an anchored regex.
-fn command_regex(pattern: &str) -> Result<regex::Regex, String> {
+///
+/// ASCII and byte-wise like the matchers (see [`super::filter::regex`]): `\s` is the shell's own
+/// blanks, `.` any byte, and the escaped literal text matches itself whatever its script.
+fn command_regex(pattern: &str) -> Result<regex::bytes::Regex, String> {
     let source = if let Some(prefix) = pattern.strip_suffix(":*") {
         format!("^{}(\\s.*)?$", regex::escape(prefix.trim_end()))
     } else {
@@ -178,7 +181,8 @@ fn command_regex(pattern: &str) -> Result<regex::Regex, String> {
         re.push('$');
         re
     };
-    regex::RegexBuilder::new(&source)
+    regex::bytes::RegexBuilder::new(&source)
+        .unicode(false)
         .dot_matches_new_line(true)
         .build()
         .map_err(|e| format!("invalid command pattern `{pattern}`: {e}"))
