@@ -226,6 +226,9 @@ pub(super) fn compile_matcher(source: &str) -> Result<ToolFilter, regex::Error> 
 /// A matcher's regex, matched against the bytes of a name. It is ASCII (`unicode(false)`): `\w`,
 /// `\d`, `\s`, `\b` and `(?i)` mean what they mean in Claude Code's matchers, which are JavaScript
 /// regexes without the `u` flag; `.` is any byte, and literal non-ASCII text still matches itself.
+/// (Claude Code's hooks reference, https://code.claude.com/docs/en/hooks, "Matcher patterns": a
+/// matcher with characters other than names and `|` is a JavaScript regular expression, tested
+/// unanchored against the tool name.)
 ///
 /// Why: the Unicode tables (case folding, property names) were over half of the pointers every
 /// start-up relocates (see Cargo.toml and `benches/README.md`). The release build leaves them out,
