@@ -133,11 +133,13 @@ pub fn content_hash(content: &[u8]) -> String {
     hex(&Sha256::digest(content))
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Lower-case hex of `bytes` (trust keys, content hashes, the background runner's directories).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        use fmt::Write as _;
-        let _ = write!(out, "{byte:02x}");
+    for &byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0xf)]));
     }
     out
 }

@@ -203,7 +203,7 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
         .data_dir
         .as_deref()
         .and_then(|dir| continuations::Tracker::start(dir, call.event, &mut call.payload));
-    let mut request = Request::new(call.event, call.payload.clone());
+    let mut request = Request::new(call.event, std::mem::take(&mut call.payload));
     request.cancel = crate::interrupt::token();
     request.plain_stdout_is_context = plain_stdout_is_context(agent, call.event);
     if let Some(tool) = call.tool.clone() {
@@ -416,12 +416,14 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
         .get("cwd")
         .and_then(Value::as_str)
         .map(PathBuf::from);
-    let mut payload = original.clone();
+    // What the payload gains, worked out from the original, which then becomes the payload
+    // itself (no copy of a payload that may carry a whole file).
+    let mut extra: Vec<(&str, Value)> = Vec::new();
     let mut tool = None;
     if row.event.is_tool_event() {
         let call = tool_call(agent, &original, cwd.as_deref())?;
-        payload.insert("tool".into(), Value::String(call.ka_name.clone()));
-        payload.insert("arguments".into(), Value::Object(call.ka_args.clone()));
+        extra.push(("tool", Value::String(call.ka_name.clone())));
+        extra.push(("arguments", Value::Object(call.ka_args.clone())));
         tool = Some(call);
     }
     match row.event {
@@ -430,13 +432,13 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
                 Agent::Gemini => gemini::result(&original),
                 Agent::Claude | Agent::Codex => claude::result(&original),
             };
-            payload.insert("result".into(), result);
-            payload.insert("is_error".into(), Value::Bool(is_error));
+            extra.push(("result", result));
+            extra.push(("is_error", Value::Bool(is_error)));
         }
         Event::PostToolUseFailure => {
             let (result, _) = claude::result(&original);
-            payload.insert("result".into(), result);
-            payload.insert("is_error".into(), Value::Bool(true));
+            extra.push(("result", result));
+            extra.push(("is_error", Value::Bool(true)));
         }
         Event::Stop => {
             let stop = if row.flavour == Flavour::StopError {
@@ -444,7 +446,7 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
             } else {
                 "done"
             };
-            payload.insert("stop".into(), Value::String(stop.into()));
+            extra.push(("stop", Value::String(stop.into())));
         }
         Event::PreCompact | Event::PostCompact => {
             if let Some(focus) = original
@@ -452,10 +454,14 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
             {
-                payload.insert("focus".into(), Value::String(focus.to_owned()));
+                extra.push(("focus", Value::String(focus.to_owned())));
             }
         }
         _ => {}
+    }
+    let mut payload = original;
+    for (key, value) in extra {
+        payload.insert(key.to_owned(), value);
     }
     Ok(Call {
         agent,

@@ -62,7 +62,7 @@ impl Job {
             h.update(p.as_bytes());
             h.update([0]);
         }
-        hex(&h.finalize()[..16])
+        crate::trust::hex(&h.finalize()[..16])
     }
 
     fn timeout(&self) -> Duration {
@@ -169,9 +169,4 @@ impl Job {
         d.error = Some(why);
         d
     }
-}
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

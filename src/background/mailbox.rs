@@ -15,8 +15,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
-use super::job::hex;
 use super::Delivered;
+use crate::trust::hex;
 
 /// Most results one dispatch takes; the rest wait for the next.
 pub(crate) const MAX_PER_DISPATCH: usize = 32;
