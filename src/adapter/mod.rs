@@ -161,9 +161,13 @@ impl Answer {
     }
 }
 
+/// How much a payload read from stdin starts with: a typical payload in one `read` (an empty
+/// `String` starts with 32-byte reads and doubles), growing as needed for a whole file's content.
+pub(crate) const PAYLOAD_READ_CAPACITY: usize = 16 * 1024;
+
 /// `ka-hooks claude|codex|gemini`: read stdin, answer, print; returns the exit code.
 pub fn run_cli(agent: Agent, ctx: &Context, args: &AdapterArgs) -> u8 {
-    let mut input = String::new();
+    let mut input = String::with_capacity(PAYLOAD_READ_CAPACITY);
     let answer = match std::io::stdin().read_to_string(&mut input) {
         Ok(_) => respond(agent, ctx, args, &input),
         Err(e) => fail(

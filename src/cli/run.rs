@@ -206,7 +206,7 @@ fn read_payload(input: Option<&str>) -> Result<Map<String, Value>, String> {
     let (text, origin) = match input {
         None if std::io::stdin().is_terminal() => return Ok(Map::new()),
         None | Some("-") => {
-            let mut text = String::new();
+            let mut text = String::with_capacity(crate::adapter::PAYLOAD_READ_CAPACITY);
             std::io::stdin()
                 .read_to_string(&mut text)
                 .map_err(|e| format!("failed to read the payload from stdin: {e}"))?;

@@ -83,7 +83,9 @@ fn read(path: &Path, follow: bool) -> Found {
         };
         return Found::Refused(format!("is {what}; a layer file must be a regular file"));
     }
-    let mut bytes = Vec::new();
+    // Sized from the metadata, so the file is read in one call (plus the one that sees its end).
+    let expected = meta.len().min(MAX_CONFIG_BYTES) + 1;
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
     if let Err(e) = file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes) {
         return Found::Refused(format!("cannot be read ({e})"));
     }
