@@ -165,7 +165,7 @@ impl Below<'_> {
 /// project file can never make the user's own file fail to load (a hostile override would
 /// otherwise switch off every guard). One pass, and a map of the names written more than once.
 pub(super) fn own_errors(file: &ParsedFile, below: &Below<'_>) -> Vec<ConfigError> {
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::with_capacity(file.hooks.len());
     for (i, (_, raw)) in file.hooks.iter().enumerate() {
         if let Some(name) = &raw.name {
             by_name.entry(name.value.as_str()).or_default().push(i);
@@ -408,7 +408,8 @@ fn check_call_keys(
 /// Identical enabled handlers (event, filter, command) run once; the later one (its settings and
 /// place) wins. One pass from the end: the first occurrence seen from there is the one kept.
 fn dedupe(hooks: &mut Vec<Hook>) -> Vec<Deduplicated> {
-    let mut kept_by_handler: HashMap<(Event, String, &str), usize> = HashMap::new();
+    let mut kept_by_handler: HashMap<(Event, String, &str), usize> =
+        HashMap::with_capacity(hooks.len());
     let mut drop = vec![None; hooks.len()];
     for (i, hook) in hooks.iter().enumerate().rev() {
         if !hook.enabled {
