@@ -57,9 +57,9 @@ pub(super) struct RawHook {
     pub on_error: Option<At<OnError>>,
     pub enabled: Option<At<bool>>,
     pub env: Option<At<BTreeMap<String, String>>>,
-    /// Boxed, as `rule`: both are large and rare, and every entry carries the space.
-    pub paths: Option<Box<At<PathFilter>>>,
-    pub rule: Option<Box<At<Rule>>>,
+    /// Boxed, as `rule`: both are large and rare, and every entry (and hook) carries the space.
+    pub paths: Option<At<Box<PathFilter>>>,
+    pub rule: Option<At<Box<Rule>>>,
     pub is_async: Option<At<bool>>,
     pub enforce: Option<At<bool>>,
     pub status_message: Option<At<String>>,
@@ -547,7 +547,7 @@ fn parse_hook(
                     _ => None,
                 };
                 match globs.map(PathFilter::compile) {
-                    Some(Ok(filter)) => hook.paths = Some(Box::new(At::new(filter, pos))),
+                    Some(Ok(filter)) => hook.paths = Some(At::new(Box::new(filter), pos)),
                     Some(Err(e)) => fail(
                         e,
                         Some("write globs relative to the project root, such as `paths = [\"src/**/*.rs\", \"!src/gen/**\"]`".into()),
@@ -556,7 +556,7 @@ fn parse_hook(
                 }
             }
             "if" => match value.as_str().map(Rule::parse) {
-                Some(Ok(rule)) => hook.rule = Some(Box::new(At::new(rule, pos))),
+                Some(Ok(rule)) => hook.rule = Some(At::new(Box::new(rule), pos)),
                 Some(Err(e)) => fail(format!("invalid rule: {e}"), None),
                 None => fail(
                     expected("a string: one Claude Code permission rule"),
