@@ -33,6 +33,7 @@ struct Loading {
 impl Loading {
     fn push_parsed(&mut self, file: ParsedFile) {
         let f = self.parsed.len();
+        self.names.reserve(file.hooks.len());
         for (e, (_, raw)) in file.hooks.iter().enumerate() {
             if let Some(name) = &raw.name {
                 self.names

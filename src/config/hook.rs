@@ -117,10 +117,11 @@ pub struct Hook {
     /// The project root of the hook's layer, where it runs (`None`: managed and user hooks,
     /// which run in the session's project root).
     pub root: Option<PathBuf>,
-    /// `paths`: the files a call must touch (tool events).
-    pub paths: Option<PathFilter>,
+    /// `paths`: the files a call must touch (tool events). Boxed, as `rule`: both are large and
+    /// rare, and a hook without them should not carry their space (10 000 hooks load in one go).
+    pub paths: Option<Box<PathFilter>>,
     /// `if`: a Claude Code permission rule the call must match (tool events).
-    pub rule: Option<Rule>,
+    pub rule: Option<Box<Rule>>,
     /// The command's placeholders (`{paths}`, ...), when it has any.
     pub template: Option<Template>,
     /// `async = true`: the dispatch does not wait for it (events that cannot be vetoed).

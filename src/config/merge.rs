@@ -12,77 +12,118 @@ use super::filter::ToolFilter;
 use super::hook::{Deduplicated, Hook, Layer, Override, Source};
 use super::parse::{ParsedFile, RawHook};
 use super::settings::Settings;
+use super::template::Template;
 use super::{event_slot, DEFAULT_TIMEOUT};
 use crate::event::Event;
 
-struct Merged {
-    raw: RawHook,
-    source: Source,
-    overrides: Vec<Override>,
-    root: Option<PathBuf>,
+/// One effective hook before validation: the entry that first defined it and the later entries
+/// merged over it by name, as (file, entry) positions in the parsed files.
+struct Slot {
+    first: (usize, usize),
+    overrides: Vec<(usize, usize)>,
 }
 
 /// Merge entries by name in run order, validate the merged hooks, compile filters, dedupe.
 /// An entry of another layer that names a managed hook is ignored, with a warning: managed hooks
 /// cannot be disabled or changed from above.
+///
+/// Entries are moved out of `files` straight into their hooks (an entry is large: a copy of all
+/// of them in between was a second few-MB array on 10 000 hooks, written and read once each).
 pub(super) fn merge_hooks(
-    files: Vec<ParsedFile>,
+    mut files: Vec<ParsedFile>,
     settings: &Settings,
     errors: &mut Vec<ConfigError>,
     warnings: &mut Vec<String>,
 ) -> (Vec<Hook>, Vec<Deduplicated>) {
-    let merged = by_name(files, warnings);
-    let mut hooks: Vec<Hook> = Vec::with_capacity(merged.len());
+    let slots = by_name(&files, warnings);
+    let mut hooks: Vec<Hook> = Vec::with_capacity(slots.len());
     let mut counts = [0usize; Event::ALL.len()];
-    for m in merged {
-        let (event, command, filter) = match validate(&m.raw, &m.source) {
+    for slot in slots {
+        let (f, e) = slot.first;
+        let root = files[f].root.clone();
+        let (source, mut raw) = files[f].take(e);
+        let overrides = slot
+            .overrides
+            .into_iter()
+            .map(|(f, e)| {
+                let (source, over) = files[f].take(e);
+                let keys = over.keys().into_iter().filter(|k| k != "name").collect();
+                raw.merge(over);
+                Override { source, keys }
+            })
+            .collect();
+        let (event, template) = match validate(&raw, &source) {
             Ok(valid) => valid,
             Err(e) => {
                 errors.push(*e);
                 continue;
             }
         };
-        let Merged {
-            raw,
-            source,
-            overrides,
-            root,
-        } = m;
-        let named = raw.name.map(|n| n.value);
-        let template = super::template::Template::parse(&command).ok().flatten();
         counts[event_slot(event)] += 1;
-        hooks.push(Hook {
-            paths: raw.paths.map(|p| p.value),
-            rule: raw.rule.map(|r| r.value),
-            template,
-            is_async: raw.is_async.is_some_and(|a| a.value),
-            enforce: raw.enforce.is_none_or(|e| e.value),
-            status_message: raw.status_message.map(|m| m.value),
-            named: named.is_some(),
-            name: named.unwrap_or_else(|| format!("{event}#{}", counts[event_slot(event)])),
+        hooks.push(hook(
+            raw,
             event,
-            filter,
-            command,
-            timeout: raw
-                .timeout
-                .map(|t| t.value)
-                .or(settings.timeout)
-                .unwrap_or(DEFAULT_TIMEOUT),
-            on_error: raw.on_error.map(|o| o.value).unwrap_or_default(),
-            enabled: raw.enabled.is_none_or(|e| e.value),
-            env: raw
-                .env
-                .map(|e| e.value.into_iter().collect())
-                .unwrap_or_default(),
+            template,
+            counts[event_slot(event)],
+            settings,
             source,
             overrides,
             root,
-            stale: None,
-        });
+        ));
     }
 
     let deduplicated = dedupe(&mut hooks);
     (hooks, deduplicated)
+}
+
+/// The hook a validated merged entry makes; `n` counts the hooks of its event so far (the name
+/// of an unnamed one).
+#[allow(clippy::too_many_arguments)]
+fn hook(
+    raw: RawHook,
+    event: Event,
+    template: Option<Template>,
+    n: usize,
+    settings: &Settings,
+    source: Source,
+    overrides: Vec<Override>,
+    root: Option<PathBuf>,
+) -> Hook {
+    let named = raw.name.map(|n| n.value);
+    // `validate` passed: the command is set, and `tool` and `matcher` are never both set.
+    let command = raw.command.map(|c| c.value).unwrap_or_default();
+    let filter = raw
+        .tool
+        .or(raw.matcher)
+        .map_or(ToolFilter::All, |f| f.value);
+    Hook {
+        paths: raw.paths.map(|p| p.value),
+        rule: raw.rule.map(|r| r.value),
+        template,
+        is_async: raw.is_async.is_some_and(|a| a.value),
+        enforce: raw.enforce.is_none_or(|e| e.value),
+        status_message: raw.status_message.map(|m| m.value),
+        named: named.is_some(),
+        name: named.unwrap_or_else(|| format!("{event}#{n}")),
+        event,
+        filter,
+        command,
+        timeout: raw
+            .timeout
+            .map(|t| t.value)
+            .or(settings.timeout)
+            .unwrap_or(DEFAULT_TIMEOUT),
+        on_error: raw.on_error.map(|o| o.value).unwrap_or_default(),
+        enabled: raw.enabled.is_none_or(|e| e.value),
+        env: raw
+            .env
+            .map(|e| e.value.into_iter().collect())
+            .unwrap_or_default(),
+        source,
+        overrides,
+        root,
+        stale: None,
+    }
 }
 
 /// The files loaded before a gated file, with where each entry name is written in them.
@@ -124,7 +165,7 @@ impl Below<'_> {
 /// project file can never make the user's own file fail to load (a hostile override would
 /// otherwise switch off every guard). One pass, and a map of the names written more than once.
 pub(super) fn own_errors(file: &ParsedFile, below: &Below<'_>) -> Vec<ConfigError> {
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::with_capacity(file.hooks.len());
     for (i, (_, raw)) in file.hooks.iter().enumerate() {
         if let Some(name) = &raw.name {
             by_name.entry(name.value.as_str()).or_default().push(i);
@@ -202,58 +243,50 @@ fn override_errors(
 }
 
 /// Entries merged by name, in the order of their first definition: one map lookup per entry.
-fn by_name(files: Vec<ParsedFile>, warnings: &mut Vec<String>) -> Vec<Merged> {
-    let mut merged: Vec<Merged> = Vec::with_capacity(files.iter().map(|f| f.hooks.len()).sum());
-    let mut by_name: HashMap<String, usize> = HashMap::new();
-    for file in files {
-        for (source, raw) in file.hooks {
-            let earlier = raw
-                .name
-                .as_ref()
-                .and_then(|n| by_name.get(&n.value).copied());
+fn by_name(files: &[ParsedFile], warnings: &mut Vec<String>) -> Vec<Slot> {
+    let total = files.iter().map(|f| f.hooks.len()).sum();
+    let mut slots: Vec<Slot> = Vec::with_capacity(total);
+    let mut by_name: HashMap<&str, usize> = HashMap::with_capacity(total);
+    for (f, file) in files.iter().enumerate() {
+        for (e, (source, raw)) in file.hooks.iter().enumerate() {
+            let name = raw.name.as_ref().map(|n| n.value.as_str());
+            let earlier = name.and_then(|n| by_name.get(n).copied());
             match earlier {
-                Some(i)
-                    if merged[i].source.layer == Layer::Managed
-                        && source.layer != Layer::Managed =>
-                {
-                    warnings.push(format!(
-                        "{}:{}: `hooks[{}]` names the managed hook `{}`, which cannot be disabled \
-                         or overridden; the entry is ignored",
-                        crate::terminal::escape_path(&source.file),
-                        source.line,
-                        source.index,
-                        crate::terminal::escape(raw.name.as_ref().map_or("", |n| &n.value)),
-                    ));
-                }
                 Some(i) => {
-                    let m = &mut merged[i];
-                    let keys = raw.keys().into_iter().filter(|k| k != "name").collect();
-                    m.overrides.push(Override { source, keys });
-                    m.raw.merge(raw);
+                    let (ff, fe) = slots[i].first;
+                    let first_layer = files[ff].hooks[fe].0.layer;
+                    if first_layer == Layer::Managed && source.layer != Layer::Managed {
+                        warnings.push(format!(
+                            "{}:{}: `hooks[{}]` names the managed hook `{}`, which cannot be \
+                             disabled or overridden; the entry is ignored",
+                            crate::terminal::escape_path(&source.file),
+                            source.line,
+                            source.index,
+                            crate::terminal::escape(name.unwrap_or("")),
+                        ));
+                    } else {
+                        slots[i].overrides.push((f, e));
+                    }
                 }
                 None => {
-                    if let Some(name) = &raw.name {
-                        by_name.insert(name.value.clone(), merged.len());
+                    if let Some(name) = name {
+                        by_name.insert(name, slots.len());
                     }
-                    merged.push(Merged {
-                        raw,
-                        source,
+                    slots.push(Slot {
+                        first: (f, e),
                         overrides: Vec::new(),
-                        root: file.root.clone(),
                     })
                 }
             }
         }
     }
-    merged
+    slots
 }
 
-/// A merged entry's event, command and filter, or the first error that keeps it from running
-/// (reported at `source`, where the hook was first defined).
-fn validate(
-    raw: &RawHook,
-    source: &Source,
-) -> Result<(Event, String, ToolFilter), Box<ConfigError>> {
+/// A merged entry's event and command template, or the first error that keeps it from running
+/// (reported at `source`, where the hook was first defined). When it passes, the entry has a
+/// command, and a `tool` or `matcher` only on an event that takes it.
+fn validate(raw: &RawHook, source: &Source) -> Result<(Event, Option<Template>), Box<ConfigError>> {
     let err = |key: &str, at: Option<(usize, usize)>, message: String, help: &str| ConfigError {
         file: source.file.clone(),
         line: Some(at.map_or(source.line, |a| a.0)),
@@ -279,7 +312,7 @@ fn validate(
             ),
         )));
     };
-    let Some(command) = raw.command.as_ref().map(|c| c.value.clone()) else {
+    let Some(command) = raw.command.as_ref() else {
         return Err(Box::new(err(
             "command",
             None,
@@ -301,7 +334,7 @@ fn validate(
                 "remove `tool`, or change the event to a tool event",
             )));
         }
-        tool.value.clone()
+        &tool.value
     } else if let Some(matcher) = &raw.matcher {
         // Claude Code's matchers also select the source, trigger or type of some non-tool
         // events (`startup` on session_start, `auto` on pre_compact): see Event::matcher_field.
@@ -314,25 +347,26 @@ fn validate(
                  (see `ka-hooks events`)",
             )));
         }
-        matcher.value.clone()
+        &matcher.value
     } else {
-        ToolFilter::All
+        &ToolFilter::All
     };
-    check_call_keys(raw, event, &filter, &err)?;
-    Ok((event, command, filter))
+    let template = check_call_keys(raw, event, &command.value, filter, &err)?;
+    Ok((event, template))
 }
 
-/// `paths` and `if` need a tool call; `async` an event that cannot be vetoed; `{path}` a hook
-/// that sees one path per call.
 /// Builds an error at `hooks[i].<key>`, at a position or the entry's line.
 type ErrAt<'a> = &'a dyn Fn(&str, Option<(usize, usize)>, String, &str) -> ConfigError;
 
+/// `paths` and `if` need a tool call; `async` an event that cannot be vetoed; `{path}` a hook
+/// that sees one path per call. Returns the command's template (parsed once, here).
 fn check_call_keys(
     raw: &RawHook,
     event: Event,
+    command: &str,
     filter: &ToolFilter,
     err: ErrAt<'_>,
-) -> Result<(), Box<ConfigError>> {
+) -> Result<Option<Template>, Box<ConfigError>> {
     for (key, at) in [
         ("paths", raw.paths.as_ref().map(|p| (p.line, p.column))),
         ("if", raw.rule.as_ref().map(|r| (r.line, r.column))),
@@ -356,11 +390,8 @@ fn check_call_keys(
             )));
         }
     }
-    let single = raw
-        .command
-        .as_ref()
-        .and_then(|c| super::template::Template::parse(&c.value).ok().flatten())
-        .is_some_and(|t| t.uses_single_path());
+    let template = Template::parse(command).ok().flatten();
+    let single = template.as_ref().is_some_and(Template::uses_single_path);
     if single && (!event.is_tool_event() || filter.matches(Some("apply_patch"))) {
         let at = raw.command.as_ref().map(|c| (c.line, c.column));
         return Err(Box::new(err(
@@ -371,13 +402,14 @@ fn check_call_keys(
             "use `{paths}`, or limit `tool` to tools that write one file",
         )));
     }
-    Ok(())
+    Ok(template)
 }
 
 /// Identical enabled handlers (event, filter, command) run once; the later one (its settings and
 /// place) wins. One pass from the end: the first occurrence seen from there is the one kept.
 fn dedupe(hooks: &mut Vec<Hook>) -> Vec<Deduplicated> {
-    let mut kept_by_handler: HashMap<(Event, String, &str), usize> = HashMap::new();
+    let mut kept_by_handler: HashMap<(Event, String, &str), usize> =
+        HashMap::with_capacity(hooks.len());
     let mut drop = vec![None; hooks.len()];
     for (i, hook) in hooks.iter().enumerate().rev() {
         if !hook.enabled {

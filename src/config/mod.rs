@@ -308,7 +308,7 @@ impl Config {
             self.hooks
                 .iter()
                 .enumerate()
-                .filter_map(|(i, h)| h.paths.as_ref().map(|p| (i, p))),
+                .filter_map(|(i, h)| h.paths.as_deref().map(|p| (i, p))),
         );
     }
 }

@@ -57,8 +57,9 @@ pub(super) struct RawHook {
     pub on_error: Option<At<OnError>>,
     pub enabled: Option<At<bool>>,
     pub env: Option<At<BTreeMap<String, String>>>,
-    pub paths: Option<At<PathFilter>>,
-    pub rule: Option<At<Rule>>,
+    /// Boxed, as `rule`: both are large and rare, and every entry (and hook) carries the space.
+    pub paths: Option<At<Box<PathFilter>>>,
+    pub rule: Option<At<Box<Rule>>>,
     pub is_async: Option<At<bool>>,
     pub enforce: Option<At<bool>>,
     pub status_message: Option<At<String>>,
@@ -143,6 +144,20 @@ pub(super) struct ParsedFile {
     pub root: Option<PathBuf>,
     pub hooks: Vec<(Source, RawHook)>,
     pub settings: Option<toml::Table>,
+}
+
+impl ParsedFile {
+    /// Move entry `i` out, leaving an empty one (no file, no keys) in its place.
+    pub fn take(&mut self, i: usize) -> (Source, RawHook) {
+        let empty = Source {
+            layer: self.layer,
+            file: PathBuf::new(),
+            index: i,
+            line: 0,
+        };
+        let (source, raw) = &mut self.hooks[i];
+        (std::mem::replace(source, empty), std::mem::take(raw))
+    }
 }
 
 pub const HOOK_KEYS: &[&str] = &[
@@ -532,7 +547,7 @@ fn parse_hook(
                     _ => None,
                 };
                 match globs.map(PathFilter::compile) {
-                    Some(Ok(filter)) => hook.paths = Some(At::new(filter, pos)),
+                    Some(Ok(filter)) => hook.paths = Some(At::new(Box::new(filter), pos)),
                     Some(Err(e)) => fail(
                         e,
                         Some("write globs relative to the project root, such as `paths = [\"src/**/*.rs\", \"!src/gen/**\"]`".into()),
@@ -541,7 +556,7 @@ fn parse_hook(
                 }
             }
             "if" => match value.as_str().map(Rule::parse) {
-                Some(Ok(rule)) => hook.rule = Some(At::new(rule, pos)),
+                Some(Ok(rule)) => hook.rule = Some(At::new(Box::new(rule), pos)),
                 Some(Err(e)) => fail(format!("invalid rule: {e}"), None),
                 None => fail(
                     expected("a string: one Claude Code permission rule"),

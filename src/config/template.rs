@@ -42,6 +42,10 @@ fn placeholder_at(chars: &[char], i: usize) -> Option<(String, usize)> {
 impl Template {
     /// `None` when `command` has no placeholder (it runs exactly as written).
     pub fn parse(command: &str) -> Result<Option<Template>, String> {
+        // Most commands have no brace at all: no placeholder, nothing to collect.
+        if !command.contains('{') {
+            return Ok(None);
+        }
         let chars: Vec<char> = command.chars().collect();
         let any = (0..chars.len())
             .any(|i| placeholder_at(&chars, i).is_some() && !(i > 0 && chars[i - 1] == '{'));
