@@ -19,7 +19,7 @@ static WAITING: AtomicUsize = AtomicUsize::new(0);
 const MAX_KEPT: usize = 256;
 
 /// The reaper's inbox.
-static REAPER: OnceLock<Mutex<Sender<Batch>>> = OnceLock::new();
+static REAPER: OnceLock<Sender<Batch>> = OnceLock::new();
 
 /// Runs still going, by supersede key.
 static RUNNING: Mutex<Option<HashMap<String, Running>>> = Mutex::new(None);
@@ -57,10 +57,10 @@ pub(super) fn start(batch: Batch) -> Result<(), String> {
                     }
                 })
                 .map_err(|e| format!("cannot start the background reaper thread: {e}"))?;
-            REAPER.get_or_init(|| Mutex::new(tx))
+            REAPER.get_or_init(|| tx)
         }
     };
-    lock(inbox)
+    inbox
         .send(batch)
         .map_err(|_| "the background reaper thread is gone".to_owned())
 }
