@@ -224,6 +224,9 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             outcome.reason = Some(reason);
         }
     }
+    if hooks.is_empty() {
+        return Ok(outcome);
+    }
     if !event.is_pipeline() && only_hook.is_none() {
         // `async = true`: handed over before anything else is worked out (a stale guard is
         // answered at once).
@@ -245,9 +248,6 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             start_background(config, &later, payload.clone(), &handover, &mut outcome);
             hooks = now;
         }
-    }
-    if hooks.is_empty() {
-        return Ok(outcome);
     }
 
     let cwd_fallback = cwd_fallback();
