@@ -227,21 +227,39 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     if hooks.is_empty() {
         return Ok(outcome);
     }
+    if !event.is_pipeline() && only_hook.is_none() {
+        // `async = true`: handed over before anything else is worked out (a stale guard is
+        // answered at once).
+        let (later, now): (Vec<&Hook>, Vec<&Hook>) =
+            hooks.iter().partition(|h| h.is_async && h.stale.is_none());
+        if !later.is_empty() {
+            let handover = Handover {
+                tool: tool.as_deref(),
+                root: &root,
+                cwd: fallback_cell.get().cloned(),
+                plain_context: plain_stdout_is_context,
+            };
+            if now.is_empty() {
+                // Nothing runs now: the payload itself goes.
+                let payload = std::mem::take(&mut payload);
+                start_background(config, &later, payload, &handover, &mut outcome);
+                return Ok(outcome);
+            }
+            start_background(config, &later, payload.clone(), &handover, &mut outcome);
+            hooks = now;
+        }
+    }
 
     let cwd_fallback = cwd_fallback();
-    let run_dir = match working_dir(config, config.run_dir(&cwd_fallback)) {
+    let preferred = config.run_dir(&cwd_fallback);
+    let run_dir = match working_dir(preferred, || Fallbacks::of(config)) {
         Ok(dir) => dir,
         Err((dir, why)) => {
             outcome.diagnostics.push(why);
             dir
         }
     };
-    // The dispatcher, not the caller's payload, says which event this is (KA_EVENT agrees).
-    payload.insert("event".into(), Value::String(event.as_str().to_owned()));
-    fill_event_fields(event, &mut payload);
-    payload
-        .entry("cwd")
-        .or_insert_with(|| Value::String(cwd_fallback.to_string_lossy().into_owned()));
+    fill_payload(event, &mut payload, || cwd_fallback.clone());
 
     let payload_continuations = Continuations::of(&payload);
     let base_env = base_env(event, &run_dir, tool.as_deref());
@@ -258,16 +276,6 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         run_pipeline(&hooks, payload, on_patch.as_ref(), &run, &mut outcome);
     } else {
         let bytes: Arc<[u8]> = serialize(&payload);
-        if !run.replay {
-            // `async = true`: started, not waited for (a stale guard is answered at once).
-            let (later, now): (Vec<&Hook>, Vec<&Hook>) =
-                hooks.iter().partition(|h| h.is_async && h.stale.is_none());
-            if !later.is_empty() {
-                let log = config.settings.log.as_deref();
-                start_background(&later, &payload, &bytes, &run, log, &mut outcome);
-                hooks = now;
-            }
-        }
         let args = payload.get("arguments").and_then(Value::as_object);
         let finished: Vec<process::Finished> = if hooks.is_empty() {
             Vec::new()
@@ -359,6 +367,25 @@ fn matching_hooks<'c>(
         hooks.retain(|h| h.filter.matches(subject));
     }
     hooks
+}
+
+/// The dispatcher's fields of the payload: `event` (the dispatcher, not the caller's payload,
+/// says which event this is; KA_EVENT agrees), the event's own fields, and `cwd` when absent.
+pub(crate) fn fill_payload(
+    event: Event,
+    payload: &mut Map<String, Value>,
+    cwd: impl FnOnce() -> PathBuf,
+) {
+    payload.insert("event".into(), Value::String(event.as_str().to_owned()));
+    fill_event_fields(event, payload);
+    payload
+        .entry("cwd")
+        .or_insert_with(|| Value::String(cwd().to_string_lossy().into_owned()));
+}
+
+/// This process's working directory (`/` when it has none).
+pub(crate) fn process_cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
 }
 
 /// Fields every hook of `event` may rely on, whatever the host sent. (`stop_hook_active` and
@@ -465,24 +492,48 @@ fn mark_cancelled(stop: &Stop, outcome: &mut Outcome) {
     outcome.cancelled = Some(why);
 }
 
+/// Where hooks run when the directory they should run in cannot be entered (see
+/// [`working_dir`]): what a dispatch knows of them without a system call.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Fallbacks {
+    pub project_root: Option<PathBuf>,
+    /// The user layer's directory; without one, the user's config dir is looked up when needed.
+    pub user_dir: Option<PathBuf>,
+}
+
+impl Fallbacks {
+    pub(crate) fn of(config: &Config) -> Fallbacks {
+        Fallbacks {
+            project_root: config.project_root.clone(),
+            user_dir: config
+                .layers
+                .iter()
+                .find(|l| l.layer == Layer::User)
+                .and_then(|l| l.file.parent().map(Path::to_path_buf)),
+        }
+    }
+}
+
 /// The directory hooks run in: `preferred` (the project root, else the payload's `cwd`) when it
 /// can be entered; otherwise the first of the project root, the session's root (the working
 /// directory of this process: where the agent or `ka-hooks` was started), the user's config dir
 /// and `/` that can, with a diagnostic saying which and why. A guard must never fail to start,
 /// and so fail open, because the model `cd`'d into a directory it then deleted.
-fn working_dir(config: &Config, preferred: &Path) -> Result<PathBuf, (PathBuf, String)> {
+pub(crate) fn working_dir(
+    preferred: &Path,
+    fallbacks: impl FnOnce() -> Fallbacks,
+) -> Result<PathBuf, (PathBuf, String)> {
     let why = match enterable(preferred) {
         Ok(()) => return Ok(preferred.to_path_buf()),
         Err(why) => why,
     };
-    let user_dir = config
-        .layers
-        .iter()
-        .find(|l| l.layer == Layer::User)
-        .and_then(|l| l.file.parent().map(Path::to_path_buf))
-        .or_else(|| Paths::from_env().config_dir);
+    let Fallbacks {
+        project_root,
+        user_dir,
+    } = fallbacks();
+    let user_dir = user_dir.or_else(|| Paths::from_env().config_dir);
     let candidates = [
-        (config.project_root.clone(), "the project root"),
+        (project_root, "the project root"),
         (std::env::current_dir().ok(), "the session's root"),
         (user_dir, "the user's config dir"),
     ];
@@ -521,7 +572,7 @@ fn enterable(dir: &Path) -> Result<(), String> {
 }
 
 /// The environment every hook of this dispatch shares (§3).
-fn base_env(event: Event, run_dir: &Path, tool: Option<&str>) -> Vec<(String, String)> {
+pub(crate) fn base_env(event: Event, run_dir: &Path, tool: Option<&str>) -> Vec<(String, String)> {
     let dir = run_dir.to_string_lossy().into_owned();
     let mut env = vec![
         ("KA_EVENT".to_owned(), event.as_str().to_owned()),
@@ -616,67 +667,96 @@ fn prepare<'r>(
     args: Option<&Map<String, Value>>,
     run: &Run<'r>,
 ) -> (std::borrow::Cow<'r, str>, &'r Path, Vec<(String, String)>) {
-    let mut env = Vec::with_capacity(run.env.len() + 1 + hook.env.len());
-    env.extend_from_slice(run.env);
-    env.push(("KA_HOOK_NAME".to_owned(), hook.name.clone()));
-    env.extend(hook.env.iter().cloned());
-    // A project layer's hooks run in their own root (an outer `.ka/` is not the inner one).
-    let cwd = hook
-        .root
-        .as_deref()
-        .filter(|r| r.is_dir())
-        .unwrap_or(run.dir);
+    let env = hook_env(run.env, &hook.name, &hook.env);
+    let cwd = hook_dir(hook.root.as_deref(), run.dir);
     (hook.command_for(run.tool, args, run.root), cwd, env)
 }
 
+/// The variables set for hook `name`: the dispatch's, its name, its own.
+pub(crate) fn hook_env(
+    base: &[(String, String)],
+    name: &str,
+    own: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut env = Vec::with_capacity(base.len() + 1 + own.len());
+    env.extend_from_slice(base);
+    env.push(("KA_HOOK_NAME".to_owned(), name.to_owned()));
+    env.extend(own.iter().cloned());
+    env
+}
+
+/// Where a hook runs: a project layer's hooks in their own `root` (an outer `.ka/` is not the
+/// inner one) when it is a directory, the others in `dir`.
+pub(crate) fn hook_dir<'a>(root: Option<&'a Path>, dir: &'a Path) -> &'a Path {
+    root.filter(|r| r.is_dir()).unwrap_or(dir)
+}
+
+/// What [`start_background`] needs of the call besides its payload.
+struct Handover<'a> {
+    tool: Option<&'a str>,
+    /// The project root (else the working directory): `paths` globs, `{root}`, and where the
+    /// hooks run.
+    root: &'a Path,
+    /// The payload's `cwd`, else the process's, if worked out already.
+    cwd: Option<PathBuf>,
+    plain_context: bool,
+}
+
 /// Hand the async hooks of this call to the background; the outcome lists them as started.
+/// Only what takes no system call happens here (their paths and commands); the rest is left to
+/// the background (see [`background::Batch`]).
 fn start_background(
+    config: &Config,
     hooks: &[&Hook],
-    payload: &Map<String, Value>,
-    bytes: &[u8],
-    run: &Run<'_>,
-    log: Option<&Path>,
+    payload: Map<String, Value>,
+    call: &Handover<'_>,
     outcome: &mut Outcome,
 ) {
     let args = payload.get("arguments").and_then(Value::as_object);
-    let session = payload
-        .get("session_id")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    for hook in hooks {
-        // The paths it runs for (its `paths` filter's selection): the supersede key.
-        let paths: Vec<String> = hook
-            .paths_for(args, run.root)
-            .into_iter()
-            .map(str::to_owned)
-            .collect();
-        let (command, cwd, env) = prepare(hook, args, run);
-        let job = background::Job {
-            hook: hook.name.clone(),
-            event: outcome.event.as_str().to_owned(),
-            tool: run.tool.map(str::to_owned),
+    let later = hooks
+        .iter()
+        .map(|hook| background::Later {
+            name: hook.name.clone(),
             source: hook.source.clone(),
             on_error: hook.on_error,
             enforce: hook.enforce,
             timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
-            command: command.into_owned(),
-            cwd: cwd.to_path_buf(),
-            env,
-            payload: String::from_utf8_lossy(bytes).into_owned(),
-            plain_context: run.plain_context,
-            session: session.clone(),
-            paths,
-            log: log.map(Path::to_path_buf),
-        };
-        let started = background::start(job);
-        if let Some(e) = &started.error {
-            outcome.diagnostics.push(format!(
-                "async hook `{}` could not be started: {e}",
-                hook.name
-            ));
+            command: hook.command_for(call.tool, args, call.root).into_owned(),
+            root: hook.root.clone(),
+            env: hook.env.clone(),
+            // The paths it runs for (its `paths` filter's selection): the supersede key.
+            paths: hook
+                .paths_for(args, call.root)
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+        })
+        .collect();
+    let batch = background::Batch {
+        event: outcome.event,
+        tool: call.tool.map(str::to_owned),
+        session: payload
+            .get("session_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        payload,
+        cwd: call.cwd.clone(),
+        dir: call.root.to_path_buf(),
+        fallbacks: Fallbacks::of(config),
+        plain_context: call.plain_context,
+        log: config.settings.log.clone(),
+        hooks: later,
+    };
+    let (started, noticed) = background::start(batch);
+    outcome.diagnostics.extend(noticed);
+    for s in &started {
+        if let Some(e) = &s.error {
+            outcome
+                .diagnostics
+                .push(format!("async hook `{}` could not be started: {e}", s.hook));
         }
-        outcome.background.push(started);
     }
+    outcome.background.extend(started);
 }
 
 /// `pre_tool_use` / `user_prompt_submit`: in order, each hook sees the arguments patched so far.

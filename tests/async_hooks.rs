@@ -353,3 +353,95 @@ fn replaying_an_async_hook_runs_it_in_the_foreground() {
     assert_eq!(outcome["hooks"][0]["name"], "bg", "{outcome:#}");
     assert_eq!(outcome["background"], json!([]));
 }
+
+/// The dispatch hands its async hooks over before working out where they run: a working
+/// directory that cannot be entered is still replaced (and said so) in the library, with the
+/// delivered result.
+#[test]
+fn an_async_hook_whose_dir_cannot_be_entered_runs_elsewhere_and_says_so() {
+    let p = Project::new();
+    let ran_in = p.base.join("ran-in");
+    p.user(&hook(
+        "bg",
+        "post_tool_use",
+        r#"pwd > "$RAN_IN""#,
+        &[
+            "async = true",
+            &format!("env = {{ RAN_IN = {:?} }}", ran_in.to_string_lossy()),
+        ],
+    ));
+    // Outside the project: hooks run in the payload's `cwd`, which does not exist.
+    let outside = p.base.join("outside");
+    fs::create_dir_all(&outside).expect("mkdir");
+    let config = ka_hooks::config::Config::load(&p.options(&outside, false)).expect("load");
+    assert_eq!(
+        config.project_root, None,
+        "an ancestor of the temp dir holds .ka/"
+    );
+    let missing = p.base.join("missing").join("dir");
+    let payload = json!({"tool": "write", "session_id": "dir-session", "cwd": missing,
+                         "arguments": {"path": "a.rs"}});
+    let outcome = config
+        .dispatch(Request::new(Event::PostToolUse, object(payload)))
+        .expect("dispatch");
+    assert_eq!(outcome.background[0].how, "thread", "{outcome:#?}");
+    let mut delivered = Vec::new();
+    within(15, "the result never came", || {
+        let next = config
+            .dispatch(Request::new(
+                Event::Stop,
+                object(json!({"session_id": "dir-session"})),
+            ))
+            .expect("dispatch");
+        delivered.extend(next.delivered);
+        !delivered.is_empty()
+    });
+    assert_eq!(delivered[0].status, ka_hooks::outcome::Status::Ok);
+    assert!(
+        delivered[0]
+            .diagnostics
+            .iter()
+            .any(|d| d.contains("cannot be entered") && d.contains("the session's root")),
+        "{:#?}",
+        delivered[0]
+    );
+    let dir = fs::read_to_string(&ran_in).expect("the hook ran");
+    assert!(!dir.contains("missing"), "ran in {dir}");
+}
+
+/// An async and a foreground hook of one call read the same payload (the async one's is
+/// completed on the reaper thread).
+#[test]
+fn async_and_foreground_hooks_of_one_call_read_the_same_payload() {
+    let p = Project::new();
+    let (a, b) = (p.base.join("a.json"), p.base.join("b.json"));
+    let env = |path: &Path| format!("env = {{ OUT = {:?} }}", path.to_string_lossy());
+    let toml = hook(
+        "bg",
+        "post_tool_use_failure",
+        r#"cat > "$OUT.tmp"; mv "$OUT.tmp" "$OUT""#,
+        &["async = true", &env(&a)],
+    ) + &hook(
+        "fg",
+        "post_tool_use_failure",
+        r#"cat > "$OUT""#,
+        &[&env(&b)],
+    );
+    p.user(&toml);
+    let config = p.load();
+    let payload = json!({"tool": "write", "session_id": "same", "arguments": {"path": "a.rs"}});
+    let outcome = config
+        .dispatch(Request::new(Event::PostToolUseFailure, object(payload)))
+        .expect("dispatch");
+    assert_eq!(outcome.background.len(), 1, "{outcome:#?}");
+    assert_eq!(outcome.hooks.len(), 1, "{outcome:#?}");
+    within(15, "the async hook never wrote its payload", || a.exists());
+    let read = |path: &Path| -> Value {
+        serde_json::from_str(&fs::read_to_string(path).expect("payload")).expect("json")
+    };
+    let (a, b) = (read(&a), read(&b));
+    assert_eq!(a, b);
+    assert_eq!(a["event"], "post_tool_use_failure");
+    assert_eq!(a["is_error"], true);
+    assert!(a["cwd"].is_string(), "{a}");
+}

@@ -41,6 +41,10 @@ pub(crate) struct Job {
     pub paths: Vec<String>,
     /// Where the run is audited when it ends.
     pub log: Option<PathBuf>,
+    /// What was noticed preparing it (a working directory that could not be entered), when no
+    /// dispatch reported it: delivered with its result.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noticed: Vec<String>,
 }
 
 impl Job {
@@ -97,7 +101,7 @@ impl Job {
     /// Run the hook (ended early when `cancel` is), judge its result as its event would, audit
     /// it, and return what a later dispatch delivers. `superseded` says whether a cancel came
     /// from a newer run.
-    pub fn execute(self, cancel: &CancelToken, superseded: impl Fn() -> bool) -> Delivered {
+    pub fn execute(mut self, cancel: &CancelToken, superseded: impl Fn() -> bool) -> Delivered {
         let event = self.event.parse::<Event>().unwrap_or(Event::PostToolUse);
         let hook = self.stand_in(event);
         let finished = process::run(&HookProcess {
@@ -110,6 +114,7 @@ impl Job {
             deadline: None,
         });
         let mut outcome = Outcome::new(event, self.tool.clone());
+        outcome.diagnostics.append(&mut self.noticed);
         crate::dispatch::judge_observational(&hook, finished, self.plain_context, &mut outcome);
         let superseded =
             superseded() && outcome.hooks.iter().any(|h| h.status == Status::Cancelled);
@@ -159,11 +164,12 @@ impl Job {
     }
 
     /// The result of a job that could not run at all.
-    pub fn failed(self, why: String) -> Delivered {
+    pub fn failed(mut self, why: String) -> Delivered {
         let mut outcome = Outcome::new(
             self.event.parse::<Event>().unwrap_or(Event::PostToolUse),
             self.tool.clone(),
         );
+        outcome.diagnostics.append(&mut self.noticed);
         outcome.diagnostics.push(why.clone());
         let mut d = self.delivered(outcome, false);
         d.error = Some(why);

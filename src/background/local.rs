@@ -1,12 +1,13 @@
-//! Async hooks in process (the library): a reaper thread takes jobs from a channel and runs each
-//! on a thread of its own; results wait in memory for the next dispatch of their session.
+//! Async hooks in process (the library): a reaper thread takes the async hooks of each dispatch
+//! from a channel, prepares them and runs each on a thread of its own; results wait in memory
+//! for the next dispatch of their session.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
-use super::{Delivered, Job};
+use super::{Batch, Delivered, Job};
 use crate::cancel::CancelToken;
 
 /// Results not delivered yet, by session (`""`: calls without a session id).
@@ -18,7 +19,7 @@ static WAITING: AtomicUsize = AtomicUsize::new(0);
 const MAX_KEPT: usize = 256;
 
 /// The reaper's inbox.
-static REAPER: OnceLock<Mutex<Sender<Job>>> = OnceLock::new();
+static REAPER: OnceLock<Sender<Batch>> = OnceLock::new();
 
 /// Runs still going, by supersede key.
 static RUNNING: Mutex<Option<HashMap<String, Running>>> = Mutex::new(None);
@@ -37,25 +38,30 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Hand `job` to the reaper (started on first use).
-pub(super) fn start(job: Job) -> Result<(), String> {
+/// Hand `batch` to the reaper (started on first use).
+pub(super) fn start(batch: Batch) -> Result<(), String> {
     let inbox = match REAPER.get() {
         Some(inbox) => inbox,
         None => {
-            let (tx, rx) = mpsc::channel::<Job>();
+            let (tx, rx) = mpsc::channel::<Batch>();
             std::thread::Builder::new()
                 .name("ka-hooks-reaper".into())
                 .spawn(move || {
-                    for job in rx {
-                        run(job);
+                    for batch in rx {
+                        let (jobs, noticed) = batch.jobs();
+                        for mut job in jobs {
+                            // No dispatch reported it: it comes with the result.
+                            job.noticed.extend(noticed.iter().cloned());
+                            run(job);
+                        }
                     }
                 })
                 .map_err(|e| format!("cannot start the background reaper thread: {e}"))?;
-            REAPER.get_or_init(|| Mutex::new(tx))
+            REAPER.get_or_init(|| tx)
         }
     };
-    lock(inbox)
-        .send(job)
+    inbox
+        .send(batch)
         .map_err(|_| "the background reaper thread is gone".to_owned())
 }
 

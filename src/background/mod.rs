@@ -8,8 +8,10 @@
 //! hooks in the background": the result is delivered "on the next conversation turn").
 //!
 //! Two ways to run them, chosen by the process:
-//! - **In process** (the library's default): one background reaper thread takes each job from a
-//!   channel (a dispatch spends a channel send on it) and runs it on a thread of its own.
+//! - **In process** (the library's default): one background reaper thread takes the async hooks
+//!   of each dispatch from a channel (a dispatch spends a channel send on them), works out what
+//!   each runs with (working directory, environment, payload) and runs each on a thread of its
+//!   own. Whatever takes a system call happens there, not on the dispatching thread.
 //! - **Detached** (the CLI and the adapters, which exit after one call; see [`detach`]): each job
 //!   goes, over a pipe, to a supervisor process (`ka-hooks` itself, re-executed) in a session of
 //!   its own, with its standard streams on `/dev/null` so that it never holds the agent's pipes
@@ -34,11 +36,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::outcome::{Outcome, Status, WouldHave};
 
+mod batch;
 mod detached;
 mod job;
 mod local;
 mod mailbox;
 
+pub(crate) use batch::{Batch, Later};
 pub(crate) use job::Job;
 
 /// The hidden first argument that makes `ka-hooks` a supervisor (see [`supervise`]).
@@ -116,26 +120,38 @@ pub struct Started {
     pub error: Option<String>,
 }
 
-/// Start `job` in the background: in process, or in a detached supervisor.
-pub(crate) fn start(job: Job) -> Started {
-    let mut started = Started {
-        hook: job.hook.clone(),
-        paths: job.paths.clone(),
-        how: "thread",
-        error: None,
-    };
-    let result = match DETACHED.get() {
-        Some(d) => {
-            started.how = "supervisor";
-            detached::start(&d.exe, d.data_dir.as_deref(), job)
+/// Start the async hooks of one call in the background: in process (handed to the reaper,
+/// which prepares and starts them), or each in a detached supervisor (prepared and handed over
+/// here). Returns how each was started, and what was noticed preparing them here.
+pub(crate) fn start(batch: Batch) -> (Vec<Started>, Option<String>) {
+    let Some(d) = DETACHED.get() else {
+        let mut started = batch.started("thread");
+        if let Err(e) = local::start(batch) {
+            for s in &mut started {
+                s.how = "failed";
+                s.error = Some(e.clone());
+            }
         }
-        None => local::start(job),
+        return (started, None);
     };
-    if let Err(e) = result {
-        started.how = "failed";
-        started.error = Some(e);
-    }
-    started
+    let (jobs, noticed) = batch.jobs();
+    let started = jobs
+        .into_iter()
+        .map(|job| {
+            let mut started = Started {
+                hook: job.hook.clone(),
+                paths: job.paths.clone(),
+                how: "supervisor",
+                error: None,
+            };
+            if let Err(e) = detached::start(&d.exe, d.data_dir.as_deref(), job) {
+                started.how = "failed";
+                started.error = Some(e);
+            }
+            started
+        })
+        .collect();
+    (started, noticed)
 }
 
 /// The finished runs of `session` not delivered yet, oldest first (at most
