@@ -1,6 +1,7 @@
 //! One effective hook and where it came from: layers, sources, `on_error`.
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -52,7 +53,8 @@ impl fmt::Display for Layer {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     pub layer: Layer,
-    pub file: PathBuf,
+    /// The layer file, shared by every entry of it (one allocation per file, not per hook).
+    pub file: Arc<Path>,
     /// 0-based index of the entry in the file's `[[hooks]]` array.
     pub index: usize,
     /// 1-based line of the entry.

@@ -222,7 +222,7 @@ fn override_errors(
     }
     let e = validate(&merged, first).err()?;
     Some(Box::new(ConfigError {
-        file: at.file.clone(),
+        file: at.file.to_path_buf(),
         line: Some(at.line),
         column: None,
         key: Some(format!("hooks[{}]", at.index)),
@@ -288,7 +288,7 @@ fn by_name(files: &[ParsedFile], warnings: &mut Vec<String>) -> Vec<Slot> {
 /// command, and a `tool` or `matcher` only on an event that takes it.
 fn validate(raw: &RawHook, source: &Source) -> Result<(Event, Option<Template>), Box<ConfigError>> {
     let err = |key: &str, at: Option<(usize, usize)>, message: String, help: &str| ConfigError {
-        file: source.file.clone(),
+        file: source.file.to_path_buf(),
         line: Some(at.map_or(source.line, |a| a.0)),
         column: at.map(|a| a.1),
         key: Some(format!("hooks[{}].{key}", source.index)),

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -139,7 +140,8 @@ impl RawHook {
 #[derive(Clone)]
 pub(super) struct ParsedFile {
     pub layer: Layer,
-    pub path: PathBuf,
+    /// The file's path, which every entry's [`Source`] shares.
+    pub path: Arc<Path>,
     /// The project root of a project or local file: its hooks run there.
     pub root: Option<PathBuf>,
     pub hooks: Vec<(Source, RawHook)>,
@@ -147,11 +149,11 @@ pub(super) struct ParsedFile {
 }
 
 impl ParsedFile {
-    /// Move entry `i` out, leaving an empty one (no file, no keys) in its place.
+    /// Move entry `i` out, leaving an empty one (no keys, line 0) in its place.
     pub fn take(&mut self, i: usize) -> (Source, RawHook) {
         let empty = Source {
             layer: self.layer,
-            file: PathBuf::new(),
+            file: Arc::clone(&self.path),
             index: i,
             line: 0,
         };
@@ -221,7 +223,7 @@ pub(super) fn parse_file(
     let t = Text::new(path, text);
     let mut parsed = ParsedFile {
         layer,
-        path: path.to_path_buf(),
+        path: Arc::from(path),
         root: None,
         hooks: Vec::new(),
         settings: None,
@@ -250,7 +252,7 @@ pub(super) fn parse_file(
         let (line, _) = t.position(entry.span().start);
         let source = Source {
             layer,
-            file: path.to_path_buf(),
+            file: Arc::clone(&parsed.path),
             index,
             line,
         };

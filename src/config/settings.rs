@@ -141,7 +141,7 @@ fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigErro
             }
             figment = figment.merge(SettingsLayer {
                 layer: file.layer,
-                path: file.path.clone(),
+                path: file.path.to_path_buf(),
                 table,
             });
         }

@@ -9,6 +9,7 @@
 //! The user's own file can choose `stale = "skip"` instead; a project file cannot.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::filter::ToolFilter;
 use super::hook::{Hook, Layer, OnError, Source};
@@ -54,7 +55,7 @@ impl Change<'_> {
 pub(super) fn tombstones(reviewed: Option<ParsedFile>, change: &Change<'_>) -> Vec<Hook> {
     let source = |index, line| Source {
         layer: change.layer,
-        file: change.file.to_path_buf(),
+        file: Arc::from(change.file),
         index,
         line,
     };

@@ -154,7 +154,7 @@ pub fn diagnose(
             runs && !gated
                 .layers
                 .iter()
-                .any(|l| l.state == LayerState::TrustedOnce && l.file == hook.source.file),
+                .any(|l| l.state == LayerState::TrustedOnce && *l.file == *hook.source.file),
         );
         if exec {
             if runs {
@@ -182,7 +182,11 @@ pub fn diagnose(
     for skipped in &gated.untrusted {
         entries.push(layer_entry(skipped, full.as_ref()));
         let Some(full) = &full else { continue };
-        for hook in full.hooks.iter().filter(|h| h.source.file == skipped.file) {
+        for hook in full
+            .hooks
+            .iter()
+            .filter(|h| *h.source.file == *skipped.file)
+        {
             let mut entry = hook_entry(hook, &run_dir);
             entry.runs = Some(false);
             entry.checks.insert(

@@ -54,12 +54,12 @@ pub(crate) fn layer_entry(skipped: &Untrusted, full: Option<&Config>) -> Entry {
             let defined = full
                 .hooks
                 .iter()
-                .filter(|h| h.source.file == skipped.file)
+                .filter(|h| *h.source.file == *skipped.file)
                 .count();
             let overridden = full
                 .hooks
                 .iter()
-                .filter(|h| h.overrides.iter().any(|o| o.source.file == skipped.file))
+                .filter(|h| h.overrides.iter().any(|o| *o.source.file == *skipped.file))
                 .count();
             match (defined, overridden) {
                 (0, 0) => "it defines no hooks".to_owned(),
@@ -99,7 +99,7 @@ pub(crate) fn trust_check(hook: &Hook, config: &Config, fix: &str) -> Check {
     let state = config
         .layers
         .iter()
-        .find(|l| l.file == hook.source.file)
+        .find(|l| *l.file == *hook.source.file)
         .map(|l| l.state);
     match (hook.source.layer, state) {
         (Layer::User, _) => Check::ok("trust", "user layer: always trusted"),
@@ -128,7 +128,7 @@ pub(crate) fn pending_overrides(
         .overrides
         .iter()
         .filter_map(|o| {
-            let skipped = untrusted.iter().find(|u| u.file == o.source.file)?;
+            let skipped = untrusted.iter().find(|u| *u.file == *o.source.file)?;
             Some(Check::warning(
                 "trust",
                 format!(
@@ -162,7 +162,7 @@ pub(crate) fn hook_entry(hook: &Hook, run_dir: &Path) -> Entry {
         filter: hook.event.is_tool_event().then(|| hook.filter.describe()),
         command: Some(hook.command.clone()),
         layer: Some(hook.source.layer),
-        file: Some(hook.source.file.clone()),
+        file: Some(hook.source.file.to_path_buf()),
         line: Some(hook.source.line),
         runs: None,
         checks: {
