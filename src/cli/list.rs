@@ -9,8 +9,8 @@ use crate::config::{Hook, LayerState, LoadOptions, ToolFilter};
 /// `filter` (the filter in words), `source` and `overrides`.
 fn hook_json(h: &Hook) -> Value {
     let (tool, matcher) = match &h.filter {
-        ToolFilter::Tools { patterns, .. } => (serde_json::json!(patterns), Value::Null),
-        ToolFilter::Matcher { source, .. } => (Value::Null, Value::String(source.clone())),
+        ToolFilter::Tools(tools) => (serde_json::json!(tools.patterns), Value::Null),
+        ToolFilter::Matcher(matcher) => (Value::Null, Value::String(matcher.source.clone())),
         ToolFilter::All => (Value::Null, Value::Null),
     };
     serde_json::json!({

@@ -6,27 +6,41 @@
 //! against the ka name and every agent's spelling of it, so such a filter never silently matches
 //! nothing. A name that no agent knows is a warning ([`unknown_names`]).
 
+use std::sync::Arc;
+
 use crate::adapter::tools::{ToolRow, TOOLS};
 
-/// Which tool calls a hook of a tool event sees. Compiled once at load.
+/// Which tool calls a hook of a tool event sees. Compiled once at load; a clone shares the
+/// compiled filter (hooks of a file that repeat a filter's text share one: see `parse_file`).
 #[derive(Debug, Clone)]
 pub enum ToolFilter {
     /// No filter (or a matcher of `*` / `""`): every tool.
     All,
     /// `tool = [...]`: exact names or globs.
-    Tools {
-        patterns: Vec<String>,
-        /// The patterns without glob syntax, compared as strings: the common case, and the
-        /// check every tool call pays for.
-        exact: Vec<String>,
-        /// The real globs (`mcp__*`), when there are any.
-        globs: Option<globset::GlobSet>,
-    },
+    Tools(Arc<Tools>),
     /// `matcher = "..."`, Claude Code semantics: an exact name list or an unanchored regex.
-    Matcher { source: String, kind: MatcherKind },
+    Matcher(Arc<Matcher>),
 }
 
-#[derive(Debug, Clone)]
+/// A compiled `tool = [...]`.
+#[derive(Debug)]
+pub struct Tools {
+    pub patterns: Vec<String>,
+    /// The patterns without glob syntax, compared as strings: the common case, and the
+    /// check every tool call pays for.
+    pub exact: Vec<String>,
+    /// The real globs (`mcp__*`), when there are any.
+    pub globs: Option<globset::GlobSet>,
+}
+
+/// A compiled `matcher = "..."`.
+#[derive(Debug)]
+pub struct Matcher {
+    pub source: String,
+    pub kind: MatcherKind,
+}
+
+#[derive(Debug)]
 pub enum MatcherKind {
     Names(Vec<String>),
     Regex(regex::bytes::Regex),
@@ -38,13 +52,14 @@ impl ToolFilter {
         match (self, tool) {
             (ToolFilter::All, _) => true,
             (_, None) => false,
-            (ToolFilter::Tools { exact, globs, .. }, Some(t)) => {
-                exact.iter().any(|n| n == t)
-                    || globs
+            (ToolFilter::Tools(tools), Some(t)) => {
+                tools.exact.iter().any(|n| n == t)
+                    || tools
+                        .globs
                         .as_ref()
                         .is_some_and(|g| any_spelling(t, |name| g.is_match(name)))
             }
-            (ToolFilter::Matcher { kind, .. }, Some(t)) => match kind {
+            (ToolFilter::Matcher(matcher), Some(t)) => match &matcher.kind {
                 MatcherKind::Names(names) => names.iter().any(|n| n == t),
                 MatcherKind::Regex(re) => any_spelling(t, |name| re.is_match(name.as_bytes())),
             },
@@ -55,8 +70,8 @@ impl ToolFilter {
     pub fn describe(&self) -> String {
         match self {
             ToolFilter::All => "*".to_owned(),
-            ToolFilter::Tools { patterns, .. } => format!("tool = {patterns:?}"),
-            ToolFilter::Matcher { source, .. } => format!("matcher = {source:?}"),
+            ToolFilter::Tools(tools) => format!("tool = {:?}", tools.patterns),
+            ToolFilter::Matcher(matcher) => format!("matcher = {:?}", matcher.source),
         }
     }
 }
@@ -113,11 +128,10 @@ impl ToolFilter {
     /// The exact names of the filter as written (globs and regexes are not names).
     fn names(&self) -> Vec<String> {
         match self {
-            ToolFilter::Tools { patterns, .. } => patterns.clone(),
-            ToolFilter::Matcher {
-                source,
-                kind: MatcherKind::Names(_),
-            } => matcher_names(source).collect(),
+            ToolFilter::Tools(tools) => tools.patterns.clone(),
+            ToolFilter::Matcher(matcher) if matches!(matcher.kind, MatcherKind::Names(_)) => {
+                matcher_names(&matcher.source).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -169,11 +183,11 @@ pub(super) fn compile_tools(patterns: Vec<String>) -> Result<ToolFilter, globset
     } else {
         None
     };
-    Ok(ToolFilter::Tools {
+    Ok(ToolFilter::Tools(Arc::new(Tools {
         patterns,
         exact,
         globs,
-    })
+    })))
 }
 
 /// The names of an exact-list matcher (`Edit|Write`, `Edit, Write`).
@@ -217,10 +231,10 @@ pub(super) fn compile_matcher(source: &str) -> Result<ToolFilter, regex::Error> 
     } else {
         MatcherKind::Regex(regex(source)?)
     };
-    Ok(ToolFilter::Matcher {
+    Ok(ToolFilter::Matcher(Arc::new(Matcher {
         source: source.to_owned(),
         kind,
-    })
+    })))
 }
 
 /// A matcher's regex, matched against the bytes of a name. It is ASCII (`unicode(false)`): `\w`,

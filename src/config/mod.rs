@@ -42,7 +42,7 @@ use serde::Serialize;
 
 pub use error::{ConfigError, ConfigErrors};
 pub(crate) use filter::regex as filter_regex;
-pub use filter::{MatcherKind, ToolFilter};
+pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
 pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
 pub use parse::{describe_entries, HOOK_KEYS, SETTINGS_KEYS};

@@ -15,12 +15,11 @@ pub fn synthetic_tool(hook: &Hook) -> Option<String> {
     }
     let named: Vec<String> = match &hook.filter {
         ToolFilter::All => Vec::new(),
-        ToolFilter::Tools { patterns, .. } => patterns.clone(),
-        ToolFilter::Matcher {
-            kind: MatcherKind::Names(names),
-            ..
-        } => names.clone(),
-        ToolFilter::Matcher { .. } => Vec::new(),
+        ToolFilter::Tools(tools) => tools.patterns.clone(),
+        ToolFilter::Matcher(matcher) => match &matcher.kind {
+            MatcherKind::Names(names) => names.clone(),
+            MatcherKind::Regex(_) => Vec::new(),
+        },
     };
     let literal = |t: &String| !t.contains(['*', '?', '[', '{']);
     let common = [
