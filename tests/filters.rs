@@ -248,13 +248,21 @@ async = true
 /// tables back. `(?i)`, `\w` and `\b` work (ASCII); literal non-ASCII text matches itself.
 #[test]
 fn matchers_are_ascii_regexes_and_refuse_what_needs_unicode_tables() {
-    for (matcher, what) in [
-        (r"\p{L}+", "Unicode property classes"),
-        (r"Write|\pN", "Unicode property classes"),
-        (r"[\p{Greek}a]", "Unicode property classes"),
-        (r"\P{Lu}", "Unicode property classes"),
-        (r"(?u)\w+", "the `u` flag"),
-        (r"(?i:(?u:k))", "the `u` flag"),
+    for (matcher, why) in [
+        (r"\p{L}+", "Unicode property classes are not supported"),
+        (r"Write|\pN", "Unicode property classes are not supported"),
+        (
+            r"[\p{Greek}a]",
+            "Unicode property classes are not supported",
+        ),
+        (r"\P{Lu}", "Unicode property classes are not supported"),
+        (r"(?u)\w+", "the `u` flag is not supported"),
+        (r"(?i:(?u:k))", "the `u` flag is not supported"),
+        // Would compile as bytes and quietly never match a UTF-8 name.
+        (r"^mcp__caf\xe9__", "is a raw byte here"),
+        (r"[\xe0-\xff]", "is a raw byte here"),
+        // Would quietly keep the letter's case.
+        ("(?i)^mcp__caf\u{e9}__", "folds ASCII letters only"),
     ] {
         let p = project_with(&format!(
             "[[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '{matcher}'\ncommand = \"true\"\n"
@@ -264,9 +272,7 @@ fn matchers_are_ascii_regexes_and_refuse_what_needs_unicode_tables() {
             .assert()
             .code(1)
             .stderr(predicate::str::contains("`hooks[0].matcher`"))
-            .stderr(predicate::str::contains(format!(
-                "{what} are not supported"
-            )));
+            .stderr(predicate::str::contains(why));
     }
     let p = project_with(
         "[[hooks]]\nevent = \"pre_tool_use\"\nmatcher = '(?i)^WRITE$'\ncommand = \"echo i >> seen\"\n\

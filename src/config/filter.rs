@@ -257,51 +257,85 @@ pub(crate) fn regex(source: &str) -> Result<regex::bytes::Regex, regex::Error> {
         .build()
 }
 
-/// Why `source` needs the Unicode tables, if it does: a `\p{…}` class or a `(?u)` flag.
+/// Why `source` cannot be an ASCII byte regex that means what it says, if it cannot: it needs the
+/// Unicode tables (a `\p{…}` class, the `(?u)` flag), or it would quietly match something else
+/// (`\xHH` above 0x7F is a raw byte, never a whole UTF-8 character; `(?i)` folds ASCII only, so a
+/// non-ASCII letter under it would keep its case).
 fn needs_unicode(source: &str) -> Option<String> {
     use regex_syntax::ast::{self, Ast, ClassSetItem, Flag, FlagsItemKind, Visitor};
 
-    struct Unicode(Option<(ast::Span, &'static str)>);
-    impl Unicode {
+    const PROPERTY: &str = "Unicode property classes are not supported";
+    const U_FLAG: &str = "the `u` flag is not supported";
+    const HIGH_BYTE: &str =
+        "an `\\x` escape above `\\x7F` is a raw byte here, which no UTF-8 text \
+        matches; write the character itself or `\\x{…}`";
+    const FOLDED: &str =
+        "`(?i)` folds ASCII letters only, so this letter would match only its own \
+        case; write both cases";
+
+    #[derive(Default)]
+    struct Findings {
+        refusal: Option<(ast::Span, &'static str)>,
+        case_insensitive: bool,
+        non_ascii: Option<ast::Span>,
+    }
+    impl Findings {
+        fn refuse(&mut self, span: ast::Span, why: &'static str) {
+            self.refusal.get_or_insert((span, why));
+        }
         fn flags(&mut self, flags: &ast::Flags) {
             let mut negated = false;
             for item in &flags.items {
                 match item.kind {
                     FlagsItemKind::Negation => negated = true,
                     FlagsItemKind::Flag(Flag::Unicode) if !negated => {
-                        self.0.get_or_insert((item.span, "the `u` flag"));
+                        self.refuse(item.span, U_FLAG)
+                    }
+                    FlagsItemKind::Flag(Flag::CaseInsensitive) if !negated => {
+                        self.case_insensitive = true;
                     }
                     FlagsItemKind::Flag(_) => {}
                 }
             }
         }
+        fn literal(&mut self, literal: &ast::Literal) {
+            if literal.byte().is_some_and(|byte| byte > 0x7f) {
+                self.refuse(literal.span, HIGH_BYTE);
+            } else if !literal.c.is_ascii() {
+                self.non_ascii.get_or_insert(literal.span);
+            }
+        }
     }
-    impl Visitor for Unicode {
+    impl Visitor for Findings {
         type Output = Option<(ast::Span, &'static str)>;
         type Err = ();
         fn finish(self) -> Result<Self::Output, ()> {
-            Ok(self.0)
+            let folded = self.non_ascii.filter(|_| self.case_insensitive);
+            Ok(self.refusal.or(folded.map(|span| (span, FOLDED))))
         }
         fn visit_pre(&mut self, node: &Ast) -> Result<(), ()> {
             match node {
-                Ast::ClassUnicode(class) => {
-                    self.0
-                        .get_or_insert((class.span, "Unicode property classes"));
-                }
+                Ast::ClassUnicode(class) => self.refuse(class.span, PROPERTY),
                 Ast::Flags(set) => self.flags(&set.flags),
                 Ast::Group(group) => {
                     if let ast::GroupKind::NonCapturing(flags) = &group.kind {
                         self.flags(flags);
                     }
                 }
+                Ast::Literal(literal) => self.literal(literal),
                 _ => {}
             }
             Ok(())
         }
         fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), ()> {
-            if let ClassSetItem::Unicode(class) = item {
-                self.0
-                    .get_or_insert((class.span, "Unicode property classes"));
+            match item {
+                ClassSetItem::Unicode(class) => self.refuse(class.span, PROPERTY),
+                ClassSetItem::Literal(literal) => self.literal(literal),
+                ClassSetItem::Range(range) => {
+                    self.literal(&range.start);
+                    self.literal(&range.end);
+                }
+                _ => {}
             }
             Ok(())
         }
@@ -309,11 +343,11 @@ fn needs_unicode(source: &str) -> Option<String> {
 
     // A pattern the parser refuses is left to the regex builder, which words the error.
     let parsed = ast::parse::Parser::new().parse(source).ok()?;
-    let (span, what) = ast::visit(&parsed, Unicode(None)).ok()??;
+    let (span, why) = ast::visit(&parsed, Findings::default()).ok()??;
     let text = source.get(span.start.offset..span.end.offset).unwrap_or("");
     Some(format!(
-        "`{text}` (column {}): {what} are not supported; ka's matchers are ASCII regexes, as \
-         Claude Code's JavaScript matchers are: list the characters instead (`[A-Za-z]`, `\\w`)",
+        "`{text}` (column {}): {why}; ka's matchers are ASCII regexes, as Claude Code's \
+         JavaScript matchers are (list the characters: `[A-Za-z]`, `\\w`)",
         span.start.column
     ))
 }

@@ -212,7 +212,9 @@ fn path_glob(pattern: &str) -> Result<GlobMatcher, String> {
 }
 
 /// The simple commands of `command`: split at `&&`, `||`, `;`, `|` and newlines, each without
-/// leading `VAR=value` assignments.
+/// leading `VAR=value` assignments. An assignment ends where the shell ends a word, at a space or
+/// a tab: `X=1\u{a0}y git push` is one assignment (a no-break space is no blank to bash) and then
+/// `git push`.
 fn subcommands(command: &str) -> impl Iterator<Item = String> + '_ {
     command
         .split(['\n', ';', '|', '&'])
@@ -220,7 +222,7 @@ fn subcommands(command: &str) -> impl Iterator<Item = String> + '_ {
         .filter(|s| !s.is_empty())
         .map(|s| {
             let mut rest = s;
-            while let Some((word, tail)) = rest.split_once(char::is_whitespace) {
+            while let Some((word, tail)) = rest.split_once([' ', '\t']) {
                 let is_assignment = word.split_once('=').is_some_and(|(name, _)| {
                     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 });
@@ -290,6 +292,22 @@ mod tests {
             json!({"command": "git push"})
         ));
         assert!(call("Bash", "bash", json!({})));
+    }
+
+    /// bash ends words at spaces and tabs only: a no-break space inside an assignment does not
+    /// hide the command after it.
+    #[test]
+    fn an_assignment_with_a_no_break_space_does_not_hide_the_command() {
+        assert!(call(
+            "Bash(git push:*)",
+            "bash",
+            json!({"command": "X=1\u{a0}y git push --force"})
+        ));
+        assert!(call(
+            "Bash(git push:*)",
+            "bash",
+            json!({"command": "A=1\tB=2 git push"})
+        ));
     }
 
     #[test]
