@@ -67,26 +67,7 @@ impl World {
 fn mixed_hooks(layer: &str, n: usize) -> String {
     let mut out = String::from("[hook_settings]\ntimeout = 30\n\n");
     for i in 0..n {
-        let body = match i % 10 {
-            0 => "event = \"pre_tool_use\"\ntool = [\"write\", \"edit\"]\n".to_owned(),
-            1 => "event = \"pre_tool_use\"\ntool = \"mcp__*\"\n".to_owned(),
-            2 => "event = \"PreToolUse\"\nmatcher = \"Edit|Write|MultiEdit\"\n".to_owned(),
-            3 => {
-                "event = \"pre_tool_use\"\nmatcher = \"^(bash|shell)_.*\"\ntimeout = 5\n".to_owned()
-            }
-            4 => format!(
-                "event = \"post_tool_use\"\ntool = [\"write\", \"edit\", \"notebook_*\"]\n\
-                 env = {{ FMT_LEVEL = \"{i}\", FMT_ROOTS = \"src,tests\" }}\n"
-            ),
-            5 => "event = \"post_tool_use\"\nmatcher = \"Bash\"\non_error = \"block\"\n".to_owned(),
-            6 => "event = \"stop\"\n".to_owned(),
-            7 => format!(
-                "event = \"pre_tool_use\"\ntool = [\"bash\", \"git_*\", \"web_fetch\"]\n\
-                 on_error = \"ask\"\nenv = {{ GUARD_ROOTS = \"src,.ka\", GUARD_ID = \"{i}\" }}\n"
-            ),
-            8 => "event = \"user_prompt_submit\"\n".to_owned(),
-            _ => "event = \"session_start\"\nenabled = true\n".to_owned(),
-        };
+        let body = support::entry_body(i);
         out.push_str(&format!(
             "[[hooks]]\nname = \"{layer}-{i}\"\n{body}command = \"examples/hooks/h{i}.sh --layer {layer}\"\n\n"
         ));

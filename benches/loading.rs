@@ -126,35 +126,13 @@ impl World {
     }
 }
 
-/// One hook body of a realistic mix: tool lists, globs, Claude matchers, `env`, several events.
-fn body(i: usize) -> String {
-    match i % 10 {
-        0 => "event = \"pre_tool_use\"\ntool = [\"write\", \"edit\"]\n".to_owned(),
-        1 => "event = \"pre_tool_use\"\ntool = \"mcp__*\"\n".to_owned(),
-        2 => "event = \"PreToolUse\"\nmatcher = \"Edit|Write|MultiEdit\"\n".to_owned(),
-        3 => "event = \"pre_tool_use\"\nmatcher = \"^(bash|shell)_.*\"\ntimeout = 5\n".to_owned(),
-        4 => format!(
-            "event = \"post_tool_use\"\ntool = [\"write\", \"edit\", \"notebook_*\"]\n\
-             env = {{ FMT_LEVEL = \"{i}\", FMT_ROOTS = \"src,tests\" }}\n"
-        ),
-        5 => "event = \"post_tool_use\"\nmatcher = \"Bash\"\non_error = \"block\"\n".to_owned(),
-        6 => "event = \"stop\"\n".to_owned(),
-        7 => format!(
-            "event = \"pre_tool_use\"\ntool = [\"bash\", \"git_*\", \"web_fetch\"]\n\
-             on_error = \"ask\"\nenv = {{ GUARD_ROOTS = \"src,.ka\", GUARD_ID = \"{i}\" }}\n"
-        ),
-        8 => "event = \"user_prompt_submit\"\n".to_owned(),
-        _ => "event = \"session_start\"\nenabled = true\n".to_owned(),
-    }
-}
-
 /// The user layer: `n` named hooks. Commands differ so nothing is deduplicated.
 fn user_layer(n: usize) -> String {
     let mut out = String::from("[hook_settings]\ntimeout = 30\n\n");
     for i in 0..n {
         out.push_str(&format!(
             "[[hooks]]\nname = \"user-{i}\"\n{}command = \"examples/hooks/h{i}.sh --layer user\"\n\n",
-            body(i)
+            support::entry_body(i)
         ));
     }
     out
@@ -179,7 +157,7 @@ fn project_layer(n: usize) -> String {
         };
         out.push_str(&format!(
             "[[hooks]]\n{name}{}command = \"sh .ka/hooks/guard{}.sh -n{i}\"\n\n",
-            body(i),
+            support::entry_body(i),
             i % GUARDS
         ));
     }
