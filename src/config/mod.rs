@@ -27,6 +27,7 @@ mod hook;
 mod merge;
 mod parse;
 pub mod paths_filter;
+mod pieces;
 mod read;
 pub mod rule;
 pub mod scripts;
