@@ -302,12 +302,20 @@ fn parse_pieces(
     parsed: &mut ParsedFile,
     errors: &mut Vec<ConfigError>,
 ) -> Option<()> {
-    let rest: RawFile = toml::from_str(&pieces.rest).ok()?;
-    if rest.hooks.is_some() {
-        return None;
-    }
-    if let Some(settings) = rest.hook_settings {
-        parsed.settings = parse_settings(t, parsed.layer, settings.into_inner(), errors);
+    // Most files start with their first entry: a rest of TOML whitespace (not `str::trim`'s,
+    // which also takes characters TOML refuses) holds nothing, and is not parsed.
+    let blank = pieces
+        .rest
+        .bytes()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n'));
+    if !blank {
+        let rest: RawFile = toml::from_str(&pieces.rest).ok()?;
+        if rest.hooks.is_some() {
+            return None;
+        }
+        if let Some(settings) = rest.hook_settings {
+            parsed.settings = parse_settings(t, parsed.layer, settings.into_inner(), errors);
+        }
     }
     let mut compiled = Compiled::default();
     let mut next = 0;

@@ -55,6 +55,10 @@ const PARTS: &[&str] = &[
     "x = 1\n",
     "# [[hooks]]\n",
     "\n",
+    "  \t\n",
+    "\u{a0}\n",
+    "\r\n",
+    "\r",
     "[[\"ho\\u006fks\"]]\nevent = \"stop\"\ncommand = \"u\"\n",
     "[[hooks]]\nevent = \"stop\"\ncommand = \"日本\"\nenv = { \"A\" = \"é\" }\n",
 ];
