@@ -7,14 +7,17 @@
 //! of 1 000 (`benches/README.md`, loading).
 //!
 //! The cut is only the scanner's reading of the grammar; the TOML parser stays the judge, and
-//! the caller parses the whole file instead whenever a piece disagrees:
-//! - every piece starts at a line the scanner read as a top-level `[[hooks]]` header. If a cut
-//!   is really inside a string, an array or an inline table, the piece before it ends inside
-//!   that value and does not parse;
-//! - a piece whose top level holds anything but `hooks` entries (a misread header) is refused
-//!   by its caller, and so is a rest (everything that is not a piece) that defines `hooks`;
-//! - a header of a `hooks` sub-table outside a piece, or one this scanner does not read (a
-//!   quoted key with an escape, say), makes [`split`] answer `None`.
+//! the caller parses the whole file instead whenever it disagrees. A wrong cut (one that is
+//! really inside a string, an array or an inline table) leaves that value open at the cut:
+//! - if a piece comes before the cut, that piece ends inside the value and does not parse;
+//! - if the rest does, the value runs on into the blanked piece after the cut, where a mark
+//!   ([`rest_text`]) that is harmless between tables and an error inside any value makes the
+//!   rest fail to parse, even if a later part of the rest would have closed the value.
+//!
+//! Besides, a piece whose top level holds anything but `hooks` entries (a misread header) is
+//! refused by its caller, and so is a rest that defines `hooks`; and a header of a `hooks`
+//! sub-table outside a piece, or one this scanner does not read (a quoted key with an escape,
+//! say), makes [`split`] answer `None`.
 //!
 //! So a file that loads in pieces reads exactly as the whole document reads, and one that
 //! does not gets the whole-document parse and its error messages.
@@ -28,7 +31,7 @@ pub(super) struct Pieces<'a> {
     /// The byte ranges of the `[[hooks]]` entries (each with its sub-tables), in order.
     pub hooks: Vec<Range<usize>>,
     /// Everything else: the file up to the end of its last other part, with the pieces in it
-    /// blanked (every byte but a newline a space), so its offsets are the file's.
+    /// blanked and marked ([`rest_text`]), so its offsets are the file's.
     pub rest: Cow<'a, str>,
 }
 
@@ -109,26 +112,75 @@ impl Cuts {
         if self.hooks.is_empty() {
             return None;
         }
-        let head = &text[..self.rest_end];
-        let rest = if self.hooks[0].start >= self.rest_end {
-            Cow::Borrowed(head)
-        } else {
-            let mut bytes = head.as_bytes().to_vec();
-            for piece in self.hooks.iter().filter(|p| p.start < self.rest_end) {
-                for b in &mut bytes[piece.clone()] {
-                    if *b != b'\n' {
-                        *b = b' ';
-                    }
-                }
-            }
-            // Whole chars were blanked (pieces start and end at line starts), so this is UTF-8.
-            Cow::Owned(String::from_utf8(bytes).ok()?)
-        };
+        let rest = rest_text(text, &self.hooks, self.rest_end)?;
         Some(Pieces {
             hooks: self.hooks,
             rest,
         })
     }
+}
+
+/// Written over each piece that lies inside the rest, once it is blanked. Where the piece really
+/// is (between two tables), both parts are harmless: a header of an array of tables that nothing
+/// reads, and a comment. Anywhere else they are an error: inside an array `[[_]]` is no value,
+/// and inside a multi-line string the quotes of the second part end it (`'''` a literal one,
+/// `"""` a basic one), after which `"""x` or `x` cannot follow a value. So if a cut were wrong,
+/// and the piece inside a value that the rest opens before it and closes after it, the rest does
+/// not parse and the whole document decides.
+const MARK_HEADER: &[u8] = b"[[_]]";
+const MARK_QUOTES: &[u8] = b"#'''\"\"\"x";
+
+/// The file up to `rest_end` with every piece in it blanked (every byte but a newline a space)
+/// and marked ([`MARK_HEADER`], [`MARK_QUOTES`]); offsets and lines stay the file's. `None` when
+/// a piece has no room for the mark (an entry of nothing but its header).
+pub(super) fn rest_text<'a>(
+    text: &'a str,
+    hooks: &[Range<usize>],
+    rest_end: usize,
+) -> Option<Cow<'a, str>> {
+    let head = text.get(..rest_end)?;
+    let inside: Vec<&Range<usize>> = hooks.iter().filter(|p| p.start < rest_end).collect();
+    if inside.is_empty() {
+        return Some(Cow::Borrowed(head));
+    }
+    let mut bytes = head.as_bytes().to_vec();
+    for piece in inside {
+        mark(bytes.get_mut(piece.clone())?)?;
+    }
+    // Whole chars were blanked (pieces start and end at line starts) and the mark is ASCII.
+    String::from_utf8(bytes).ok().map(Cow::Owned)
+}
+
+/// Blank one piece and write the mark at the start of its lines: the header part on the first
+/// line (the piece's own header line, at least `[[hooks]]` long), the quotes after it if they
+/// fit, or else on the first later line long enough.
+fn mark(piece: &mut [u8]) -> Option<()> {
+    for b in piece.iter_mut() {
+        if *b != b'\n' {
+            *b = b' ';
+        }
+    }
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for line in piece.split(|&b| b == b'\n') {
+        lines.push(start..start + line.len());
+        start += line.len() + 1;
+    }
+    let first = lines.first()?.clone();
+    if first.len() < MARK_HEADER.len() {
+        return None;
+    }
+    piece[first.start..first.start + MARK_HEADER.len()].copy_from_slice(MARK_HEADER);
+    let quotes = if first.len() >= MARK_HEADER.len() + MARK_QUOTES.len() {
+        first.start + MARK_HEADER.len()
+    } else {
+        lines[1..]
+            .iter()
+            .find(|l| l.len() >= MARK_QUOTES.len())?
+            .start
+    };
+    piece[quotes..quotes + MARK_QUOTES.len()].copy_from_slice(MARK_QUOTES);
+    Some(())
 }
 
 /// A byte scanner that knows just enough TOML to find the lines outside any value: strings

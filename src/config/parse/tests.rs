@@ -116,3 +116,58 @@ fn errors_in_a_piece_name_their_line_in_the_file() {
     assert_eq!((errors[0].line, errors[0].column), (Some(8), Some(9)));
     assert_eq!(errors[0].key.as_deref(), Some("hooks[2].event"));
 }
+
+/// A cut inside a value that the rest opens before the piece and closes after it (the scanner
+/// never cuts there; the cut is built by hand): the mark in the blanked piece makes the rest
+/// fail, so the whole document decides. Blanked with spaces alone, the rest would parse.
+#[test]
+fn a_wrong_cut_inside_a_value_of_the_rest_is_refused() {
+    let entry = "[[hooks]]\nevent = \"stop\"\ncommand = \"x\"\n";
+    for (open, after) in [
+        ("a = '''", "[b]\n'''\n"),
+        ("a = \"\"\"", "[b]\n\"\"\"\n"),
+        ("a = [", "[1]\n]\n"),
+    ] {
+        let text = format!("{open}\n{entry}{after}");
+        let piece = open.len() + 1..open.len() + 1 + entry.len();
+        let spaces: String = text
+            .char_indices()
+            .map(|(i, c)| {
+                if piece.contains(&i) && c != '\n' {
+                    ' '
+                } else {
+                    c
+                }
+            })
+            .collect();
+        assert!(toml::from_str::<toml::Table>(&spaces).is_ok(), "{spaces:?}");
+        let rest =
+            pieces::rest_text(&text, std::slice::from_ref(&piece), text.len()).expect("mark");
+        let pieces = pieces::Pieces {
+            hooks: vec![piece],
+            rest,
+        };
+        let mut t = Text::new(Path::new("/c/ka.toml"), &text);
+        let mut parsed = ParsedFile::empty(Layer::User, Path::new("/c/ka.toml"));
+        let read = parse_pieces(&mut t, &pieces, &mut parsed, &mut Vec::new());
+        assert!(
+            read.is_none(),
+            "{text:?} read in pieces as {:?}",
+            pieces.rest
+        );
+    }
+}
+
+/// Between two tables the mark is harmless: a file with a table after its entries reads in
+/// pieces, with the entry and the settings after it.
+#[test]
+fn the_mark_between_tables_reads_as_nothing() {
+    let text = format!("{}[hook_settings]\ntimeout = 3\n", PARTS[0]);
+    let pieces = pieces::split(&text).expect("cut");
+    assert!(pieces.rest.contains("[[_]]"), "{:?}", pieces.rest);
+    let mut t = Text::new(Path::new("/c/ka.toml"), &text);
+    let mut parsed = ParsedFile::empty(Layer::User, Path::new("/c/ka.toml"));
+    let mut errors = Vec::new();
+    assert!(parse_pieces(&mut t, &pieces, &mut parsed, &mut errors).is_some());
+    assert!(errors.is_empty() && parsed.hooks.len() == 1 && parsed.settings.is_some());
+}
