@@ -24,6 +24,33 @@ fn within(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// The first `stop` dispatch of `session` (waited for up to 15 s) that delivers a background
+/// result, through the library.
+#[track_caller]
+fn next_delivery(
+    config: &ka_hooks::config::Config,
+    session: &str,
+    what: &str,
+) -> ka_hooks::Outcome {
+    let mut found = None;
+    within(15, what, || {
+        let next = config
+            .dispatch(Request::new(
+                Event::Stop,
+                object(json!({ "session_id": session })),
+            ))
+            .expect("dispatch");
+        if next.delivered.is_empty() {
+            // Nothing else runs on this stop: no result, no context.
+            assert_eq!(next.context, None, "{next:#?}");
+        } else {
+            found = Some(next);
+        }
+        found.is_some()
+    });
+    found.expect("delivered")
+}
+
 /// `ka-hooks run` of `event` with `payload`, as JSON.
 fn run(p: &Project, event: &str, tool: Option<&str>, payload: Value) -> Value {
     let mut cmd = p.cli();
@@ -322,20 +349,10 @@ fn the_library_returns_at_once_and_delivers_in_process() {
     assert_eq!(outcome.background.len(), 1);
     assert_eq!(outcome.background[0].how, "thread");
     assert!(outcome.hooks.is_empty());
-    let mut delivered = Vec::new();
-    within(15, "the in-process result never came", || {
-        let next = config
-            .dispatch(Request::new(
-                Event::Stop,
-                object(json!({"session_id": "lib-session"})),
-            ))
-            .expect("dispatch");
-        delivered.extend(next.delivered.clone());
-        if let Some(c) = &next.context {
-            assert!(c.contains("lint: 2 warnings"), "{c}");
-        }
-        !delivered.is_empty()
-    });
+    let next = next_delivery(&config, "lib-session", "the in-process result never came");
+    let delivered = &next.delivered;
+    let context = next.context.as_deref().unwrap_or_default();
+    assert!(context.contains("lint: 2 warnings"), "{context}");
     assert_eq!(delivered[0].hook, "bg");
     assert_eq!(delivered[0].context.as_deref(), Some("lint: 2 warnings"));
 }
@@ -385,17 +402,7 @@ fn an_async_hook_whose_dir_cannot_be_entered_runs_elsewhere_and_says_so() {
         .dispatch(Request::new(Event::PostToolUse, object(payload)))
         .expect("dispatch");
     assert_eq!(outcome.background[0].how, "thread", "{outcome:#?}");
-    let mut delivered = Vec::new();
-    within(15, "the result never came", || {
-        let next = config
-            .dispatch(Request::new(
-                Event::Stop,
-                object(json!({"session_id": "dir-session"})),
-            ))
-            .expect("dispatch");
-        delivered.extend(next.delivered);
-        !delivered.is_empty()
-    });
+    let delivered = next_delivery(&config, "dir-session", "the result never came").delivered;
     assert_eq!(delivered[0].status, ka_hooks::outcome::Status::Ok);
     assert!(
         delivered[0]

@@ -139,8 +139,9 @@ pub(super) fn rest_text<'a>(
     rest_end: usize,
 ) -> Option<Cow<'a, str>> {
     let head = text.get(..rest_end)?;
-    let inside: Vec<&Range<usize>> = hooks.iter().filter(|p| p.start < rest_end).collect();
-    if inside.is_empty() {
+    // The pieces are in file order: those inside the rest come first.
+    let mut inside = hooks.iter().take_while(|p| p.start < rest_end).peekable();
+    if inside.peek().is_none() {
         return Some(Cow::Borrowed(head));
     }
     let mut bytes = head.as_bytes().to_vec();

@@ -76,9 +76,10 @@ proptest! {
 }
 
 #[test]
-fn every_part_alone_and_after_an_entry_reads_the_same() {
+fn every_part_alone_before_and_after_an_entry_reads_the_same() {
     for part in PARTS {
         assert_same(part);
+        assert_same(&format!("{part}{}", PARTS[0]));
         assert_same(&format!("{}{part}{}", PARTS[0], PARTS[1]));
     }
 }
