@@ -249,19 +249,6 @@ pub(super) fn parse_file(
     parsed
 }
 
-/// [`parse_file`] without the pieces: what a file read in pieces must read as.
-#[cfg(test)]
-fn parse_file_whole(
-    layer: Layer,
-    path: &Path,
-    text: &str,
-    errors: &mut Vec<ConfigError>,
-) -> ParsedFile {
-    let mut parsed = ParsedFile::empty(layer, path);
-    parse_whole(&Text::new(path, text), &mut parsed, errors);
-    parsed
-}
-
 /// The file as one document: what a file read in pieces must read as.
 fn parse_whole(t: &Text<'_>, parsed: &mut ParsedFile, errors: &mut Vec<ConfigError>) {
     let raw: RawFile = match toml::from_str(t.text()) {

@@ -72,7 +72,7 @@ enum Header {
 #[derive(Default)]
 struct Cuts {
     hooks: Vec<Range<usize>>,
-    /// The start of the open run of entries, if the last header opened one.
+    /// The start of the open entry, if the last header that was not a `hooks` sub-table opened one.
     open: Option<usize>,
     /// The end of the last part that is not a piece.
     rest_end: usize,

@@ -15,6 +15,18 @@ fn read(parse: fn(Layer, &Path, &str, &mut Vec<ConfigError>) -> ParsedFile, text
     )
 }
 
+/// [`parse_file`] without the pieces: what a file read in pieces must read as.
+fn parse_file_whole(
+    layer: Layer,
+    path: &Path,
+    text: &str,
+    errors: &mut Vec<ConfigError>,
+) -> ParsedFile {
+    let mut parsed = ParsedFile::empty(layer, path);
+    parse_whole(&Text::new(path, text), &mut parsed, errors);
+    parsed
+}
+
 fn assert_same(text: &str) {
     assert_eq!(
         read(parse_file, text),
