@@ -21,7 +21,9 @@ use std::io::Write;
 
 #[cfg(not(test))]
 #[no_mangle]
-pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
+// Only the C runtime calls this, with the `argc`/`argv` it was given by the kernel.
+#[allow(clippy::not_unsafe_ptr_arg_deref)]
+pub extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     // SAFETY: both calls run before any thread exists. They only touch fds 0-2 and the SIGPIPE
     // disposition, exactly as Rust's own runtime start-up does.
     unsafe {
@@ -29,10 +31,27 @@ pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) ->
         // A closed stdout must be an error (EPIPE), never a silent death by SIGPIPE.
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    let code = ka_hooks::cli::main(std::env::args_os());
+    // SAFETY: the C runtime passes `argc` valid NUL-terminated strings in `argv`.
+    let code = ka_hooks::cli::main(unsafe { args(argc, argv) });
     // Rust's stdout buffer is only flushed by `lang_start`'s exit path, so flush it here.
     let _ = std::io::stdout().flush();
     libc::c_int::from(code)
+}
+
+#[cfg(not(test))]
+/// The command line, from `main`'s own arguments: `std::env::args_os` reads what glibc hands to
+/// `.init_array` functions, which musl does not, so it would be empty in a musl build.
+///
+/// # Safety
+/// `argv` holds `argc` valid NUL-terminated strings, as the C runtime passes them to `main`.
+unsafe fn args(argc: libc::c_int, argv: *const *const libc::c_char) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let count = usize::try_from(argc).unwrap_or(0);
+    (0..count)
+        .map(|i| *argv.add(i))
+        .take_while(|arg| !arg.is_null())
+        .map(|arg| std::ffi::OsStr::from_bytes(std::ffi::CStr::from_ptr(arg).to_bytes()).to_owned())
+        .collect()
 }
 
 #[cfg(not(test))]
