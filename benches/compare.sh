@@ -163,17 +163,10 @@ for path in dict.fromkeys(sys.argv[1:]):
 EOF
 
 # --- scratch project -------------------------------------------------------------------------
-# The ka hook lives in the user layer (KA_CONFIG_DIR), which needs no trust.
-export KA_CONFIG_DIR="$tmp/ka-config" KA_DATA_DIR="$tmp/ka-data"
-unset KA_HOOKS_DISABLE KA_HOOKS_TIMEOUT KA_HOOKS_LOG LEFTHOOK LEFTHOOK_EXCLUDE LEFTHOOK_CONFIG 2>/dev/null || true
-mkdir -p "$KA_CONFIG_DIR" "$KA_DATA_DIR" "$tmp/project"
-cat >"$KA_CONFIG_DIR/ka.toml" <<'EOF'
-[[hooks]]
-name = "trivial"
-event = "pre_tool_use"
-tool = "write"
-command = "true"
-EOF
+# shellcheck source=benches/support/scratch.sh
+. "$repo/benches/support/scratch.sh"
+unset LEFTHOOK LEFTHOOK_EXCLUDE LEFTHOOK_CONFIG 2>/dev/null || true
+scratch_setup "$tmp" || die "writing the scratch project and payloads"
 cat >"$tmp/project/lefthook.yml" <<'EOF'
 pre-commit:
   commands:
@@ -181,32 +174,6 @@ pre-commit:
       run: "true"
 EOF
 cd "$tmp/project"
-git init -q . || die "git init"
-
-# A ~1 KB payload without single quotes, so it can be single-quoted in hyperfine's command line.
-input="$(python3 -c '
-import json
-content = ("fn main() { println!(\"hello\"); }\n" * 40)[:1024]
-print(json.dumps({"arguments": {"path": "src/lib.rs", "content": content}}, separators=(",", ":")))
-')"
-case "$input" in *"'"*) die "payload contains a single quote" ;; esac
-# Claude Code's PreToolUse payload for a Write of the same content, for `ka-hooks claude` (stdin).
-python3 - "$tmp/claude.json" "$tmp/project" <<'EOF' || die "writing the Claude payload"
-import json, sys
-content = ("fn main() { println!(\"hello\"); }\n" * 40)[:1024]
-path, cwd = sys.argv[1:3]
-payload = {
-    "session_id": "compare-sh",
-    "transcript_path": cwd + "/transcript.jsonl",
-    "cwd": cwd,
-    "permission_mode": "default",
-    "hook_event_name": "PreToolUse",
-    "tool_name": "Write",
-    "tool_input": {"file_path": cwd + "/src/lib.rs", "content": content},
-    "tool_use_id": "toolu_compare",
-}
-json.dump(payload, open(path, "w"), separators=(",", ":"))
-EOF
 
 # Check each command once before timing it: it must succeed and do what its label says.
 "$floor" "$input" || die "the floor failed"
