@@ -19,8 +19,8 @@
 //! (`benches/README.md` has the figures). `scripts/hot-layout.sh` regenerates the script; a name
 //! in it that no longer exists matches nothing and only costs speed. It changes where code is,
 //! nothing else: PIE, RELRO and the checks of `tests/hardening.rs` are the same with it.
-//! `KA_HOOKS_NO_HOT_LAYOUT=1` leaves it out, for a linker that does not read `INSERT` scripts
-//! (gold, mold).
+//! It is left out when the rustflags choose gold or mold, which do not read `INSERT` scripts, and
+//! when `KA_HOOKS_NO_HOT_LAYOUT=1` is set (for any other such linker).
 fn main() {
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os == "linux" {
@@ -31,7 +31,22 @@ fn main() {
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     let opted_out = std::env::var_os("KA_HOOKS_NO_HOT_LAYOUT").is_some_and(|v| v == "1");
-    if target_os == "linux" && arch == "x86_64" && env == "gnu" && !opted_out {
+    let rustflags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let other_linker = rustflags.split('\x1f').any(|flag| {
+        [
+            "-fuse-ld=gold",
+            "-fuse-ld=mold",
+            "ld.gold",
+            "ld.mold",
+            "bin/mold",
+        ]
+        .iter()
+        .any(|ld| flag.contains(ld))
+    });
+    if other_linker && !opted_out {
+        println!("cargo:warning=ka-hooks: gold and mold do not read link/hot-text.ld; linking without the start-up layout (slower start only)");
+    }
+    if target_os == "linux" && arch == "x86_64" && env == "gnu" && !opted_out && !other_linker {
         let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
         let script = std::path::Path::new(&dir).join("link/hot-text.ld");
         // -Xlinker passes the next argument as it is (-Wl, would split a path at its commas).
