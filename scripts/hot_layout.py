@@ -10,12 +10,16 @@ names are aliases of one function), the static C libraries it was linked with, c
 profiles (`--demangle=no`) of the commands whose start-up matters.
 
 Output: one output section, `.text.hot`, inserted before `.text`, holding the input sections of
-every function the profiles executed, in the order the profiles first name them:
+every function the profiles executed: first those of the first profile, then those the second
+adds, and so on, each group sorted, so that a regenerated script differs only where the profiles
+do (callgrind writes its functions in no fixed order):
 - a Rust function is the section `.text.<mangled name>` (rustc puts each function in its own
-  section), or `.text.unlikely.<mangled name>` for a `#[cold]` one such as `RawVec::grow_one`. The name's hash (`17h<16 hex>E`, or a v0 crate hash `Cs<...>_`) changes with the
-  toolchain and the build's metadata, so it becomes a wildcard when the name without it is one
-  symbol of the binary; a generic function with several instantiations keeps its exact name, so
-  the wildcard does not pull in every other instantiation too. A stale name matches nothing: the
+  section), or `.text.unlikely.<mangled name>` for a `#[cold]` one such as `RawVec::grow_one`.
+  The name's hash (`17h<16 hex>E`, or a v0 crate hash `Cs<...>_` and the back-references after
+  it) changes with the toolchain and the build's metadata, so it becomes a wildcard when the name
+  without it is one symbol of the binary; a generic function with several instantiations keeps
+  its exact hash, so the wildcard does not pull in every other instantiation too. The number LLVM
+  gives a local copy (`eq.1059`) is a wildcard as well. A stale name matches nothing: the
   function is then laid out where it would have been anyway.
 - a C function of glibc is the `.text` of the archive member that defines it
   (`*libc.a:malloc.o(.text .text.*)`): glibc is not built with one section per function. Every
@@ -32,6 +36,7 @@ import sys
 HASH = re.compile(r"17h[0-9a-f]{16}E$")
 V0_CRATE = re.compile(r"Cs[0-9A-Za-z]+_")
 LOCAL = re.compile(r"\.\d+$")
+V0_BACKREF = re.compile(r"B[0-9A-Za-z]*_")
 
 # What real runs execute but a run under valgrind does not, found by recording the page faults of
 # real runs (`perf record -e page-faults -d`) on the laid-out binary: valgrind has no pidfd_open,
@@ -44,11 +49,15 @@ EXTRA_C = [
     "sigismember", "__strcmp_avx2", "_dl_new_object",
 ]
 # The C start-up code (`_start`), which is in no archive.
-EXTRA_OBJECTS = ["*crt1.o"]
+EXTRA_OBJECTS = ["crt1.o"]
 
 
 def wildcard(name):
-    return V0_CRATE.sub("Cs*_", HASH.sub("17h*E", name))
+    """The name with what changes between builds as `*`. A v0 name's back-references (`B5_`) are
+    offsets into the name itself, so they move when a crate hash before them changes length.
+    Each `*` still matches the text it replaced, so the name always matches its own pattern."""
+    name = V0_CRATE.sub("Cs*_", HASH.sub("17h*E", name))
+    return V0_BACKREF.sub("B*_", name) if name.startswith("_R") else name
 
 
 def local_suffix(pattern):
@@ -57,19 +66,19 @@ def local_suffix(pattern):
 
 
 def profiled_names(paths):
-    """Function names in the order the callgrind files first name them (fn= and cfn= lines)."""
+    """The function names of callgrind files (fn= and cfn= lines): each once, grouped by the
+    first file that names it, sorted within a group."""
     names, seen = [], set()
     line_re = re.compile(r"^c?fn=\(\d+\) (.*)$")
     for path in paths:
+        group = set()
         with open(path, encoding="utf-8", errors="replace") as f:
             for line in f:
                 m = line_re.match(line.rstrip("\n"))
-                if not m:
-                    continue
-                name = re.sub(r"'\d+$", "", m.group(1))  # callgrind's recursion marker
-                if name not in seen:
-                    seen.add(name)
-                    names.append(name)
+                if m:
+                    group.add(re.sub(r"'\d+$", "", m.group(1)))  # callgrind's recursion marker
+        names += sorted(group - seen)
+        seen |= group
     return names
 
 
