@@ -11,7 +11,9 @@
 # `--input` (Debian 12 has 1.15) is complemented by `cargo install hyperfine` into the target dir,
 # cached there. Builds the floor with `cc -O2`, and ka-hooks in release twice: as
 # `cargo build --release` makes it (PIE), and static-pie (`-C target-feature=+crt-static`, see
-# benches/README.md) on a *-linux-gnu host. Works as root, with CI=true and without stdin. Exits
+# benches/README.md) on a *-linux-gnu host. After the hyperfine run, a cross-check: the floor and
+# the ka-hooks rows again, interleaved round by round (benches/interleave.c), which a drifting
+# machine cannot skew between commands. Works as root, with CI=true and without stdin. Exits
 # non-zero only when the setup fails; missed targets are reported, not fatal.
 #
 # Environment:
@@ -20,6 +22,7 @@
 #                      --input (default 1.20.0)
 #   KEEP_TMP=1         keep the scratch dir (its path is printed)
 #   HYPERFINE_ARGS     extra hyperfine arguments (e.g. "--min-runs 200")
+#   INTERLEAVE_ROUNDS  rounds of the interleaved cross-check (default 300; 0 skips it)
 set -euo pipefail
 exec </dev/null
 
@@ -112,6 +115,11 @@ cc -O2 -o "$floor" "$repo/benches/floor.c" >"$tmp/cc.log" 2>&1 || {
   die "cc -O2 benches/floor.c"
 }
 say "floor: $(cc --version | head -n 1), -O2 benches/floor.c"
+interleave="$tmp/interleave"
+cc -O2 -o "$interleave" "$repo/benches/interleave.c" >"$tmp/cc.log" 2>&1 || {
+  cat "$tmp/cc.log" >&2
+  die "cc -O2 benches/interleave.c"
+}
 
 # --- ka-hooks (release: PIE, and static-pie) ------------------------------------------------
 say "cargo build --release --bin ka-hooks"
@@ -261,3 +269,19 @@ for name, limit in targets:
     verdict = "met" if mean <= limit else "met on the median only" if median <= limit else "MISSED"
     print(f"  {name + ' <= ' + format(limit, '.2f') + '×':<44} mean {mean:5.2f}×  median {median:5.2f}×  {verdict}")
 EOF
+
+# --- cross-check: the same commands interleaved ------------------------------------------------
+rounds="${INTERLEAVE_ROUNDS:-300}"
+if [ "$rounds" != 0 ]; then
+  say "cross-check: the floor and the $ka_label rows interleaved, $rounds rounds (benches/interleave.c)"
+  "$interleave" "$rounds" "$tmp/claude.json" "floor (C)" "$floor" "$input" \
+    ::: "$ka_label no matching hook" "$ka" run pre_tool_use --tool read --input "$input" \
+    ::: "$ka_label one hook" "$ka" run pre_tool_use --tool write --input "$input" \
+    ::: "$ka_label claude" "$ka" claude >"$tmp/interleave.tsv" || die "benches/interleave.c failed"
+  echo
+  echo "interleaved (medians of $rounds rounds; the targets are judged on the hyperfine run above):"
+  while IFS=$'\t' read -r label median p10 p90 ratio; do
+    printf '  %-40s median %6.3fms  p10 %6.3fms  p90 %6.3fms  %5.2f× the floor\n' \
+      "$label" "$median" "$p10" "$p90" "$ratio"
+  done <"$tmp/interleave.tsv"
+fi
