@@ -46,6 +46,12 @@ fn main() {
     if other_linker && !opted_out {
         println!("cargo:warning=ka-hooks: gold and mold do not read link/hot-text.ld; linking without the start-up layout (slower start only)");
     }
+    // tests/hardening.rs checks the layout reached the linker, unless it was left out on purpose.
+    if opted_out {
+        println!("cargo:rustc-env=KA_HOOKS_HOT_LAYOUT_SKIPPED=KA_HOOKS_NO_HOT_LAYOUT=1");
+    } else if other_linker {
+        println!("cargo:rustc-env=KA_HOOKS_HOT_LAYOUT_SKIPPED=gold or mold in the rustflags");
+    }
     if target_os == "linux" && arch == "x86_64" && env == "gnu" && !opted_out && !other_linker {
         let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
         let script = std::path::Path::new(&dir).join("link/hot-text.ld");
