@@ -19,44 +19,75 @@
 //! (`benches/README.md` has the figures). `scripts/hot-layout.sh` regenerates the script; a name
 //! in it that no longer exists matches nothing and only costs speed. It changes where code is,
 //! nothing else: PIE, RELRO and the checks of `tests/hardening.rs` are the same with it.
-//! It is left out when the rustflags choose gold or mold, which do not read `INSERT` scripts, and
-//! when `KA_HOOKS_NO_HOT_LAYOUT=1` is set (for any other such linker).
+//! It is left out when the build names gold or mold as its linker (neither reads `INSERT`
+//! scripts; see `other_linker`), and when `KA_HOOKS_NO_HOT_LAYOUT=1` is set, for a linker chosen
+//! some other way.
 fn main() {
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os == "linux" {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,relro,-z,now,-z,pack-relative-relocs");
     }
     println!("cargo:rerun-if-env-changed=KA_HOOKS_NO_HOT_LAYOUT");
+    println!("cargo:rerun-if-env-changed=CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     println!("cargo:rerun-if-changed=link/hot-text.ld");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     let opted_out = std::env::var_os("KA_HOOKS_NO_HOT_LAYOUT").is_some_and(|v| v == "1");
-    let rustflags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
-    let other_linker = rustflags.split('\x1f').any(|flag| {
-        [
-            "-fuse-ld=gold",
-            "-fuse-ld=mold",
-            "ld.gold",
-            "ld.mold",
-            "bin/mold",
-        ]
-        .iter()
-        .any(|ld| flag.contains(ld))
-    });
-    if other_linker && !opted_out {
-        println!("cargo:warning=ka-hooks: gold and mold do not read link/hot-text.ld; linking without the start-up layout (slower start only)");
+    if !(target_os == "linux" && arch == "x86_64" && env == "gnu") {
+        return;
     }
+    let script = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
+        .join("link/hot-text.ld");
     // tests/hardening.rs checks the layout reached the linker, unless it was left out on purpose.
-    if opted_out {
-        println!("cargo:rustc-env=KA_HOOKS_HOT_LAYOUT_SKIPPED=KA_HOOKS_NO_HOT_LAYOUT=1");
-    } else if other_linker {
-        println!("cargo:rustc-env=KA_HOOKS_HOT_LAYOUT_SKIPPED=gold or mold in the rustflags");
+    let skipped = if opted_out {
+        Some("KA_HOOKS_NO_HOT_LAYOUT=1".to_owned())
+    } else if let Some(linker) = other_linker() {
+        println!("cargo:warning=ka-hooks: {linker} cannot read link/hot-text.ld: linking without the start-up layout (a slower start, nothing else)");
+        Some(format!("{linker} chosen as the linker"))
+    } else if !script.is_file() || script.to_str().is_none() {
+        println!("cargo:warning=ka-hooks: no link/hot-text.ld (or its path is not UTF-8): linking without the start-up layout");
+        Some("no link/hot-text.ld".to_owned())
+    } else {
+        None
+    };
+    match (skipped, script.to_str()) {
+        (Some(why), _) => println!("cargo:rustc-env=KA_HOOKS_HOT_LAYOUT_SKIPPED={why}"),
+        (None, Some(path)) => {
+            // -Xlinker passes the next argument as it is (-Wl, would split a path at its commas).
+            println!("cargo:rustc-link-arg-bins=-Xlinker");
+            println!("cargo:rustc-link-arg-bins=--script={path}");
+        }
+        (None, None) => {}
     }
-    if target_os == "linux" && arch == "x86_64" && env == "gnu" && !opted_out && !other_linker {
-        let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".to_owned());
-        let script = std::path::Path::new(&dir).join("link/hot-text.ld");
-        // -Xlinker passes the next argument as it is (-Wl, would split a path at its commas).
-        println!("cargo:rustc-link-arg-bins=-Xlinker");
-        println!("cargo:rustc-link-arg-bins=--script={}", script.display());
+}
+
+/// gold or mold, if the build names one of them as its linker: neither reads `INSERT` scripts.
+/// Looks at the rustflags (`-C linker=…`, `-C link-arg=-fuse-ld=…`, `--ld-path=…`) and at the
+/// linker cargo is told to use; a linker chosen some other way (a system `ld` that is gold, `mold
+/// -run`) fails the link instead, and `link/hot-text.ld` says to set `KA_HOOKS_NO_HOT_LAYOUT=1`.
+fn other_linker() -> Option<&'static str> {
+    let rustflags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let mut linkers: Vec<String> = rustflags
+        .split('\x1f')
+        .filter_map(|flag| {
+            ["-fuse-ld=", "--ld-path=", "linker="]
+                .iter()
+                .find_map(|key| flag.split_once(key).map(|(_, value)| value.to_owned()))
+        })
+        .collect();
+    for var in [
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_LINKER",
+        "RUSTC_LINKER",
+    ] {
+        linkers.extend(std::env::var(var).ok());
     }
+    ["gold", "mold"].into_iter().find(|ld| {
+        linkers.iter().any(|linker| {
+            linker
+                .rsplit('/')
+                .next()
+                .is_some_and(|file| file.contains(ld))
+        })
+    })
 }

@@ -14,7 +14,7 @@
 # benches/README.md) on a *-linux-gnu host. After the hyperfine run, a cross-check: the floor and
 # the ka-hooks rows again, interleaved round by round (benches/interleave.c), which a drifting
 # machine cannot skew between commands. Works as root, with CI=true and without stdin. Exits
-# non-zero only when the setup fails; missed targets are reported, not fatal.
+# non-zero only when the setup or a measurement fails; missed targets are reported, not fatal.
 #
 # Environment:
 #   LEFTHOOK_VERSION   npm version of lefthook to install (default 2.2.1)
@@ -27,6 +27,11 @@ set -euo pipefail
 exec </dev/null
 
 LEFTHOOK_VERSION="${LEFTHOOK_VERSION:-2.2.1}"
+rounds="${INTERLEAVE_ROUNDS:-300}"
+case "$rounds" in
+  0 | [1-9][0-9] | [1-9][0-9][0-9] | [1-9][0-9][0-9][0-9] | [1-9][0-9][0-9][0-9][0-9]) ;;
+  *) printf 'compare.sh: INTERLEAVE_ROUNDS must be 0 (skip) or 10 to 99999, not %s\n' "$rounds" >&2; exit 1 ;;
+esac
 HYPERFINE_VERSION="${HYPERFINE_VERSION:-1.20.0}"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -271,7 +276,6 @@ for name, limit in targets:
 EOF
 
 # --- cross-check: the same commands interleaved ------------------------------------------------
-rounds="${INTERLEAVE_ROUNDS:-300}"
 if [ "$rounds" != 0 ]; then
   say "cross-check: the floor and the $ka_label rows interleaved, $rounds rounds (benches/interleave.c)"
   "$interleave" "$rounds" "$tmp/claude.json" "floor (C)" "$floor" "$input" \
@@ -281,7 +285,7 @@ if [ "$rounds" != 0 ]; then
   echo
   echo "interleaved (medians of $rounds rounds; the targets are judged on the hyperfine run above):"
   while IFS=$'\t' read -r label median p10 p90 ratio; do
-    printf '  %-40s median %6.3fms  p10 %6.3fms  p90 %6.3fms  %5.2f× the floor\n' \
+    LC_ALL=C printf '  %-40s median %6.3fms  p10 %6.3fms  p90 %6.3fms  %5.2f× the floor\n' \
       "$label" "$median" "$p10" "$p90" "$ratio"
   done <"$tmp/interleave.tsv"
 fi

@@ -66,12 +66,22 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: %s ROUNDS STDIN_FILE LABEL CMD [ARG...] [::: LABEL CMD ...]\n", argv[0]);
     return 1;
   }
-  int rounds = atoi(argv[1]);
+  char *end;
+  long rounds_arg = strtol(argv[1], &end, 10);
+  if (*end || rounds_arg < 10 || rounds_arg > 1000000) {
+    fprintf(stderr, "interleave: ROUNDS must be a number from 10 to 1000000, not %s\n", argv[1]);
+    return 1;
+  }
+  int rounds = (int)rounds_arg;
   const char *stdin_file = argv[2];
   char *labels[MAX_COMMANDS];
   char **commands[MAX_COMMANDS];
   int n = 0;
-  for (int i = 3; i < argc && n < MAX_COMMANDS;) {
+  for (int i = 3; i < argc;) {
+    if (n == MAX_COMMANDS) {
+      fprintf(stderr, "interleave: more than %d commands\n", MAX_COMMANDS);
+      return 1;
+    }
     if (i + 1 >= argc || !strcmp(argv[i + 1], ":::")) {
       fprintf(stderr, "interleave: label %s has no command\n", argv[i]);
       return 1;
@@ -85,8 +95,8 @@ int main(int argc, char **argv) {
       argv[j] = NULL; /* ends this command's argv; argv[argc] is NULL already */
     i = j + 1;
   }
-  if (rounds < 10 || n == 0) {
-    fprintf(stderr, "interleave: need at least 10 rounds and one command\n");
+  if (n == 0) {
+    fprintf(stderr, "interleave: no command\n");
     return 1;
   }
   double *times = malloc(sizeof(double) * (size_t)rounds * (size_t)n);
@@ -114,7 +124,7 @@ int main(int argc, char **argv) {
     if (c == 0)
       first = median;
     printf("%s\t%.3f\t%.3f\t%.3f\t%.2f\n", labels[c], median, t[rounds / 10],
-           t[rounds * 9 / 10], median / first);
+           t[(size_t)rounds * 9 / 10], median / first);
   }
   return 0;
 }

@@ -6,7 +6,7 @@
 #
 # Why: a run is mostly start-up, and start-up is mostly page faults (about 2 µs each here). The
 # kernel maps a file's pages 16 at a time around a fault (fault-around, 64 KB), but the code one
-# run executes was spread over the whole 4.4 MB of `.text`: 58 faults on code per one-hook run.
+# run executes was spread over the whole 4.4 MB of `.text`: 43 faults on code per one-hook run.
 # Laid out together it fills about a dozen 64 KB windows. Figures: benches/README.md.
 #
 # How: build the static-pie release binary (the one benches/compare.sh times), run the commands

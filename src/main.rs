@@ -21,9 +21,9 @@ use std::io::Write;
 
 #[cfg(not(test))]
 #[no_mangle]
-// Only the C runtime calls this, with the `argc`/`argv` it was given by the kernel.
-#[allow(clippy::not_unsafe_ptr_arg_deref)]
-pub extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+/// # Safety
+/// Only the C runtime calls this, with `argc` valid NUL-terminated strings in `argv`.
+pub unsafe extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     // SAFETY: both calls run before any thread exists. They only touch fds 0-2 and the SIGPIPE
     // disposition, exactly as Rust's own runtime start-up does.
     unsafe {

