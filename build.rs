@@ -33,32 +33,38 @@ fn main() {
     println!("cargo:rerun-if-changed=link/hot-text.ld");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    let opted_out = std::env::var_os("KA_HOOKS_NO_HOT_LAYOUT").is_some_and(|v| v == "1");
     if !(target_os == "linux" && arch == "x86_64" && env == "gnu") {
         return;
     }
-    let script = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
-        .join("link/hot-text.ld");
-    // tests/hardening.rs checks the layout reached the linker, unless it was left out on purpose.
-    let skipped = if opted_out {
-        Some("KA_HOOKS_NO_HOT_LAYOUT=1".to_owned())
-    } else if let Some(linker) = other_linker() {
-        println!("cargo:warning=ka-hooks: {linker} cannot read link/hot-text.ld: linking without the start-up layout (a slower start, nothing else)");
-        Some(format!("{linker} chosen as the linker"))
-    } else if !script.is_file() || script.to_str().is_none() {
-        println!("cargo:warning=ka-hooks: no link/hot-text.ld (or its path is not UTF-8): linking without the start-up layout");
-        Some("no link/hot-text.ld".to_owned())
-    } else {
-        None
-    };
-    match (skipped, script.to_str()) {
-        (Some(why), _) => println!("cargo:rustc-env=KA_HOOKS_HOT_LAYOUT_SKIPPED={why}"),
-        (None, Some(path)) => {
+    match layout_script() {
+        Ok(path) => {
             // -Xlinker passes the next argument as it is (-Wl, would split a path at its commas).
             println!("cargo:rustc-link-arg-bins=-Xlinker");
             println!("cargo:rustc-link-arg-bins=--script={path}");
         }
-        (None, None) => {}
+        // tests/hardening.rs checks the layout reached the linker, unless it was left out on
+        // purpose.
+        Err(why) => println!("cargo:rustc-env=KA_HOOKS_HOT_LAYOUT_SKIPPED={why}"),
+    }
+}
+
+/// The path of `link/hot-text.ld` to hand the linker, or why it is left out.
+fn layout_script() -> Result<String, String> {
+    if std::env::var_os("KA_HOOKS_NO_HOT_LAYOUT").is_some_and(|v| v == "1") {
+        return Err("KA_HOOKS_NO_HOT_LAYOUT=1".to_owned());
+    }
+    if let Some(linker) = other_linker() {
+        println!("cargo:warning=ka-hooks: {linker} cannot read link/hot-text.ld: linking without the start-up layout (a slower start, nothing else)");
+        return Err(format!("{linker} chosen as the linker"));
+    }
+    let script = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
+        .join("link/hot-text.ld");
+    match script.to_str() {
+        Some(path) if script.is_file() => Ok(path.to_owned()),
+        _ => {
+            println!("cargo:warning=ka-hooks: no link/hot-text.ld (or its path is not UTF-8): linking without the start-up layout");
+            Err("no link/hot-text.ld".to_owned())
+        }
     }
 }
 
