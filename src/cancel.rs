@@ -107,7 +107,9 @@ impl CancelToken {
         }
     }
 
-    /// The descriptor that is readable once cancelled, for `poll`.
+    /// The descriptor that is readable once cancelled, for the poll loop (Linux). The thread
+    /// fallback looks at the token every [`CHECK_EVERY_MS`] instead.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn fd(&self) -> Option<RawFd> {
         self.inner
             .pipe

@@ -76,8 +76,10 @@ pub fn exit_code(signal: libc::c_int) -> u8 {
 }
 
 extern "C" fn on_signal(signal: libc::c_int) {
-    // SAFETY: errno is thread-local; saving and restoring it keeps the interrupted code's view.
-    let errno = unsafe { *libc::__errno_location() };
+    // errno is thread-local; saving and restoring it keeps the interrupted code's view (the
+    // cancel token's write(2) may change it). `errno` reads and writes it through the C
+    // library's own accessor (`__errno_location` on Linux, `__error` on macOS).
+    let saved = errno::errno();
     match TOKEN.get() {
         Some(token) => {
             token.cancel_by_signal(signal);
@@ -87,8 +89,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
         }
         None => exit_now(signal),
     }
-    // SAFETY: as above.
-    unsafe { *libc::__errno_location() = errno };
+    errno::set_errno(saved);
 }
 
 /// No dispatch runs, so no hook does: exit at once, with the `--fail-closed` answer if one was

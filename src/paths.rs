@@ -1,13 +1,13 @@
 //! Where the files are. The only module that reads `HOME`/XDG and the `KA_*` environment
 //! variables, so tests can point everything at temp dirs.
 //!
-//! On Linux the user's directories are worked out here (the XDG rules of the `directories` crate,
-//! which other systems still use) so that no lookup goes through NSS: the release binary may be
-//! linked statically (static-pie, `benches/README.md`), and static glibc serves `getpwuid` by
-//! loading NSS modules at run time. With `HOME` unset, the home is this user's line of
-//! `/etc/passwd`; a user known only to another NSS source (LDAP, sssd, systemd-homed) then has no
-//! home, hence no user layer and no trust store, unless `HOME` or `KA_CONFIG_DIR` / `KA_DATA_DIR`
-//! are set.
+//! `KA_CONFIG_DIR` and `KA_DATA_DIR` come first. Otherwise the user's directories come from the
+//! `directories` crate (SPEC §2), on every OS: on Linux `$XDG_CONFIG_HOME` (used only when
+//! absolute) or `~/.config`, and `$XDG_DATA_HOME` or `~/.local/share`; on macOS both are
+//! `~/Library/Application Support`. The home is `$HOME` when set and not empty; otherwise
+//! `directories` asks the C library (`getpwuid_r`): glibc through NSS (so LDAP or sssd users have
+//! one too), a static musl build from `/etc/passwd`. Without any home there is no user layer and
+//! no trust store unless `KA_CONFIG_DIR` / `KA_DATA_DIR` are set.
 
 use std::path::{Path, PathBuf};
 
@@ -19,9 +19,11 @@ pub const PROJECT_DIR: &str = ".ka";
 /// The directories a load reads from, resolved once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paths {
-    /// Directory of the user layer (`$KA_CONFIG_DIR`, else `~/.config/ka` on Linux).
+    /// Directory of the user layer (`$KA_CONFIG_DIR`, else `~/.config/ka` on Linux,
+    /// `~/Library/Application Support/ka` on macOS).
     pub config_dir: Option<PathBuf>,
-    /// Directory of the trust store (`$KA_DATA_DIR`, else `~/.local/share/ka` on Linux).
+    /// Directory of the trust store (`$KA_DATA_DIR`, else `~/.local/share/ka` on Linux,
+    /// `~/Library/Application Support/ka` on macOS).
     pub data_dir: Option<PathBuf>,
     /// Directory of the managed layer (`$KA_MANAGED_DIR`, else `/etc/ka`); `None` in
     /// [`Paths::new`], so tests and embedders never read the machine's.
@@ -32,12 +34,14 @@ pub struct Paths {
 
 impl Paths {
     /// Resolve from the environment: `KA_CONFIG_DIR`, `KA_DATA_DIR`, `KA_HOOKS_DISABLE`,
-    /// falling back to the OS's directories (on Linux `$XDG_CONFIG_HOME` or `~/.config`, and
-    /// `$XDG_DATA_HOME` or `~/.local/share`).
+    /// falling back to the OS's directories (see the module doc).
     pub fn from_env() -> Paths {
+        // Asked only when an override is missing, and then once.
+        let base = std::cell::OnceCell::new();
+        let base = || base.get_or_init(base_dirs).as_ref();
         let config_dir =
-            env_path("KA_CONFIG_DIR").or_else(|| os::config_dir().map(|d| d.join("ka")));
-        let data_dir = env_path("KA_DATA_DIR").or_else(|| os::data_dir().map(|d| d.join("ka")));
+            env_path("KA_CONFIG_DIR").or_else(|| base().map(|b| b.config_dir().join("ka")));
+        let data_dir = env_path("KA_DATA_DIR").or_else(|| base().map(|b| b.data_dir().join("ka")));
         let disabled_by_env = std::env::var("KA_HOOKS_DISABLE")
             .map(|v| is_truthy(&v))
             .unwrap_or(false);
@@ -147,90 +151,10 @@ pub fn absolute(path: &Path) -> PathBuf {
 
 /// The user's home directory (for `~` in `trusted_roots`).
 pub fn home_dir() -> Option<PathBuf> {
-    os::home_dir()
+    base_dirs().map(|b| b.home_dir().to_path_buf())
 }
 
-#[cfg(target_os = "linux")]
-mod os {
-    use std::ffi::OsStr;
-    use std::os::unix::ffi::OsStrExt;
-    use std::path::PathBuf;
-
-    /// `$HOME` when set and not empty (as `directories` reads it), else this user's `/etc/passwd`
-    /// entry.
-    pub fn home_dir() -> Option<PathBuf> {
-        if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-            return Some(PathBuf::from(home));
-        }
-        // SAFETY: getuid has no preconditions and cannot fail.
-        let uid = unsafe { libc::getuid() };
-        passwd_home(&std::fs::read("/etc/passwd").ok()?, uid)
-    }
-
-    pub fn config_dir() -> Option<PathBuf> {
-        xdg("XDG_CONFIG_HOME").or_else(|| home_dir().map(|h| h.join(".config")))
-    }
-
-    pub fn data_dir() -> Option<PathBuf> {
-        xdg("XDG_DATA_HOME").or_else(|| home_dir().map(|h| h.join(".local/share")))
-    }
-
-    /// An XDG base directory variable, used only when absolute (the XDG spec says to ignore a
-    /// relative one).
-    fn xdg(var: &str) -> Option<PathBuf> {
-        std::env::var_os(var)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    }
-
-    /// The home directory (sixth field) of the first `/etc/passwd` line whose uid (third field)
-    /// is `uid`, if it is not empty.
-    pub(super) fn passwd_home(passwd: &[u8], uid: libc::uid_t) -> Option<PathBuf> {
-        let uid = uid.to_string();
-        passwd.split(|&b| b == b'\n').find_map(|line| {
-            let mut fields = line.split(|&b| b == b':');
-            let uid_field = fields.nth(2)?;
-            let home = fields.nth(2)?;
-            (uid_field == uid.as_bytes() && !home.is_empty())
-                .then(|| PathBuf::from(OsStr::from_bytes(home)))
-        })
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-mod os {
-    use std::path::PathBuf;
-
-    pub fn home_dir() -> Option<PathBuf> {
-        directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf())
-    }
-
-    pub fn config_dir() -> Option<PathBuf> {
-        directories::BaseDirs::new().map(|b| b.config_dir().to_path_buf())
-    }
-
-    pub fn data_dir() -> Option<PathBuf> {
-        directories::BaseDirs::new().map(|b| b.data_dir().to_path_buf())
-    }
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::os::passwd_home;
-    use std::path::PathBuf;
-
-    #[test]
-    fn passwd_home_is_the_sixth_field_of_the_line_with_the_uid() {
-        let passwd = b"root:x:0:0:root:/root:/bin/bash\n\
-            daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n\
-            ann:x:1000:1000:Ann,,,:/home/ann:/bin/bash\n\
-            nohome:x:1001:1001:::/bin/sh\n";
-        assert_eq!(passwd_home(passwd, 0), Some(PathBuf::from("/root")));
-        assert_eq!(passwd_home(passwd, 1000), Some(PathBuf::from("/home/ann")));
-        // Not `10` nor `100`: the whole field is compared.
-        assert_eq!(passwd_home(passwd, 10), None);
-        assert_eq!(passwd_home(passwd, 1001), None);
-        assert_eq!(passwd_home(b"", 0), None);
-        assert_eq!(passwd_home(b"broken line\n:::\n", 0), None);
-    }
+/// The OS's directories for this user (`None` without a home directory).
+fn base_dirs() -> Option<directories::BaseDirs> {
+    directories::BaseDirs::new()
 }

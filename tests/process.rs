@@ -197,6 +197,25 @@ fn timeout_kills_a_leader_that_moved_itself_into_another_group() {
     );
 }
 
+/// A hook that stops itself (SIGSTOP) has not ended: it runs into its timeout, whose KILL ends
+/// it and its group. (macOS's `waitid` reports a stop as if it were an exit; the thread fallback
+/// must ask again rather than reap, which would block on the stopped leader.)
+#[test]
+fn a_stopped_hook_runs_into_its_timeout_and_its_group_is_killed() {
+    let f = run_sh(
+        "sleep 1000 & echo $! >&2; kill -STOP $$; echo resumed",
+        Duration::from_secs(1),
+    );
+    assert_eq!(f.termination, Termination::TimedOut, "{f:?}");
+    assert_eq!(f.stdout, "");
+    let background = first_line_pid(&f.stderr);
+    eventually("the stopped hook's background child survived", || {
+        process_gone(background)
+    });
+    let pgid = pid_of(&f);
+    eventually("the stopped hook's group survived", || group_gone(pgid));
+}
+
 #[test]
 fn hook_ignoring_sigterm_is_killed_after_grace() {
     let f = run_sh(
@@ -575,19 +594,30 @@ fn sigpipe_from_a_hook_that_stops_reading_never_reaches_the_process() {
     assert!(!pending, "a SIGPIPE was left pending");
 }
 
-/// The poll loop needs no helper thread; the thread fallback (no `pidfd_open`) names its threads
-/// `ka-hook-*`.
+/// The poll loop needs no helper thread; the thread fallback names its threads `ka-hook-*`. The
+/// fallback is in use without `pidfd_open`, and wherever `KA_HOOKS_PROCESS_FALLBACK` forces it:
+/// `scripts/test.sh` runs the process tests a second time so, to test the path macOS takes, and
+/// this test fails that run should the switch not take effect.
 #[cfg(target_os = "linux")]
 #[test]
-fn no_helper_thread_runs_while_a_hook_runs() {
+fn helper_threads_run_exactly_when_the_fallback_is_in_use() {
+    let forced = std::env::var(FORCE_FALLBACK_VAR).is_ok_and(|v| {
+        ["1", "true", "yes", "on"].contains(&v.trim().to_ascii_lowercase().as_str())
+    });
+    assert_eq!(
+        fallback_forced(),
+        forced,
+        "{FORCE_FALLBACK_VAR} was misread"
+    );
     // SAFETY: pidfd_open takes no pointers; the fd, if any, is closed at once.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
-    if pidfd < 0 {
+    if pidfd >= 0 {
+        // SAFETY: closing the descriptor just opened.
+        unsafe { libc::close(pidfd as libc::c_int) };
+    } else {
         eprintln!("no pidfd_open on this kernel: the thread fallback is in use");
-        return;
     }
-    // SAFETY: closing the descriptor just opened.
-    unsafe { libc::close(pidfd as libc::c_int) };
+    let threads_expected = forced || pidfd < 0;
 
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let monitor = {
@@ -622,5 +652,12 @@ fn no_helper_thread_runs_while_a_hook_runs() {
     let seen = monitor.join().expect("monitor thread");
     assert_eq!(f.termination, Termination::Exited(0));
     assert_eq!(f.stdout, "out\n");
-    assert!(seen.is_empty(), "helper threads ran: {seen:?}");
+    if threads_expected {
+        assert!(
+            seen.iter().any(|name| name == "ka-hook-wait"),
+            "the thread fallback was not used: {seen:?}"
+        );
+    } else {
+        assert!(seen.is_empty(), "helper threads ran: {seen:?}");
+    }
 }

@@ -164,21 +164,34 @@ fn write_pid(next: &Path) -> Result<(), String> {
 
 /// SIGTERM to the supervisor holding `file`'s lock: through a pidfd opened before checking that
 /// the lock is still held, so a pid recycled after the holder exited is never signalled.
+///
+/// Without a pidfd (macOS, Linux before 5.3, or the thread fallback forced,
+/// [`crate::process::FORCE_FALLBACK_VAR`]) the holder is signalled by pid right after the same
+/// check. That leaves a window of two system calls in which the holder would have to exit and
+/// its pid be handed to a new process; pids are handed out in sequence, so the whole pid space
+/// would have to wrap around in between.
 fn end_holder(file: &mut File) {
     let mut text = String::new();
     let _ = file.seek(SeekFrom::Start(0));
     let _ = Read::by_ref(file).take(32).read_to_string(&mut text);
-    let Some(pid) = text.trim().parse::<u32>().ok().filter(|p| *p > 1) else {
+    let Some(pid) = text.trim().parse::<libc::pid_t>().ok().filter(|p| *p > 1) else {
         return;
     };
     #[cfg(target_os = "linux")]
-    if let Some(pidfd) = crate::process::pidfd_open(pid) {
-        if file.try_lock().is_ok() {
-            // The holder is gone; the lock is ours already. (It is released and taken again
-            // by the caller's blocking `lock`, which then returns at once.)
-            let _ = file.unlock();
-            return;
-        }
+    let pidfd = pid.try_into().ok().and_then(crate::process::pidfd_open);
+    if file.try_lock().is_ok() {
+        // The holder is gone; the lock is ours already. (It is released and taken again by
+        // the caller's blocking `lock`, which then returns at once.)
+        let _ = file.unlock();
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    if let Some(pidfd) = pidfd {
         crate::process::signal_leader(&pidfd, libc::SIGTERM);
+        return;
+    }
+    // SAFETY: kill has no memory-safety preconditions; pid > 1 addresses one process.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
     }
 }

@@ -36,12 +36,19 @@
 //! `SIGPIPE` from writing to a hook that stopped reading is blocked in this thread around each write and
 //! the pending signal consumed, so an embedding program that did not ignore `SIGPIPE` never sees it.
 //!
-//! ## Fallback: helper threads
+//! ## Fallback: helper threads (macOS, older Linux)
 //!
-//! Where `pidfd_open` is unavailable (older kernels, seccomp filters, other Unixes), the same guarantees
-//! come from four threads per hook: a waiter blocked in `waitid(WNOWAIT)`, two output readers and a
-//! stdin writer; the caller waits on a channel with the timeout. Readers and the writer are detached,
-//! never joined unboundedly: one may outlive `run` only while an escaped process holds its pipe.
+//! Where `pidfd_open` is unavailable (macOS and the other Unixes, Linux before 5.3, seccomp
+//! filters), the same guarantees come from four threads per hook: a waiter blocked in
+//! `waitid(WNOWAIT)`, two output readers and a stdin writer; the caller waits on a channel with the
+//! timeout. Readers and the writer are detached, never joined unboundedly: one may outlive `run`
+//! only while an escaped process holds its pipe. The process group, the kill on exit and on
+//! timeout, the caps and the drain limit are the same code as above; only how the exit is noticed
+//! and how the pipes are read differ. (A kqueue `EVFILT_PROC` loop would spare macOS the threads,
+//! but it would be a third path that no Linux test can run; this one runs on Linux whenever
+//! [`FORCE_FALLBACK_VAR`] is set, and the test suite runs its process tests a second time so.)
+//! Without a pidfd, a leader that left its group is signalled by pid; it is unreaped until then,
+//! so the pid still names it.
 //!
 //! Requirement on the embedding process: `SIGCHLD` must not be ignored (`SIG_IGN`) and nobody else may
 //! reap our children (`waitpid(-1)`); otherwise the exit status is lost (reported as `SpawnFailed` with
@@ -52,7 +59,7 @@ use std::{
     os::unix::process::{CommandExt, ExitStatusExt},
     path::Path,
     process::{Child, Command, ExitStatus, Stdio},
-    sync::Arc,
+    sync::{Arc, OnceLock},
     thread,
     time::{Duration, Instant},
 };
@@ -266,11 +273,46 @@ pub fn run(hook: &HookProcess<'_>) -> Finished {
         Ok(child) => child,
         Err(text) => return Finished::spawn_failed(text, started),
     };
+    run_spawned(child, hook, started, fallback_forced())
+}
+
+/// Watch a started hook: with the poll loop where a pidfd can be had and `threads_only` is
+/// false, else with the thread fallback.
+fn run_spawned(
+    child: Child,
+    hook: &HookProcess<'_>,
+    started: Instant,
+    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))] threads_only: bool,
+) -> Finished {
     #[cfg(target_os = "linux")]
-    if let Some(pidfd) = polled::prepare(&child) {
-        return polled::run(child, pidfd, hook, started);
+    if !threads_only {
+        if let Some(pidfd) = polled::prepare(&child) {
+            return polled::run(child, pidfd, hook, started);
+        }
     }
     run_threaded(child, hook, started)
+}
+
+/// Set to `1` (or `true`, `yes`, `on`), this environment variable makes [`run`] take the thread
+/// fallback even where the poll loop would be used. The test suite runs its process tests a
+/// second time with it (`scripts/test.sh`), so that Linux exercises the path macOS takes. It is
+/// read once per process, and inherited by the hooks and async supervisors started under it.
+pub const FORCE_FALLBACK_VAR: &str = "KA_HOOKS_PROCESS_FALLBACK";
+
+/// Whether [`FORCE_FALLBACK_VAR`] forces the thread fallback in this process.
+pub fn fallback_forced() -> bool {
+    static FORCED: OnceLock<bool> = OnceLock::new();
+    *FORCED.get_or_init(|| forces_fallback(std::env::var_os(FORCE_FALLBACK_VAR).as_deref()))
+}
+
+/// The value of [`FORCE_FALLBACK_VAR`] asks for the fallback.
+fn forces_fallback(value: Option<&std::ffi::OsStr>) -> bool {
+    value.and_then(std::ffi::OsStr::to_str).is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
 }
 
 /// Start `/bin/sh -c <command>` in its own process group with all three standard streams piped. The
@@ -316,8 +358,18 @@ fn is_current_dir(dir: &Path) -> bool {
 #[cfg(target_os = "linux")]
 mod polled;
 #[cfg(target_os = "linux")]
-pub(crate) use polled::{pidfd_open, signal_leader};
+pub(crate) use polled::signal_leader;
 mod threaded;
+
+/// A pidfd for `pid` (Linux ≥ 5.3), unless the thread fallback is forced
+/// ([`fallback_forced`]): callers then take the path they take on macOS.
+#[cfg(target_os = "linux")]
+pub(crate) fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    if fallback_forced() {
+        return None;
+    }
+    polled::pidfd_open(pid)
+}
 
 use threaded::run_threaded;
 

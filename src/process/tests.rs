@@ -387,3 +387,85 @@ fn capture_keeps_exactly_cap_without_truncation() {
     assert_eq!(text.len(), 10);
     assert!(truncated);
 }
+
+#[test]
+fn the_force_switch_takes_true_values_only() {
+    use std::ffi::OsStr;
+    for value in ["1", "true", "YES", " on "] {
+        assert!(forces_fallback(Some(OsStr::new(value))), "{value:?}");
+    }
+    for value in ["", "0", "false", "no", "off", "2"] {
+        assert!(!forces_fallback(Some(OsStr::new(value))), "{value:?}");
+    }
+    assert!(!forces_fallback(None));
+}
+
+/// What `run` does when [`FORCE_FALLBACK_VAR`] is set: the hook is watched by the thread
+/// fallback's helper threads, not by the poll loop, so the forced second run of the process
+/// tests cannot silently test the poll loop again.
+#[cfg(target_os = "linux")]
+#[test]
+fn forcing_the_fallback_runs_the_hook_on_helper_threads() {
+    /// How often a `ka-hook-wait` thread of this process was seen while `work` ran.
+    fn waiters_during(work: impl FnOnce() -> Finished) -> (Finished, usize) {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let monitor = {
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                let mut seen = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    for task in std::fs::read_dir("/proc/self/task")
+                        .into_iter()
+                        .flatten()
+                        .flatten()
+                    {
+                        let comm =
+                            std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                        seen += usize::from(comm.trim() == "ka-hook-wait");
+                    }
+                    thread::sleep(Duration::from_millis(5));
+                }
+                seen
+            })
+        };
+        let finished = work();
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        (finished, monitor.join().expect("monitor thread"))
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hook = HookProcess {
+        command: "sleep 0.3; echo done",
+        cwd: dir.path(),
+        env: &[],
+        stdin: Arc::from(&b""[..]),
+        timeout: LONG,
+        cancel: None,
+        deadline: None,
+    };
+    let (finished, waiters) = waiters_during(|| {
+        let child = spawn(&hook).expect("spawn /bin/sh");
+        run_spawned(child, &hook, Instant::now(), true)
+    });
+    assert_eq!(finished.termination, Termination::Exited(0));
+    assert_eq!(finished.stdout, "done\n");
+    assert!(waiters > 0, "no waiter thread: the poll loop ran");
+}
+
+/// macOS's `waitid` reports a stopped child even under `WEXITED`: only exits and deaths by
+/// signal end the wait.
+#[test]
+fn only_an_exit_or_a_death_ends_the_wait_for_the_leader() {
+    use super::threaded::ended;
+    assert_eq!(ended(libc::CLD_EXITED, 3), Some(Termination::Exited(3)));
+    assert_eq!(
+        ended(libc::CLD_KILLED, libc::SIGKILL),
+        Some(Termination::Signaled(libc::SIGKILL))
+    );
+    assert_eq!(
+        ended(libc::CLD_DUMPED, libc::SIGSEGV),
+        Some(Termination::Signaled(libc::SIGSEGV))
+    );
+    for code in [libc::CLD_STOPPED, libc::CLD_CONTINUED, libc::CLD_TRAPPED] {
+        assert_eq!(ended(code, libc::SIGSTOP), None, "si_code {code}");
+    }
+}

@@ -73,7 +73,7 @@ pub(super) fn run_threaded(mut child: Child, hook: &HookProcess<'_>, started: In
 
     let status = match exited {
         // The leader is a zombie: `wait` reaps it at once.
-        Some(Ok(from_siginfo)) => Some(child.wait().map_err(|e| (e, from_siginfo))),
+        Some(Ok(from_siginfo)) => Some(child.wait().map_err(|e| (e, Some(from_siginfo)))),
         Some(Err(err)) => {
             // waitid failed (our child was reaped elsewhere?): no status, and `wait` might block.
             reap_in_background(child);
@@ -158,7 +158,7 @@ fn wait_or_stop(
 
 /// What the waiter reports when the leader has ended (not yet reaped): the status as far as `waitid`
 /// decoded it (a fallback should `wait` fail), or the `waitid` error.
-type ExitReport = io::Result<Option<Termination>>;
+type ExitReport = io::Result<Termination>;
 
 /// Start the waiter, the output readers and the stdin writer. Returns how many readers run.
 fn start_threads(
@@ -202,6 +202,12 @@ fn start_threads(
 
 /// Block until the process `pid` has ended, without reaping it (`WNOWAIT`), so its pid and process
 /// group id stay reserved until we have killed the rest of the group.
+///
+/// macOS's `waitid` also returns for a child that was only stopped (`CLD_STOPPED`), `WEXITED`
+/// notwithstanding (Go issue golang/go#19314, which made Go stop using `waitid` there;
+/// swiftlang/swift-subprocess#371 saw it again on macOS 26): such a report is no exit, and is
+/// asked again after [`STOPPED_RECHECK`] (with `WNOWAIT` it repeats at once while the child stays
+/// stopped). A stopped hook thus runs into its timeout, whose `SIGKILL` ends it, as on Linux.
 fn wait_exit(pid: libc::pid_t) -> ExitReport {
     loop {
         // SAFETY: siginfo_t is plain old data for which all-zero bytes are a valid value.
@@ -216,19 +222,34 @@ fn wait_exit(pid: libc::pid_t) -> ExitReport {
             )
         };
         if rc == 0 {
-            // SAFETY: waitid succeeded for WEXITED, so `info` describes a child state change and
-            // its si_status field is the one that is set.
+            // SAFETY: waitid succeeded, so `info` describes a child state change and its
+            // si_status field is the one that is set.
             let status = unsafe { info.si_status() };
-            return Ok(match info.si_code {
-                libc::CLD_EXITED => Some(Termination::Exited(status)),
-                libc::CLD_KILLED | libc::CLD_DUMPED => Some(Termination::Signaled(status)),
-                _ => None,
-            });
+            match ended(info.si_code, status) {
+                Some(termination) => return Ok(termination),
+                None => thread::sleep(STOPPED_RECHECK),
+            }
+            continue;
         }
         let err = io::Error::last_os_error();
         if err.kind() != io::ErrorKind::Interrupted {
             return Err(err);
         }
+    }
+}
+
+/// Pause before asking `waitid` again after a report that was no exit (see [`wait_exit`]).
+const STOPPED_RECHECK: Duration = Duration::from_millis(20);
+
+/// What a `waitid` report with `si_code` and `si_status` says: `None` if the child has not ended
+/// (stopped, continued or trapped), else its termination as far as `waitid` decodes it (macOS
+/// leaves `si_status` 0 for a death by signal, dotnet/corefx#29370, which is why `run` prefers
+/// the status `wait` reports).
+pub(super) fn ended(si_code: libc::c_int, si_status: libc::c_int) -> Option<Termination> {
+    match si_code {
+        libc::CLD_EXITED => Some(Termination::Exited(si_status)),
+        libc::CLD_KILLED | libc::CLD_DUMPED => Some(Termination::Signaled(si_status)),
+        _ => None,
     }
 }
 
