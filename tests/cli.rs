@@ -467,3 +467,70 @@ fn check_says_when_a_layer_was_skipped() {
             "ok: 0 active hook(s) from 1 file(s); 1 layer(s) skipped, their hooks do not run until trusted",
         ));
 }
+
+/// Without `KA_CONFIG_DIR` / `KA_DATA_DIR`, the directories come from the `directories` crate:
+/// on Linux `$XDG_CONFIG_HOME` when it is absolute, else `$HOME/.config`, and `$XDG_DATA_HOME` or
+/// `$HOME/.local/share` for the trust store; `KA_CONFIG_DIR` still wins over both.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_default_directories_follow_home_and_the_xdg_variables() {
+    let w = World::new();
+    let home = w.base.join("home");
+    let xdg = w.base.join("xdg");
+    let user_hook = |dir: &Path, name: &str| {
+        std::fs::create_dir_all(dir).expect("mkdir");
+        std::fs::write(
+            dir.join("ka.toml"),
+            format!("[[hooks]]\nname = \"{name}\"\nevent = \"stop\"\ncommand = \"true\"\n"),
+        )
+        .expect("write ka.toml");
+    };
+    user_hook(&home.join(".config/ka"), "from-home");
+    user_hook(&xdg.join("ka"), "from-xdg");
+    w.project(STOP_HOOK);
+    let list = |xdg_config: Option<&str>, config_dir: Option<&Path>| {
+        let mut cmd = w.cmd();
+        cmd.env_remove("KA_CONFIG_DIR")
+            .env_remove("KA_DATA_DIR")
+            .env_remove("XDG_DATA_HOME")
+            .env("HOME", &home);
+        match xdg_config {
+            Some(value) => cmd.env("XDG_CONFIG_HOME", value),
+            None => cmd.env_remove("XDG_CONFIG_HOME"),
+        };
+        if let Some(dir) = config_dir {
+            cmd.env("KA_CONFIG_DIR", dir);
+        }
+        let out = cmd.arg("list").output().expect("ka-hooks list");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let from_home = list(None, None);
+    assert!(from_home.contains("from-home"), "{from_home}");
+    let xdg_text = xdg.to_str().expect("UTF-8 temp dir");
+    let from_xdg = list(Some(xdg_text), None);
+    assert!(from_xdg.contains("from-xdg"), "{from_xdg}");
+    assert!(!from_xdg.contains("from-home"), "{from_xdg}");
+    // The XDG spec ignores a relative value.
+    let relative = list(Some("relative/dir"), None);
+    assert!(relative.contains("from-home"), "{relative}");
+    // KA_CONFIG_DIR wins over HOME and XDG_CONFIG_HOME.
+    let overridden = list(Some(xdg_text), Some(&w.config_dir));
+    assert!(
+        !overridden.contains("from-home") && !overridden.contains("from-xdg"),
+        "{overridden}"
+    );
+
+    // The trust store follows $HOME/.local/share: `trust` writes it there.
+    let mut trust = w.cmd();
+    trust
+        .env_remove("KA_DATA_DIR")
+        .env_remove("XDG_DATA_HOME")
+        .env("HOME", &home)
+        .args(["trust", "--yes"])
+        .assert()
+        .success();
+    assert!(
+        home.join(".local/share/ka/trust.json").is_file(),
+        "no trust store under $HOME/.local/share/ka"
+    );
+}
