@@ -11,7 +11,8 @@
 //! **Supersede.** `<data dir>/async/running/<key>.lock` is held (`flock`) by the supervisor of
 //! the run in progress, which writes its pid in it. A newer supervisor of the same key writes its
 //! pid to `<key>.next`, sends SIGTERM to the holder through a pidfd (opened, then the lock checked
-//! again, so a recycled pid is never signalled), and waits for the lock. The holder's SIGTERM
+//! again, so a recycled pid is never signalled; by pid on macOS, see `end_holder`), and waits for
+//! the lock. The holder's SIGTERM
 //! handler cancels its run (TERM, then KILL, to the hook's group), and its result is delivered
 //! marked superseded. A supervisor that gets the lock but finds a newer pid in `<key>.next` has
 //! been superseded before it started, and does not run.
