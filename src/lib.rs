@@ -138,6 +138,7 @@ pub mod golden;
 pub mod interrupt;
 pub mod outcome;
 pub mod paths;
+pub mod payload;
 pub mod process;
 pub mod protect;
 pub mod review;
