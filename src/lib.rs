@@ -128,6 +128,7 @@ pub mod action;
 pub mod adapter;
 pub mod audit;
 pub mod background;
+pub mod backstop;
 pub mod cancel;
 pub mod cli;
 pub mod config;

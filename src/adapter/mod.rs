@@ -20,7 +20,9 @@
 //!
 //! Every command-hook event of the three agents runs a ka event (see [`crate::event`]). On the
 //! events where a hook keeps the agent going, the adapter keeps the turn's count in the data dir
-//! ([`continuations`]) so `max_continuations` holds across the processes the agent starts. Where
+//! ([`continuations`]) so `max_continuations` holds across the processes the agent starts; the
+//! turn's denials per guard are kept the same way, for the denial backstop
+//! ([`crate::backstop`]). Where
 //! the agent reads a hook's plain stdout as context (Claude Code on SessionStart and
 //! UserPromptSubmit), so does the adapter ([`plain_stdout_is_context`]).
 //!
@@ -221,9 +223,15 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
         .data_dir
         .as_deref()
         .and_then(|dir| continuations::Tracker::start(dir, call.event, &mut call.payload));
+    let denials = ctx
+        .paths
+        .data_dir
+        .as_deref()
+        .and_then(|dir| crate::backstop::Tracker::start(dir, call.event, &call.payload));
     let mut request = Request::new(call.event, std::mem::take(&mut call.payload));
     request.cancel = crate::interrupt::token();
     request.plain_stdout_is_context = plain_stdout_is_context(agent, call.event);
+    request.denials = denials.as_ref().map(|d| d.denials.clone());
     if let Some(tool) = call.tool.clone() {
         // Scripts written for the agent read `tool_input`: keep it equal to the patched
         // `arguments`, so a guard later in the pipeline judges what will really run.
@@ -251,6 +259,12 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
         );
     }
     let mut verdict = Verdict::of(agent, &call, &outcome);
+    if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
+        verdict.messages.push(format!(
+            "ka-hooks {}: the denial count could not be kept ({e}); denial_backstop may not hold",
+            agent.command()
+        ));
+    }
     let applied = call.flavour != Flavour::StopError; // see claude::answer_as
     if let (Some(tracker), Some(text), true) = (tracker, &outcome.keep_going, applied) {
         if let Err(e) = tracker.record(text) {

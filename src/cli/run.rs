@@ -112,11 +112,25 @@ pub fn run(
             serde_json::to_string_pretty(&Value::Object(payload.clone())).unwrap_or_default();
         eprintln!("payload sent:\n{}", multiline(&text, ""));
     }
+    // A payload that names its session (an agent's hook command piping it) gets the denial
+    // backstop, counted in the data dir as the adapters count it.
+    let denials = opts
+        .paths
+        .data_dir
+        .as_deref()
+        .filter(|_| args.hook.is_none())
+        .and_then(|dir| crate::backstop::Tracker::start(dir, event, &payload));
     let mut request = Request::new(event, payload);
+    request.denials = denials.as_ref().map(|d| d.denials.clone());
     request.only_hook = args.hook;
     request.cancel = crate::interrupt::token();
     let mut outcome = config.dispatch(request).map_err(|e| e.to_string())?;
     outcome.diagnostics.extend(notes);
+    if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
+        outcome.diagnostics.push(format!(
+            "the denial count could not be kept ({e}); denial_backstop may not hold"
+        ));
+    }
     if args.verbose {
         eprint!("{}", verbose_hooks(&outcome));
     }
