@@ -30,7 +30,7 @@ fn pre_tool_use(p: &Project, agent: &str, command: &str, extra: &str) -> String 
         _ => ("PreToolUse", "Bash"),
     };
     format!(
-        r#"{{"session_id":"s","cwd":{cwd},"hook_event_name":"{event}","tool_name":"{tool}","tool_input":{{"command":{command}{extra}}}}}"#,
+        r#"{{"session_id":"{agent}","cwd":{cwd},"hook_event_name":"{event}","tool_name":"{tool}","tool_input":{{"command":{command}{extra}}}}}"#,
         cwd = json!(p.root),
         command = json!(command),
     )
