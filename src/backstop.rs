@@ -83,8 +83,8 @@ pub(crate) fn tripped<'h>(
         .collect()
 }
 
-/// After a `pre_tool_use` pipeline: count the guard that said no (`denied_by`), say so in the
-/// block's reason when it reaches `threshold`, and put a call that `tripped` guards match, and that nothing
+/// After a `pre_tool_use` pipeline: count the guard that said no (`denied_by`), note it when
+/// it reaches `threshold`, and put a call that `tripped` guards match, and that nothing
 /// denied, to the human.
 pub(crate) fn settle(
     threshold: u32,
@@ -95,13 +95,12 @@ pub(crate) fn settle(
 ) {
     if let Some(hook) = denied_by.filter(|h| h.stale.is_none()) {
         let count = denials.record(guard_key(hook));
-        if count == threshold && outcome.blocked {
-            // Said in the block's reason, which every agent shows: a message for the user would
-            // change the answer's form (exit 2 becomes a JSON deny) on this one call.
-            let reason = outcome.reason.get_or_insert_with(String::new);
-            reason.push_str(&format!(
-                " (ka-hooks: guard `{}` has now denied {count} calls this turn; until the turn \
-                 ends, every call it matches asks the user first)",
+        if count == threshold {
+            // A diagnostic, not a message: the guard's own reason and the answer's form (exit 2)
+            // stay as they are. The user hears of the backstop when it asks.
+            outcome.diagnostics.push(format!(
+                "guard `{}` has now denied {count} calls this turn; until the turn ends, every \
+                 call it matches asks the user first (denial_backstop = {threshold})",
                 hook.name
             ));
         }
