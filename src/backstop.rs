@@ -137,15 +137,23 @@ pub struct Tracker {
 const TURN: &str = "turn";
 
 impl Tracker {
-    /// The session's denials so far this turn. A new prompt starts a new turn; a session end
-    /// forgets the session. `None` when the payload names no session.
+    /// The session's denials so far this turn, on `pre_tool_use`. A new prompt starts a new
+    /// turn; a session end forgets the session. `None` on other events, and when the payload
+    /// names no session.
     pub fn start(data_dir: &Path, event: Event, payload: &Map<String, Value>) -> Option<Tracker> {
         let session = payload.get("session_id")?.as_str()?.to_owned();
         let store = Store::named(data_dir, "denials");
         match event {
-            Event::SessionEnd => store.end_session(&session),
-            Event::UserPromptSubmit => store.reset(&session, TURN),
-            _ => {}
+            Event::PreToolUse => {}
+            Event::SessionEnd => {
+                store.end_session(&session);
+                return None;
+            }
+            Event::UserPromptSubmit => {
+                store.reset(&session, TURN);
+                return None;
+            }
+            _ => return None,
         }
         let denials = store.read(&session, TURN);
         Some(Tracker {
@@ -191,9 +199,10 @@ mod tests {
         let other =
             Tracker::start(dir.path(), Event::PreToolUse, &payload("s2")).ok_or("a session")?;
         assert_eq!(other.denials, Denials::default());
-        let prompt = Tracker::start(dir.path(), Event::UserPromptSubmit, &payload("s1"))
-            .ok_or("a session")?;
-        assert_eq!(prompt.denials, Denials::default());
+        assert!(Tracker::start(dir.path(), Event::UserPromptSubmit, &payload("s1")).is_none());
+        let fresh =
+            Tracker::start(dir.path(), Event::PreToolUse, &payload("s1")).ok_or("a session")?;
+        assert_eq!(fresh.denials, Denials::default());
         assert!(Tracker::start(dir.path(), Event::PreToolUse, &Map::new()).is_none());
         Ok(())
     }
