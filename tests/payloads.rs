@@ -224,3 +224,26 @@ fn a_broken_payload_of_an_event_that_cannot_be_vetoed_fails_open_and_says_so() {
         reply.stderr
     );
 }
+
+#[test]
+fn bytes_that_are_not_utf8_in_a_tool_argument_still_meet_the_guard() {
+    let p = guarded();
+    for agent in AGENTS {
+        let mut payload =
+            pre_tool_use(&p, agent, "rm -rf build", r#","description":"x"#).into_bytes();
+        // `"x` + 0xFF + `y"` inside tool_input, then the closing braces.
+        let tail = payload.split_off(payload.len() - 2);
+        payload.extend_from_slice(b"\xffy\"");
+        payload.extend_from_slice(&tail);
+        let reply = send(&p, &[agent], payload);
+        assert!(
+            reply.blocked(),
+            "{agent}: {:?} {} {}",
+            reply.code,
+            reply.stdout,
+            reply.stderr
+        );
+        assert!(reply.said("no rm -rf here"), "{agent}: {}", reply.stderr);
+        assert!(reply.said("not UTF-8"), "{agent}: {}", reply.stdout);
+    }
+}
