@@ -65,9 +65,60 @@ pub fn guard_key(hook: &Hook) -> String {
     format!("{}\n{}", hook.name, hook.source.file.display())
 }
 
+/// The backstop of one `pre_tool_use` dispatch: the turn's denials, and the tripped guards
+/// whose filter matches the call.
+pub(crate) struct Armed<'h> {
+    threshold: u32,
+    denials: Denials,
+    tripped: Vec<&'h Hook>,
+}
+
+impl<'h> Armed<'h> {
+    /// Before the pipeline: `None` when the backstop is off (`threshold` 0).
+    pub(crate) fn arm(
+        threshold: u32,
+        denials: Denials,
+        hooks: &[&'h Hook],
+        call: (Option<&str>, Option<&Map<String, Value>>, &Path),
+    ) -> Option<Armed<'h>> {
+        (threshold > 0).then(|| Armed {
+            tripped: tripped(hooks, &denials, threshold, call),
+            threshold,
+            denials,
+        })
+    }
+
+    /// After the pipeline: also the guards a rewrite brought over the call, then [`settle`];
+    /// the turn's denials go into the outcome.
+    pub(crate) fn settle(
+        mut self,
+        hooks: &[&'h Hook],
+        (tool, root): (Option<&str>, &Path),
+        denied_by: Option<&Hook>,
+        outcome: &mut Outcome,
+    ) {
+        if let Some(args) = &outcome.updated_input {
+            let call = (tool, Some(args), root);
+            for hook in tripped(hooks, &self.denials, self.threshold, call) {
+                if !self.tripped.iter().any(|h| std::ptr::eq(*h, hook)) {
+                    self.tripped.push(hook);
+                }
+            }
+        }
+        settle(
+            self.threshold,
+            &mut self.denials,
+            &self.tripped,
+            denied_by,
+            outcome,
+        );
+        outcome.denials = Some(self.denials);
+    }
+}
+
 /// The guards among `hooks` that denied `threshold` calls this turn and whose filter matches
 /// the call as made (`args`). Stale guards never count.
-pub(crate) fn tripped<'h>(
+fn tripped<'h>(
     hooks: &[&'h Hook],
     denials: &Denials,
     threshold: u32,
@@ -86,7 +137,7 @@ pub(crate) fn tripped<'h>(
 /// After a `pre_tool_use` pipeline: count the guard that said no (`denied_by`), note it when
 /// it reaches `threshold`, and put a call that `tripped` guards match, and that nothing
 /// denied, to the human.
-pub(crate) fn settle(
+fn settle(
     threshold: u32,
     denials: &mut Denials,
     tripped: &[&Hook],

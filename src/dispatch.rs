@@ -282,28 +282,17 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         plain_context: plain_stdout_is_context,
     };
     if event.is_pipeline() {
-        let threshold = config.settings.denial_backstop;
         let backstop = denials
-            .filter(|_| event == Event::PreToolUse && only_hook.is_none() && threshold > 0)
-            .map(|denials| {
+            .filter(|_| event == Event::PreToolUse && only_hook.is_none())
+            .and_then(|denials| {
                 let args = payload.get("arguments").and_then(Value::as_object);
                 let call = (tool.as_deref(), args, root.as_path());
-                let tripped = backstop::tripped(&hooks, &denials, threshold, call);
-                (denials, tripped)
+                backstop::Armed::arm(config.settings.denial_backstop, denials, &hooks, call)
             });
         let denied_by = run_pipeline(&hooks, payload, on_patch.as_ref(), &run, &mut outcome);
-        if let Some((mut denials, mut tripped)) = backstop {
-            // A rewrite may have brought the call under a tripped guard's filter.
-            if let Some(args) = &outcome.updated_input {
-                let call = (tool.as_deref(), Some(args), root.as_path());
-                for hook in backstop::tripped(&hooks, &denials, threshold, call) {
-                    if !tripped.iter().any(|h| std::ptr::eq(*h, hook)) {
-                        tripped.push(hook);
-                    }
-                }
-            }
-            backstop::settle(threshold, &mut denials, &tripped, denied_by, &mut outcome);
-            outcome.denials = Some(denials);
+        if let Some(armed) = backstop {
+            let call = (tool.as_deref(), root.as_path());
+            armed.settle(&hooks, call, denied_by, &mut outcome);
         }
     } else {
         let bytes: Arc<[u8]> = serialize(&payload);
@@ -791,8 +780,7 @@ fn start_background(
 }
 
 /// `pre_tool_use` / `user_prompt_submit`: in order, each hook sees the arguments patched so far.
-/// Runs a pipeline event's hooks in order; returns the hook that said no (exit 2, a deny or a
-/// block), when one did.
+/// Returns the hook that said no (exit 2, a deny or a block), when one did.
 fn run_pipeline<'h>(
     hooks: &[&'h Hook],
     mut payload: Map<String, Value>,
