@@ -11,11 +11,11 @@
 //! that when a trusted file changes or vanishes, the guards of the version the user reviewed can
 //! still fail closed, and the next review can show a diff.
 //!
-//! A record also keeps the identity of the project's root directory (device and inode), so that a
-//! project that was renamed or moved is recognised ([`TrustStore::moved_from`]): its records are
-//! for the old path, and it is treated as changed (its reviewed guards fail closed, with the
-//! `trust` command for the new place), never as a project nobody reviewed, whose hooks would
-//! simply be skipped.
+//! A record also keeps the identity of the project's root directory (device, inode, birth
+//! time), so that a project that was renamed or moved is recognised ([`TrustStore::moved_from`]):
+//! its records are for the old path, and it is treated as changed (its reviewed guards fail
+//! closed, with the `trust` command for the new place), never as a project nobody reviewed, whose
+//! hooks would simply be skipped.
 //!
 //! The store is `trust.json` in the data dir. Every change is a read-modify-write under an
 //! exclusive lock on `trust.lock` ([`TrustStore::update`]), written to a fresh temporary file
@@ -72,7 +72,7 @@ pub struct TrustRecord {
     pub scripts: Vec<ScriptRecord>,
     /// Seconds since the Unix epoch.
     pub trusted_at: u64,
-    /// The project root's `device:inode` when it was trusted (see [`root_identity`]).
+    /// The project root's identity when it was trusted (see [`root_identity`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
 }
@@ -100,13 +100,19 @@ impl TrustRecord {
     }
 }
 
-/// The identity of the directory `root`, `device:inode`: it survives a rename (`mv` within one
-/// file system), which the path does not.
+/// The identity of the directory `root`, `device:inode:birth` (the birth time where the file
+/// system keeps one): it survives a rename (`mv` within one file system), which the path does
+/// not, and the birth time tells a renamed directory from a new one that reused the inode.
 pub fn root_identity(root: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(root).ok()?;
+    let born = meta
+        .created()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
     meta.is_dir()
-        .then(|| format!("{}:{}", meta.dev(), meta.ino()))
+        .then(|| format!("{}:{}:{born}", meta.dev(), meta.ino()))
 }
 
 /// The path a store key names (the inverse of [`path_key`]).
