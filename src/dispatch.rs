@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::action::{self, Decision, InputPatch};
 use crate::background;
+use crate::backstop;
 use crate::cancel::CancelToken;
 use crate::config::call::CallMatch;
 use crate::config::paths_filter::CallPaths;
@@ -46,6 +47,11 @@ pub struct Request {
     /// does (Claude Code on SessionStart and UserPromptSubmit). Natively `false`: only a JSON
     /// object acts.
     pub plain_stdout_is_context: bool,
+    /// The turn's denials so far, to turn on the denial backstop ([`crate::backstop`]): once a
+    /// guard denied `denial_backstop` calls this turn, every further call it matches asks a
+    /// human. Keep [`Outcome::denials`] for the turn's next call; `None` (the default) keeps the
+    /// backstop off.
+    pub denials: Option<crate::backstop::Denials>,
 }
 
 /// See [`Request::on_patch`].
@@ -71,6 +77,7 @@ impl Request {
             cancel: None,
             deadline: None,
             plain_stdout_is_context: false,
+            denials: None,
         }
     }
 
@@ -144,6 +151,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         cancel,
         deadline,
         plain_stdout_is_context,
+        denials,
     } = request;
     let stop = Stop {
         token: cancel,
@@ -156,6 +164,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         .and_then(Value::as_str)
         .map(str::to_owned);
     let mut outcome = Outcome::new(event, tool.clone());
+    outcome.denials.clone_from(&denials);
     outcome.untrusted = config.untrusted.clone();
     outcome.diagnostics.extend(config.warnings.iter().cloned());
 
@@ -273,7 +282,18 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         plain_context: plain_stdout_is_context,
     };
     if event.is_pipeline() {
-        run_pipeline(&hooks, payload, on_patch.as_ref(), &run, &mut outcome);
+        let backstop = denials
+            .filter(|_| event == Event::PreToolUse && only_hook.is_none())
+            .and_then(|denials| {
+                let args = payload.get("arguments").and_then(Value::as_object);
+                let call = (tool.as_deref(), args, root.as_path());
+                backstop::Armed::arm(config.settings.denial_backstop, denials, &hooks, call)
+            });
+        let denied_by = run_pipeline(&hooks, payload, on_patch.as_ref(), &run, &mut outcome);
+        if let Some(armed) = backstop {
+            let call = (tool.as_deref(), root.as_path());
+            armed.settle(&hooks, call, denied_by, &mut outcome);
+        }
     } else {
         let bytes: Arc<[u8]> = serialize(&payload);
         let args = payload.get("arguments").and_then(Value::as_object);
@@ -760,15 +780,17 @@ fn start_background(
 }
 
 /// `pre_tool_use` / `user_prompt_submit`: in order, each hook sees the arguments patched so far.
-fn run_pipeline(
-    hooks: &[&Hook],
+/// Returns the hook that said no (exit 2, a deny or a block), when one did.
+fn run_pipeline<'h>(
+    hooks: &[&'h Hook],
     mut payload: Map<String, Value>,
     on_patch: Option<&PayloadMirror>,
     run: &Run<'_>,
     outcome: &mut Outcome,
-) {
+) -> Option<&'h Hook> {
     let mut bytes = serialize(&payload);
     let mut patched = false;
+    let mut denied_by = None;
     for (i, hook) in hooks.iter().enumerate() {
         if outcome.blocked || run.stop.stopped() {
             let cancelled = !outcome.blocked;
@@ -841,11 +863,15 @@ fn run_pipeline(
             Status::Error => apply_failure(hook, &failure_text(hook, &finished), outcome),
             Status::Skipped | Status::Cancelled => {}
         }
+        if outcome.blocked && matches!(report.status, Status::Ok | Status::Blocked) {
+            denied_by = Some(*hook);
+        }
         outcome.hooks.push(report);
     }
     if patched && !outcome.blocked {
         outcome.updated_input = payload.get("arguments").and_then(Value::as_object).cloned();
     }
+    denied_by
 }
 
 /// Judge one finished run of `hook` on an event that cannot be vetoed, into `outcome` (an async

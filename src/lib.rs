@@ -94,6 +94,11 @@
 //!   with 128 + the signal ([`interrupt`]).
 //! - The audit log ([`audit`]) holds no argument values, prompts, patches or output excerpts, and
 //!   is written only to a regular file, never through a symlink, never blocking.
+//! - A hook payload is read as the agents write JSON (lone surrogates become U+FFFD, nesting up
+//!   to 1024 levels, never a stack overflow: [`payload`]); one that still cannot be read blocks
+//!   a tool call, prompt or permission request in the adapters and in `ka-hooks run`.
+//! - A model denied several times by one guard within a turn meets a person: further calls the
+//!   guard matches ask ([`backstop`]; the host passes the turn's denials in the request).
 //!
 //! # Precedence
 //! The layers are managed (`/etc/ka/ka.toml`), user (`~/.config/ka/ka.toml`), then the project
@@ -112,7 +117,9 @@
 //! so a symlink to another project's trusted file never loads. When a trusted file or a covered
 //! script changes or vanishes, its new content never runs and the guards of the reviewed version
 //! fail closed: they block every call they would have matched until a person reviews the change
-//! ([`review`]). `trust` refuses inside an agent's tool call, and a tool call aimed at ka's own
+//! ([`review`]). A covered script that is a symlink out of the project is bound to its target's
+//! content, and a project that was renamed or moved is judged changed, not unreviewed.
+//! `trust` refuses inside an agent's tool call, and a tool call aimed at ka's own
 //! files asks a human first ([`protect`]). A broken, unreadable or untrusted project file, or a
 //! corrupt trust store, is reported and skipped; it never disables the user's own hooks.
 //! Settings of the gate are read only from the user's own file (or the managed one). Trust does
@@ -128,6 +135,7 @@ pub mod action;
 pub mod adapter;
 pub mod audit;
 pub mod background;
+pub mod backstop;
 pub mod cancel;
 pub mod cli;
 pub mod config;
@@ -138,6 +146,7 @@ pub mod golden;
 pub mod interrupt;
 pub mod outcome;
 pub mod paths;
+pub mod payload;
 pub mod process;
 pub mod protect;
 pub mod review;

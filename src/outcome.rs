@@ -65,6 +65,11 @@ pub struct Outcome {
     /// failures in [`Outcome::notes`] and [`Outcome::messages`]; none of them blocks, asks or
     /// rewrites anything.
     pub delivered: Vec<crate::background::Delivered>,
+    /// The turn's denials per guard after this call, for the host to pass in the turn's next
+    /// [`Request`](crate::dispatch::Request) (see [`crate::backstop`]); `None` when the request
+    /// carried none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub denials: Option<crate::backstop::Denials>,
 }
 
 fn event_name<S: serde::Serializer>(event: &Event, s: S) -> Result<S::Ok, S::Error> {
@@ -95,6 +100,7 @@ impl Outcome {
             cancelled: None,
             background: Vec::new(),
             delivered: Vec::new(),
+            denials: None,
         }
     }
 

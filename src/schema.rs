@@ -192,6 +192,11 @@ pub struct SettingsSchema {
     /// (Claude Code's own cap).
     #[schemars(extend("minimum" = 0, "maximum" = 100, "default" = 8))]
     pub max_continuations: Option<u32>,
+    /// User (or managed) layer ONLY: after this many denials by one guard within a turn, every
+    /// further tool call that guard matches in that turn asks a human (a model retrying around
+    /// a guard meets a person). 0 turns it off. Default 3.
+    #[schemars(extend("minimum" = 0, "maximum" = 100, "default" = 3))]
+    pub denial_backstop: Option<u32>,
 }
 
 /// Every event name the loader accepts: canonical names, `turn_end`, then Claude Code spellings.

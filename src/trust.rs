@@ -11,6 +11,12 @@
 //! that when a trusted file changes or vanishes, the guards of the version the user reviewed can
 //! still fail closed, and the next review can show a diff.
 //!
+//! A record also keeps the identity of the project's root directory (device, inode, birth
+//! time), so that a project that was renamed or moved is recognised ([`TrustStore::moved_from`]):
+//! its records are for the old path, and it is treated as changed (its reviewed guards fail
+//! closed, with the `trust` command for the new place), never as a project nobody reviewed, whose
+//! hooks would simply be skipped.
+//!
 //! The store is `trust.json` in the data dir. Every change is a read-modify-write under an
 //! exclusive lock on `trust.lock` ([`TrustStore::update`]), written to a fresh temporary file
 //! (created exclusively, never following an existing name) and renamed over the store, so
@@ -66,6 +72,9 @@ pub struct TrustRecord {
     pub scripts: Vec<ScriptRecord>,
     /// Seconds since the Unix epoch.
     pub trusted_at: u64,
+    /// The project root's identity when it was trusted (see [`root_identity`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_id: Option<String>,
 }
 
 /// One path a hook command names, relative to the project root.
@@ -86,6 +95,37 @@ impl TrustRecord {
             sha256: content_hash(content),
             scripts,
             trusted_at,
+            root_id: None,
+        }
+    }
+}
+
+/// The identity of the directory `root`, `device:inode:birth` (the birth time where the file
+/// system keeps one): it survives a rename (`mv` within one file system), which the path does
+/// not, and the birth time tells a renamed directory from a new one that reused the inode.
+pub fn root_identity(root: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(root).ok()?;
+    let born = meta
+        .created()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    meta.is_dir()
+        .then(|| format!("{}:{}:{born}", meta.dev(), meta.ino()))
+}
+
+/// The path a store key names (the inverse of [`path_key`]).
+fn key_path(key: &str) -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    match key.strip_prefix("hex:") {
+        None => Some(PathBuf::from(key)),
+        Some(hex) => {
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+                .collect::<Option<Vec<u8>>>()?;
+            Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
         }
     }
 }
@@ -202,8 +242,34 @@ impl TrustStore {
             .flat_map(|files| files.iter().map(|(f, r)| (f.as_str(), r)))
     }
 
-    /// Record `record` for `file` of `root` (in memory; see [`TrustStore::update`]).
-    pub fn allow(&mut self, root: &Path, file: &str, record: TrustRecord) {
+    /// The record of `file` kept for another path that this project was moved or renamed from,
+    /// with that path: the record whose root had the same identity ([`root_identity`]: a
+    /// rename), else one whose root is gone and whose file had the same content `sha256` (a
+    /// move across file systems). A copy of a project that still exists is a new project.
+    pub fn moved_from(
+        &self,
+        root: &Path,
+        file: &str,
+        sha256: &str,
+    ) -> Option<(PathBuf, &TrustRecord)> {
+        let here = path_key(root);
+        let identity = root_identity(root);
+        let others = || {
+            self.projects
+                .iter()
+                .filter(|(key, _)| **key != here)
+                .filter_map(|(key, files)| Some((key_path(key)?, files.get(file)?)))
+        };
+        let renamed = others().find(|(_, rec)| rec.root_id.is_some() && rec.root_id == identity);
+        renamed.or_else(|| others().find(|(old, rec)| rec.sha256 == sha256 && !old.exists()))
+    }
+
+    /// Record `record` for `file` of `root` (in memory; see [`TrustStore::update`]), with the
+    /// root's identity.
+    pub fn allow(&mut self, root: &Path, file: &str, mut record: TrustRecord) {
+        if record.root_id.is_none() {
+            record.root_id = root_identity(root);
+        }
         self.projects
             .entry(path_key(root))
             .or_default()
@@ -388,6 +454,41 @@ mod tests {
             assert!(err.to_string().contains("corrupt"), "{err}");
         }
         Ok(())
+    }
+
+    #[test]
+    fn a_renamed_root_is_found_by_identity_and_a_moved_one_by_content(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+        std::fs::create_dir(&old)?;
+        let mut store = TrustStore::default();
+        store.allow(&old, ".ka/ka.toml", TrustRecord::new(b"a = 1", Vec::new()));
+        std::fs::rename(&old, &new)?;
+        let (from, _) = store
+            .moved_from(&new, ".ka/ka.toml", "other content")
+            .ok_or("renamed")?;
+        assert_eq!(from, old);
+        assert!(store.moved_from(&new, ".ka/ka.local.toml", "x").is_none());
+        // Another directory with the same content: a move only while the old root is gone.
+        let copy = dir.path().join("copy");
+        std::fs::create_dir(&copy)?;
+        let sha = content_hash(b"a = 1");
+        assert!(store.moved_from(&copy, ".ka/ka.toml", &sha).is_some());
+        std::fs::create_dir(&old)?;
+        assert!(store.moved_from(&copy, ".ka/ka.toml", &sha).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn store_keys_name_their_paths_again() {
+        use std::os::unix::ffi::OsStrExt;
+        for path in [
+            Path::new("/a/b"),
+            Path::new(std::ffi::OsStr::from_bytes(b"/a/\xff")),
+        ] {
+            assert_eq!(key_path(&path_key(path)).as_deref(), Some(path));
+        }
     }
 
     #[test]

@@ -13,12 +13,15 @@
 //! payload's `continuations`. The adapters run once per event, so they keep it in the data dir
 //! ([`Store`]), keyed by session id (hashed) and by who is stopping (the main agent, a
 //! subagent), reset when a turn starts afresh (`stop_hook_active` false), removed at session end,
-//! and bounded in number and age.
+//! and bounded in number and age. The denial backstop keeps its per-turn counts in a [`Store`]
+//! of its own ([`crate::backstop`]). A kept file is read without following a symlink, and
+//! written to a fresh temporary file renamed over it, never through an existing name.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -53,6 +56,9 @@ const MAX_FILES: usize = 256;
 /// A turn file older than this is stale (its session ended without a session end event).
 const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The largest kept file read: far above a real one.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
 /// Turn counts kept in `<data dir>/continuations/`, one small JSON file per session and scope.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -62,8 +68,13 @@ pub struct Store {
 impl Store {
     /// The store under `data_dir`.
     pub fn new(data_dir: &Path) -> Store {
+        Store::named(data_dir, "continuations")
+    }
+
+    /// A store of other per-turn state, in `<data dir>/<name>/`.
+    pub fn named(data_dir: &Path, name: &str) -> Store {
         Store {
-            dir: data_dir.join("continuations"),
+            dir: data_dir.join(name),
         }
     }
 
@@ -76,21 +87,40 @@ impl Store {
     /// the file is unreadable. An unreadable count reads as zero, so the cap can be reached
     /// later but never earlier than set.
     pub fn load(&self, session: &str, scope: &str) -> Turn {
-        fs::read(self.file(session, scope))
+        self.read(session, scope)
+    }
+
+    /// The state kept for `session` and `scope`; the default when none is kept or the file is
+    /// unreadable (a symlink, not a regular file, not this shape).
+    pub fn read<T: DeserializeOwned + Default>(&self, session: &str, scope: &str) -> T {
+        crate::trust::read_regular(&self.file(session, scope), MAX_FILE_BYTES)
             .ok()
+            .flatten()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default()
     }
 
     /// Keeps `turn` for `session` and `scope`, and prunes old and surplus files.
     pub fn save(&self, session: &str, scope: &str, turn: &Turn) -> Result<(), String> {
+        self.write(session, scope, turn)
+    }
+
+    /// Keeps `state` for `session` and `scope`, and prunes old and surplus files. The folder
+    /// must not be a symlink (it would send the write elsewhere).
+    pub fn write<T: Serialize>(&self, session: &str, scope: &str, state: &T) -> Result<(), String> {
         fs::create_dir_all(&self.dir)
             .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        if fs::symlink_metadata(&self.dir).is_ok_and(|m| !m.is_dir()) {
+            return Err(format!(
+                "{} is not a directory (a symlink?); remove it",
+                self.dir.display()
+            ));
+        }
         let file = self.file(session, scope);
-        let bytes = serde_json::to_vec(turn).map_err(|e| e.to_string())?;
-        let tmp = tempfile::NamedTempFile::new_in(&self.dir)
+        let bytes = serde_json::to_vec(state).map_err(|e| e.to_string())?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)
             .map_err(|e| format!("cannot write in {}: {e}", self.dir.display()))?;
-        fs::write(tmp.path(), bytes)
+        std::io::Write::write_all(tmp.as_file_mut(), &bytes)
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         tmp.persist(&file)
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;

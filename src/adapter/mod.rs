@@ -8,12 +8,21 @@
 //! Where the agent's contract cannot say what the hooks decided, the answer says so in words
 //! (`systemMessage`) instead of dropping it, and a verdict that would be unsafe to drop (a human
 //! must approve the call, a rewrite the agent cannot apply) blocks the call with a reason. When
-//! ka-hooks itself cannot run the hooks (unreadable payload, a config error), it fails open, as
+//! ka-hooks itself cannot run the hooks because of a configuration error, it fails open, as
 //! users of these agents expect, and says so; `--fail-closed` blocks instead.
+//!
+//! The payload is read the way the agent wrote it ([`crate::payload`]: lone surrogates and
+//! deep nesting are JSON the JavaScript agents send). A payload that still cannot be read is
+//! never a reason to let a call through: the model shapes tool arguments, so if it could make
+//! the payload unreadable it could switch every guard off. It fails closed on the events that
+//! can be vetoed (a tool call, a prompt, a permission request), with or without `--fail-closed`,
+//! and open elsewhere, where nothing could have been stopped.
 //!
 //! Every command-hook event of the three agents runs a ka event (see [`crate::event`]). On the
 //! events where a hook keeps the agent going, the adapter keeps the turn's count in the data dir
-//! ([`continuations`]) so `max_continuations` holds across the processes the agent starts. Where
+//! ([`continuations`]) so `max_continuations` holds across the processes the agent starts; the
+//! turn's denials per guard are kept the same way, for the denial backstop
+//! ([`crate::backstop`]). Where
 //! the agent reads a hook's plain stdout as context (Claude Code on SessionStart and
 //! UserPromptSubmit), so does the adapter ([`plain_stdout_is_context`]).
 //!
@@ -41,6 +50,7 @@ use crate::dispatch::{PayloadMirror, Request};
 use crate::event::Event;
 use crate::outcome::{Outcome, Status};
 use crate::paths::{self, Paths};
+use crate::payload;
 
 /// An agent whose hooks can run `ka.toml` hooks through an adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -110,8 +120,9 @@ pub enum Flavour {
 /// Options of `ka-hooks claude|codex|gemini`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AdapterArgs {
-    /// When ka-hooks itself cannot run the hooks (unreadable payload, configuration error),
-    /// block the tool call or prompt (exit 2) instead of failing open.
+    /// When ka-hooks itself cannot run the hooks (configuration error, interrupted), block the
+    /// tool call or prompt (exit 2) instead of failing open. (A payload that cannot be read
+    /// blocks them anyway.)
     #[arg(long)]
     pub fail_closed: bool,
 }
@@ -167,9 +178,9 @@ pub(crate) const PAYLOAD_READ_CAPACITY: usize = 16 * 1024;
 
 /// `ka-hooks claude|codex|gemini`: read stdin, answer, print; returns the exit code.
 pub fn run_cli(agent: Agent, ctx: &Context, args: &AdapterArgs) -> u8 {
-    let mut input = String::with_capacity(PAYLOAD_READ_CAPACITY);
-    let answer = match std::io::stdin().read_to_string(&mut input) {
-        Ok(_) => respond(agent, ctx, args, &input),
+    let mut input = Vec::with_capacity(PAYLOAD_READ_CAPACITY);
+    let answer = match std::io::stdin().read_to_end(&mut input) {
+        Ok(_) => respond_bytes(agent, ctx, args, &input),
         Err(e) => fail(
             agent,
             args,
@@ -187,7 +198,12 @@ pub fn run_cli(agent: Agent, ctx: &Context, args: &AdapterArgs) -> u8 {
 
 /// The adapter's answer to one hook payload (`input` is the agent's stdin).
 pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> Answer {
-    let mut call = match parse(agent, input) {
+    respond_bytes(agent, ctx, args, input.as_bytes())
+}
+
+/// [`respond`], to the bytes the agent wrote (read lossily where they are not UTF-8).
+pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u8]) -> Answer {
+    let mut call = match parse_bytes(agent, input) {
         Ok(call) => call,
         Err(Rejected::Unsupported(message)) => {
             return Answer {
@@ -196,7 +212,7 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
                 stderr: format!("ka-hooks {}: {message}\n", agent.command()),
             }
         }
-        Err(Rejected::Broken(message)) => return fail(agent, args, None, &message),
+        Err(Rejected::Broken(message)) => return unreadable(agent, input, &message),
     };
     let config = match load(ctx, &call) {
         Ok(config) => config,
@@ -207,9 +223,15 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
         .data_dir
         .as_deref()
         .and_then(|dir| continuations::Tracker::start(dir, call.event, &mut call.payload));
+    let denials = ctx
+        .paths
+        .data_dir
+        .as_deref()
+        .and_then(|dir| crate::backstop::Tracker::start(dir, call.event, &call.payload));
     let mut request = Request::new(call.event, std::mem::take(&mut call.payload));
     request.cancel = crate::interrupt::token();
     request.plain_stdout_is_context = plain_stdout_is_context(agent, call.event);
+    request.denials = denials.as_ref().map(|d| d.denials.clone());
     if let Some(tool) = call.tool.clone() {
         // Scripts written for the agent read `tool_input`: keep it equal to the patched
         // `arguments`, so a guard later in the pipeline judges what will really run.
@@ -237,6 +259,12 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
         );
     }
     let mut verdict = Verdict::of(agent, &call, &outcome);
+    if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
+        verdict.messages.push(format!(
+            "ka-hooks {}: the denial count could not be kept ({e}); denial_backstop may not hold",
+            agent.command()
+        ));
+    }
     let applied = call.flavour != Flavour::StopError; // see claude::answer_as
     if let (Some(tracker), Some(text), true) = (tracker, &outcome.keep_going, applied) {
         if let Err(e) = tracker.record(text) {
@@ -252,6 +280,39 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
         Agent::Codex => codex::answer(&call, verdict),
         Agent::Gemini => gemini::answer(&call, verdict),
     }
+}
+
+/// The payload cannot be read (see [`crate::payload`]): fail closed unless the event, as far as
+/// the text names it, is one that cannot be vetoed. Fails open there, where nothing could have
+/// been stopped (and an exit 2 would mean something else, such as "keep going" on `Stop`).
+fn unreadable(agent: Agent, input: &[u8], why: &str) -> Answer {
+    let event = event_named_in(agent, input);
+    if event.is_some_and(|event| !event.is_pipeline()) {
+        return fail(agent, &AdapterArgs::default(), event, why);
+    }
+    Answer::exit_two(&format!(
+        "ka-hooks {}: {why}; blocked, because the guards could not judge this call (a payload \
+         that cannot be read always fails closed on a tool call, prompt or permission request)",
+        agent.command()
+    ))
+}
+
+/// The ka event of the `"hook_event_name": "..."` a payload that is not JSON still spells out,
+/// when it names exactly one event of `agent`.
+fn event_named_in(agent: Agent, input: &[u8]) -> Option<Event> {
+    let text = String::from_utf8_lossy(input);
+    let mut named = text.match_indices("\"hook_event_name\"").map(|(at, key)| {
+        let rest = text[at + key.len()..].trim_start().strip_prefix(':')?;
+        let rest = rest.trim_start().strip_prefix('"')?;
+        let name = &rest[..rest.find('"')?];
+        agent
+            .events()
+            .iter()
+            .find(|row| row.name == name)
+            .map(|row| row.event)
+    });
+    let first = named.next()??;
+    named.all(|other| other == Some(first)).then_some(first)
 }
 
 /// Whether `agent` reads a hook's plain (non-JSON) stdout on `event` as context for the model:
@@ -365,6 +426,9 @@ pub struct Call {
     pub payload: Map<String, Value>,
     pub cwd: Option<PathBuf>,
     pub tool: Option<ToolCall>,
+    /// What was replaced reading the payload (lone surrogates, bytes that are not UTF-8), for
+    /// the user.
+    pub notes: Vec<String>,
 }
 
 /// The tool call of a tool event.
@@ -387,26 +451,22 @@ pub struct ToolCall {
 pub enum Rejected {
     /// The agent's event has no ka event (exit 1, said plainly).
     Unsupported(String),
-    /// The payload cannot be read (fail open).
+    /// The payload cannot be read (fails closed on the events that can be vetoed).
     Broken(String),
 }
 
 /// Reads an agent's hook payload. All three agents share Claude Code's field names
 /// (`hook_event_name`, `tool_name`, `tool_input`, `tool_response`, `prompt`, `cwd`).
 pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
-    let original = match serde_json::from_str::<Value>(input.trim()) {
-        Ok(Value::Object(map)) => map,
-        Ok(_) => {
-            return Err(Rejected::Broken(
-                "the hook payload is not a JSON object".into(),
-            ))
-        }
-        Err(e) => {
-            return Err(Rejected::Broken(format!(
-                "the hook payload is not valid JSON ({e})"
-            )))
-        }
-    };
+    parse_bytes(agent, input.as_bytes())
+}
+
+/// [`parse`], from the bytes the agent wrote (read lossily where they are not UTF-8).
+pub fn parse_bytes(agent: Agent, input: &[u8]) -> Result<Call, Rejected> {
+    let payload::Payload {
+        object: original,
+        notes,
+    } = payload::parse(input).map_err(|e| Rejected::Broken(e.to_string()))?;
     let name = original
         .get("hook_event_name")
         .and_then(Value::as_str)
@@ -475,6 +535,7 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
         payload,
         cwd,
         tool,
+        notes,
     })
 }
 
@@ -609,6 +670,11 @@ impl Verdict {
         for untrusted in &outcome.untrusted {
             verdict.messages.push(untrusted.to_string());
         }
+        verdict.messages.extend(
+            call.notes
+                .iter()
+                .map(|note| format!("ka-hooks {}: {note}", agent.command())),
+        );
         verdict.messages.extend(outcome.notes.iter().cloned());
         verdict.messages.extend(outcome.messages.iter().cloned());
         // A failure that blocked is already the block's reason.

@@ -74,10 +74,26 @@ pub fn run(
             "--tool only applies to pre_tool_use and post_tool_use, not {event}"
         ));
     }
-    let mut payload = if args.example {
-        example_payload(event, args.tool.as_deref(), opts)
+    let (mut payload, notes) = if args.example {
+        (
+            example_payload(event, args.tool.as_deref(), opts),
+            Vec::new(),
+        )
     } else {
-        read_payload(args.input.as_deref())?
+        match read_payload(args.input.as_deref()) {
+            Ok(read) => read,
+            // Piped, as an agent's hook command pipes it: a guard that cannot judge the call
+            // blocks it (see crate::payload).
+            Err(e) if e.piped && event.is_pipeline() => {
+                out.error(&format!(
+                    "{}; blocked, because the guards could not judge it (a piped payload that \
+                     cannot be read always fails closed on {event})",
+                    e.message
+                ));
+                return Ok(EXIT_BLOCKED);
+            }
+            Err(e) => return Err(e.message),
+        }
     };
     check_tool(event, args.tool.as_deref(), &mut payload)?;
     let mut config = load(opts, out)?;
@@ -96,10 +112,25 @@ pub fn run(
             serde_json::to_string_pretty(&Value::Object(payload.clone())).unwrap_or_default();
         eprintln!("payload sent:\n{}", multiline(&text, ""));
     }
+    // A payload that names its session (an agent's hook command piping it) gets the denial
+    // backstop, counted in the data dir as the adapters count it.
+    let denials = opts
+        .paths
+        .data_dir
+        .as_deref()
+        .filter(|_| args.hook.is_none())
+        .and_then(|dir| crate::backstop::Tracker::start(dir, event, &payload));
     let mut request = Request::new(event, payload);
+    request.denials = denials.as_ref().map(|d| d.denials.clone());
     request.only_hook = args.hook;
     request.cancel = crate::interrupt::token();
-    let outcome = config.dispatch(request).map_err(|e| e.to_string())?;
+    let mut outcome = config.dispatch(request).map_err(|e| e.to_string())?;
+    outcome.diagnostics.extend(notes);
+    if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
+        outcome.diagnostics.push(format!(
+            "the denial count could not be kept ({e}); denial_backstop may not hold"
+        ));
+    }
     if args.verbose {
         eprint!("{}", verbose_hooks(&outcome));
     }
@@ -201,34 +232,60 @@ fn flat_payload_hint(event: Event, payload: &Map<String, Value>) -> String {
     )
 }
 
-/// The payload: `--input` (inline, `@FILE`, `-`), else stdin when it is not a terminal.
-fn read_payload(input: Option<&str>) -> Result<Map<String, Value>, String> {
-    let (text, origin) = match input {
-        None if std::io::stdin().is_terminal() => return Ok(Map::new()),
+/// A payload that could not be read.
+struct Unread {
+    message: String,
+    /// It came from stdin (as an agent's hook command gets it).
+    piped: bool,
+}
+
+/// The payload: `--input` (inline, `@FILE`, `-`), else stdin when it is not a terminal; read as
+/// the agents write JSON ([`crate::payload`]), with what was replaced.
+fn read_payload(input: Option<&str>) -> Result<(Map<String, Value>, Vec<String>), Unread> {
+    let usage = |message: String| Unread {
+        message,
+        piped: false,
+    };
+    let (bytes, origin) = match input {
+        None if std::io::stdin().is_terminal() => return Ok((Map::new(), Vec::new())),
         None | Some("-") => {
-            let mut text = String::with_capacity(crate::adapter::PAYLOAD_READ_CAPACITY);
+            let mut bytes = Vec::with_capacity(crate::adapter::PAYLOAD_READ_CAPACITY);
             std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("failed to read the payload from stdin: {e}"))?;
-            if input.is_none() && text.trim().is_empty() {
-                return Ok(Map::new());
+                .read_to_end(&mut bytes)
+                .map_err(|e| Unread {
+                    message: format!("failed to read the payload from stdin: {e}"),
+                    piped: true,
+                })?;
+            if input.is_none() && bytes.trim_ascii().is_empty() {
+                return Ok((Map::new(), Vec::new()));
             }
-            (text, "stdin".to_owned())
+            (bytes, "stdin".to_owned())
         }
         Some(arg) if arg.starts_with('@') => {
             let path = &arg[1..];
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("--input {arg}: failed to read {path}: {e}"))?;
-            (text, path.to_owned())
+            let bytes = std::fs::read(path)
+                .map_err(|e| usage(format!("--input {arg}: failed to read {path}: {e}")))?;
+            (bytes, path.to_owned())
         }
-        Some(arg) => (arg.to_owned(), "--input".to_owned()),
+        Some(arg) => (arg.as_bytes().to_vec(), "--input".to_owned()),
     };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => Err(format!(
-            "{origin}: the payload must be a JSON object, such as '{{\"tool\":\"write\",\"arguments\":{{\"path\":\"src/a.rs\"}}}}'"
-        )),
-        Err(e) => Err(format!("{origin}: invalid JSON payload: {e}")),
+    let piped = origin == "stdin";
+    match crate::payload::parse(&bytes) {
+        Ok(read) => Ok((read.object, read.notes)),
+        Err(crate::payload::Unreadable::NotAnObject) => Err(Unread {
+            message: format!(
+                "{origin}: the payload must be a JSON object, such as '{{\"tool\":\"write\",\"arguments\":{{\"path\":\"src/a.rs\"}}}}'"
+            ),
+            piped,
+        }),
+        Err(crate::payload::Unreadable::NotJson(e)) => Err(Unread {
+            message: format!("{origin}: invalid JSON payload: {e}"),
+            piped,
+        }),
+        Err(e) => Err(Unread {
+            message: format!("{origin}: {e}"),
+            piped,
+        }),
     }
 }
 

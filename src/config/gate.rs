@@ -187,6 +187,24 @@ fn judge<'a>(root: &Path, rel: &str, store: &'a TrustStore) -> Judged<'a> {
     let path = root.join(rel);
     let found = read::gated(root, &path);
     let record = store.record(root, rel);
+    if let (None, Found::Text { sha256, .. }) = (record, &found) {
+        // Renamed or moved: the records are for the old path. Judged as changed (its reviewed
+        // guards fail closed), never as unreviewed (skipped).
+        if let Some((old, rec)) = store.moved_from(root, rel, sha256) {
+            return Judged {
+                path,
+                found,
+                record: Some(rec),
+                status: TrustStatus::Stale,
+                what: Some(format!(
+                    "the project was moved or renamed: it was trusted at {}, and nothing is \
+                     trusted at {} yet",
+                    crate::terminal::escape_path(&old),
+                    crate::terminal::escape_path(root)
+                )),
+            };
+        }
+    }
     let (status, what) = match (&found, record) {
         (Found::Missing, Some(_)) => (TrustStatus::Removed, Some("the file is gone".to_owned())),
         (Found::Missing | Found::Refused(_), None) => (TrustStatus::Untrusted, None),

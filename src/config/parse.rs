@@ -198,11 +198,19 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "stale",
     "protect_ka_files",
     "allow_managed_hooks_only",
+    "denial_backstop",
 ];
+/// The largest `denial_backstop` accepted: past it, the backstop would never meet a person.
+pub const DENIAL_BACKSTOP_LIMIT: i64 = 100;
 /// The largest `max_continuations` accepted: a loop guard must stay a guard.
 pub const MAX_CONTINUATIONS_LIMIT: i64 = 100;
 /// Settings of the gate itself: only the user's own file (or the managed one) may set them.
-pub(super) const GATE_KEYS: &[&str] = &["trusted_roots", "stale", "protect_ka_files"];
+pub(super) const GATE_KEYS: &[&str] = &[
+    "trusted_roots",
+    "stale",
+    "protect_ka_files",
+    "denial_backstop",
+];
 
 fn type_name(v: &toml::Value) -> &'static str {
     match v {
@@ -392,6 +400,23 @@ fn parse_settings(
                         .into()),
                 ))
             }
+            "denial_backstop"
+                if !value
+                    .as_integer()
+                    .is_some_and(|n| (0..=DENIAL_BACKSTOP_LIMIT).contains(&n)) =>
+            {
+                errors.push(t.error(
+                    Some(span.clone()),
+                    Some(path.clone()),
+                    format!(
+                        "expected a whole number from 0 to {DENIAL_BACKSTOP_LIMIT}, got {}",
+                        crate::terminal::escape(&value.to_string())
+                    ),
+                    Some("write after how many denials by one guard in a turn its calls ask \
+                          you, such as `denial_backstop = 3` (0 turns it off)"
+                        .into()),
+                ))
+            }
             k if GATE_KEYS.contains(&k) && !matches!(layer, Layer::User | Layer::Managed) => {
                 errors.push(t.error(
                     Some(key_span.clone()),
@@ -435,7 +460,7 @@ fn parse_settings(
             "protect_ka_files" | "allow_managed_hooks_only" if !value.is_bool() => {
                 wrong("a boolean (`true` or `false`)", &value)
             }
-            "stale" | "protect_ka_files" | "allow_managed_hooks_only" => {}
+            "stale" | "protect_ka_files" | "allow_managed_hooks_only" | "denial_backstop" => {}
             "disable_all" | "log" | "max_continuations" => {}
             _ => errors.push(t.error(
                 Some(key_span),

@@ -4,8 +4,10 @@
 //! reviewed: otherwise the model edits the script and the next call runs the new one unreviewed.
 //! Every word of every command that could name a file inside the project is recorded with its
 //! SHA-256 at trust time (or as absent, so creating it later counts as a change too), and
-//! re-hashed on every load. What this cannot see is said by [`Coverage::uncovered`]: programs on
-//! `PATH`, files outside the project, and whatever a script itself goes on to run.
+//! re-hashed on every load. A path inside the project that is a symlink to a file outside it is
+//! recorded with the target's path and content ([`script_hash`]). What this cannot see is said
+//! by [`Coverage::uncovered`]: programs on `PATH`, files outside the project, and whatever a
+//! script itself goes on to run.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -86,18 +88,29 @@ fn inside(root: &Path, word: &str) -> Option<PathBuf> {
     (!out.as_os_str().is_empty()).then_some(out)
 }
 
-/// SHA-256 of the file at `rel` under `root` now: `None` when there is no regular file there
-/// whose real path stays inside the project.
+/// SHA-256 of the file at `rel` under `root` now: `None` when there is no regular file there.
+/// A path that resolves (through a symlink) outside the project records where it leads and the
+/// content there, `outside:<target>:<sha256>`: the review showed that file's content, so
+/// re-pointing the link or editing its target makes the layer stale.
 pub fn script_hash(root: &Path, rel: &str) -> Option<String> {
     let path = root.join(rel);
     let real = path.canonicalize().ok()?;
+    let meta = std::fs::metadata(&real).ok();
+    let content = meta
+        .as_ref()
+        .filter(|meta| meta.is_file())
+        .and_then(|meta| file_hash(&real, meta));
     if !real.starts_with(root) {
-        return Some(format!("outside:{}", real.display()));
+        return Some(match content {
+            Some(content) => format!("outside:{}:{content}", real.display()),
+            None => format!("outside:{}", real.display()),
+        });
     }
-    let meta = std::fs::metadata(&real).ok()?;
-    if !meta.is_file() {
-        return None;
-    }
+    content
+}
+
+/// SHA-256 of the regular file `real`; a file over [`MAX_SCRIPT_BYTES`] by its size and metadata.
+fn file_hash(real: &Path, meta: &std::fs::Metadata) -> Option<String> {
     if meta.len() > MAX_SCRIPT_BYTES {
         use std::os::unix::fs::MetadataExt;
         return Some(format!(
@@ -107,7 +120,7 @@ pub fn script_hash(root: &Path, rel: &str) -> Option<String> {
             meta.ino()
         ));
     }
-    std::fs::read(&real).ok().map(|b| content_hash(&b))
+    std::fs::read(real).ok().map(|b| content_hash(&b))
 }
 
 /// Whether a word that names no file now looks like it was meant to name one.

@@ -49,6 +49,9 @@ pub struct Settings {
     pub managed_only: bool,
     /// How many times stop hooks may keep one turn going (see [`crate::adapter::continuations`]).
     pub max_continuations: u32,
+    /// User or managed only: denials by one guard in a turn after which every call it matches
+    /// asks a human (see [`crate::backstop`]); 0 is off.
+    pub denial_backstop: u32,
 }
 
 /// `max_continuations` when no layer sets it: Claude Code's cap of consecutive Stop-hook blocks.
@@ -94,6 +97,7 @@ impl Default for Settings {
             protect_ka_files: true,
             managed_only: false,
             max_continuations: DEFAULT_MAX_CONTINUATIONS,
+            denial_backstop: crate::backstop::DEFAULT_DENIAL_BACKSTOP,
         }
     }
 }
@@ -111,6 +115,7 @@ pub(super) fn layer_settings(
     settings.stale = gate.stale;
     settings.protect_ka_files = gate.protect_ka_files;
     settings.managed_only = gate.managed_only;
+    settings.denial_backstop = gate.denial_backstop;
     settings
 }
 
@@ -209,6 +214,7 @@ pub(super) struct Gate {
     pub stale: StalePolicy,
     pub protect_ka_files: bool,
     pub managed_only: bool,
+    pub denial_backstop: u32,
 }
 
 impl Gate {
@@ -216,6 +222,7 @@ impl Gate {
     pub fn from_files(ungated: &[ParsedFile]) -> Gate {
         let mut gate = Gate {
             protect_ka_files: true,
+            denial_backstop: crate::backstop::DEFAULT_DENIAL_BACKSTOP,
             ..Gate::default()
         };
         for file in ungated {
@@ -244,6 +251,9 @@ impl Gate {
             {
                 gate.protect_ka_files = protect;
             }
+            if let Some(n) = backstop_setting(settings) {
+                gate.denial_backstop = n;
+            }
             if file.layer == Layer::Managed {
                 gate.managed_only = settings
                     .get("allow_managed_hooks_only")
@@ -264,9 +274,21 @@ impl Gate {
             if let Some(v) = get("protect_ka_files").and_then(toml::Value::as_bool) {
                 gate.protect_ka_files = v;
             }
+            if let Some(n) = managed.settings.as_ref().and_then(backstop_setting) {
+                gate.denial_backstop = n;
+            }
         }
         gate
     }
+}
+
+/// `denial_backstop`, when it is a valid count (the parser reports any other value).
+fn backstop_setting(settings: &toml::Table) -> Option<u32> {
+    settings
+        .get("denial_backstop")
+        .and_then(toml::Value::as_integer)
+        .filter(|n| (0..=super::parse::DENIAL_BACKSTOP_LIMIT).contains(n))
+        .and_then(|n| u32::try_from(n).ok())
 }
 
 /// A `trusted_roots` entry as a canonical directory: `~` expands to the home directory;

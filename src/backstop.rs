@@ -1,0 +1,260 @@
+//! The denial backstop: a model that keeps running into a guard meets a person.
+//!
+//! A guard that says no tells the model why, and a model that wants the call badly enough
+//! rephrases it: another spelling of the command, another tool, the same write in two steps.
+//! Each attempt the guard misses goes through unseen. So denials are counted per turn and per
+//! guard (its name and the file that defines it, whichever tool the calls used); once one guard
+//! has denied [`Settings::denial_backstop`](crate::config::Settings) calls in a turn (3 unless
+//! the user or managed file sets `[hook_settings] denial_backstop`; 0 turns it off), every
+//! further `pre_tool_use` call its filter (`tool`, `paths`, `if`) matches in that turn is put to
+//! the human: decision `ask`, with a reason that names the guard and the count. That includes
+//! calls the guard itself would allow, which is the point: those are the rephrasings. A call the
+//! guard (or another one) still denies stays denied: deny wins over ask, as everywhere, so the
+//! backstop never weakens a guard. Agents that cannot ask (Codex, Gemini CLI) block instead.
+//!
+//! A guard "says no" when it exits 2 or answers with a deny or a block. A guard that fails
+//! (`on_error`) or a stale guard of a changed layer is not counted: neither is the model
+//! retrying around a judgement. The built-in protection of ka's own files asks already.
+//!
+//! The count is the host's to keep, since only the host knows where a turn starts: it passes the
+//! turn's [`Denials`] in [`Request::denials`](crate::dispatch::Request) and keeps
+//! [`Outcome::denials`](crate::outcome::Outcome) for the next call of the same turn (a fresh
+//! `Denials` for a new turn; `None` keeps the backstop off). The adapters and `ka-hooks run`
+//! (when the payload names a `session_id`) keep it in the data dir ([`Tracker`]), per session,
+//! reset by each new prompt and forgotten at session end.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::action::Decision;
+use crate::adapter::continuations::Store;
+use crate::config::Hook;
+use crate::event::Event;
+use crate::outcome::Outcome;
+
+/// `denial_backstop` when no user or managed file sets it.
+pub const DEFAULT_DENIAL_BACKSTOP: u32 = 3;
+
+/// The denials of one turn, per guard.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denials {
+    /// Denials so far, by guard ([`guard_key`]: the hook's name and its file).
+    pub counts: BTreeMap<String, u32>,
+}
+
+impl Denials {
+    /// How many times the guard `key` denied a call this turn.
+    pub fn count(&self, key: &str) -> u32 {
+        self.counts.get(key).copied().unwrap_or(0)
+    }
+
+    /// Counts one more denial by `key`; the new count.
+    fn record(&mut self, key: String) -> u32 {
+        let count = self.counts.entry(key).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    }
+}
+
+/// What makes two denials "of the same kind": the same guard, named by its name and the file
+/// that first defined it.
+pub fn guard_key(hook: &Hook) -> String {
+    format!("{}\n{}", hook.name, hook.source.file.display())
+}
+
+/// The backstop of one `pre_tool_use` dispatch: the turn's denials, and the tripped guards
+/// whose filter matches the call.
+pub(crate) struct Armed<'h> {
+    threshold: u32,
+    denials: Denials,
+    tripped: Vec<&'h Hook>,
+}
+
+impl<'h> Armed<'h> {
+    /// Before the pipeline: `None` when the backstop is off (`threshold` 0).
+    pub(crate) fn arm(
+        threshold: u32,
+        denials: Denials,
+        hooks: &[&'h Hook],
+        call: (Option<&str>, Option<&Map<String, Value>>, &Path),
+    ) -> Option<Armed<'h>> {
+        (threshold > 0).then(|| Armed {
+            tripped: tripped(hooks, &denials, threshold, call),
+            threshold,
+            denials,
+        })
+    }
+
+    /// After the pipeline: also the guards a rewrite brought over the call, then [`settle`];
+    /// the turn's denials go into the outcome.
+    pub(crate) fn settle(
+        mut self,
+        hooks: &[&'h Hook],
+        (tool, root): (Option<&str>, &Path),
+        denied_by: Option<&Hook>,
+        outcome: &mut Outcome,
+    ) {
+        if let Some(args) = &outcome.updated_input {
+            let call = (tool, Some(args), root);
+            for hook in tripped(hooks, &self.denials, self.threshold, call) {
+                if !self.tripped.iter().any(|h| std::ptr::eq(*h, hook)) {
+                    self.tripped.push(hook);
+                }
+            }
+        }
+        settle(
+            self.threshold,
+            &mut self.denials,
+            &self.tripped,
+            denied_by,
+            outcome,
+        );
+        outcome.denials = Some(self.denials);
+    }
+}
+
+/// The guards among `hooks` that denied `threshold` calls this turn and whose filter matches
+/// the call as made (`args`). Stale guards never count.
+fn tripped<'h>(
+    hooks: &[&'h Hook],
+    denials: &Denials,
+    threshold: u32,
+    call: (Option<&str>, Option<&Map<String, Value>>, &Path),
+) -> Vec<&'h Hook> {
+    let (tool, args, root) = call;
+    hooks
+        .iter()
+        .copied()
+        .filter(|h| h.stale.is_none() && h.enforce)
+        .filter(|h| denials.count(&guard_key(h)) >= threshold)
+        .filter(|h| h.matches_call(tool, args, root))
+        .collect()
+}
+
+/// After a `pre_tool_use` pipeline: count the guard that said no (`denied_by`), note it when
+/// it reaches `threshold`, and put a call that `tripped` guards match, and that nothing
+/// denied, to the human.
+fn settle(
+    threshold: u32,
+    denials: &mut Denials,
+    tripped: &[&Hook],
+    denied_by: Option<&Hook>,
+    outcome: &mut Outcome,
+) {
+    if let Some(hook) = denied_by.filter(|h| h.stale.is_none()) {
+        let count = denials.record(guard_key(hook));
+        if count == threshold {
+            // A diagnostic, not a message: the guard's own reason and the answer's form (exit 2)
+            // stay as they are. The user hears of the backstop when it asks.
+            outcome.diagnostics.push(format!(
+                "guard `{}` has now denied {count} calls this turn; until the turn ends, every \
+                 call it matches asks the user first (denial_backstop = {threshold})",
+                hook.name
+            ));
+        }
+    }
+    let Some(first) = tripped.first() else {
+        return;
+    };
+    if outcome.blocked {
+        return;
+    }
+    let mut reason = format!(
+        "the model was denied {} times this turn by guard `{}` ({}), which matches this call \
+         too; a human must approve it (denial_backstop = {threshold})",
+        denials.count(&guard_key(first)),
+        first.name,
+        first.source.file.display(),
+    );
+    if let (Some(Decision::Ask), Some(theirs)) = (outcome.decision, &outcome.reason) {
+        reason = format!("{theirs}; and {reason}");
+    }
+    outcome.decision = Some(Decision::Ask);
+    outcome.reason = Some(reason);
+}
+
+/// A session's denials kept in the data dir for one process (an adapter run, `ka-hooks run`).
+#[derive(Debug)]
+pub struct Tracker {
+    store: Store,
+    session: String,
+    pub denials: Denials,
+}
+
+/// The scope of the session's one record (denials are per session, not per subagent).
+const TURN: &str = "turn";
+
+impl Tracker {
+    /// The session's denials so far this turn, on `pre_tool_use`. A new prompt starts a new
+    /// turn; a session end forgets the session. `None` on other events, and when the payload
+    /// names no session.
+    pub fn start(data_dir: &Path, event: Event, payload: &Map<String, Value>) -> Option<Tracker> {
+        let session = payload.get("session_id")?.as_str()?.to_owned();
+        let store = Store::named(data_dir, "denials");
+        match event {
+            Event::PreToolUse => {}
+            Event::SessionEnd => {
+                store.end_session(&session);
+                return None;
+            }
+            Event::UserPromptSubmit => {
+                store.reset(&session, TURN);
+                return None;
+            }
+            _ => return None,
+        }
+        let denials = store.read(&session, TURN);
+        Some(Tracker {
+            store,
+            session,
+            denials,
+        })
+    }
+
+    /// Keeps the denials the dispatch returned, when they changed.
+    pub fn finish(self, outcome: &Outcome) -> Result<(), String> {
+        match &outcome.denials {
+            Some(denials) if *denials != self.denials => {
+                self.store.write(&self.session, TURN, denials)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tracker_keeps_counts_per_session_until_the_next_prompt() -> Result<(), String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let payload = |session: &str| {
+            let mut map = Map::new();
+            map.insert("session_id".into(), Value::String(session.into()));
+            map
+        };
+        let tracker =
+            Tracker::start(dir.path(), Event::PreToolUse, &payload("s1")).ok_or("a session")?;
+        let mut outcome = Outcome::new(Event::PreToolUse, None);
+        let mut denials = Denials::default();
+        denials.record("guard\n/f".into());
+        outcome.denials = Some(denials.clone());
+        tracker.finish(&outcome)?;
+        let again =
+            Tracker::start(dir.path(), Event::PreToolUse, &payload("s1")).ok_or("a session")?;
+        assert_eq!(again.denials, denials);
+        let other =
+            Tracker::start(dir.path(), Event::PreToolUse, &payload("s2")).ok_or("a session")?;
+        assert_eq!(other.denials, Denials::default());
+        assert!(Tracker::start(dir.path(), Event::UserPromptSubmit, &payload("s1")).is_none());
+        let fresh =
+            Tracker::start(dir.path(), Event::PreToolUse, &payload("s1")).ok_or("a session")?;
+        assert_eq!(fresh.denials, Denials::default());
+        assert!(Tracker::start(dir.path(), Event::PreToolUse, &Map::new()).is_none());
+        Ok(())
+    }
+}
