@@ -33,6 +33,7 @@ pub mod rule;
 pub mod scripts;
 mod settings;
 mod stale;
+pub mod strength;
 pub mod template;
 
 use std::fmt;
