@@ -91,7 +91,19 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         ..
     } = l;
     let settings = layer_settings(&parsed, &opts.paths, &gate, &mut errors);
-    let (mut hooks, deduplicated) = merge_hooks(parsed, &settings, &mut errors, &mut warnings);
+    let merged = merge_hooks(parsed, &settings, &mut errors, &mut warnings);
+    let (mut hooks, deduplicated) = (merged.hooks, merged.deduplicated);
+    // A refused weakening is `check`'s error (naming both files); a load goes on with the
+    // original hook guarding, and says so on every dispatch.
+    let mut refused = Vec::with_capacity(merged.refused.len());
+    for refusal in merged.refused {
+        if check_all {
+            errors.push(refusal.error());
+        } else {
+            refused.push(refusal.message());
+        }
+    }
+    warnings.extend(refused.iter().cloned());
     if !errors.is_empty() {
         // Report in reading order: layer by layer, top to bottom (errors are found in phases).
         let file_rank = |e: &ConfigError| {
@@ -140,6 +152,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         layers,
         untrusted,
         warnings,
+        refused,
         notes,
         by_event: Default::default(),
         paths_index: None,

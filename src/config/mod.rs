@@ -25,6 +25,7 @@ mod filter;
 mod gate;
 mod hook;
 mod merge;
+mod monotone;
 mod parse;
 pub mod paths_filter;
 mod pieces;
@@ -206,6 +207,9 @@ pub struct Config {
     /// What the load noticed and the user should know: an unreadable trust store, a tool name
     /// no agent has, an override of a managed hook that was ignored.
     pub warnings: Vec<String>,
+    /// Entries that would have weakened another layer's hook and were not applied (the merge is
+    /// monotone: see [`monotone`]). Each is in `warnings` too; every dispatch tells the user.
+    pub refused: Vec<String>,
     /// What `check` and `doctor` say for the record: tool names read in another agent's
     /// spelling (`Write` matches ka's `write`).
     pub notes: Vec<String>,

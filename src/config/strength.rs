@@ -208,12 +208,13 @@ mod tests {
         let mut errors = Vec::new();
         let file = parse_file(Layer::User, Path::new("ka.toml"), &text, &mut errors);
         assert!(errors.is_empty(), "{errors:?}");
-        let (mut hooks, _) = merge_hooks(
+        let mut hooks = merge_hooks(
             vec![file],
             &Settings::default(),
             &mut errors,
             &mut Vec::new(),
-        );
+        )
+        .hooks;
         assert!(errors.is_empty(), "{errors:?}");
         hooks.remove(0)
     }
