@@ -374,6 +374,13 @@ fn the_review_shows_every_key_of_an_override_before_and_after() {
         "[[hooks]]\nname = \"guard\"\nenforce = false\npaths = [\"src/**\"]\n\
          if = \"Write(src/**)\"\non_error = \"ignore\"\n",
     );
+    // Before it is trusted, `check` already says what loading it would refuse.
+    check_names_both(
+        &p,
+        &p.root,
+        &format!("{}:1:", p.root.join(".ka/ka.toml").display()),
+        &format!("{}:1", user_file(&p)),
+    );
     let out = p.cli().args(["trust", "--yes"]).output().expect("trust");
     let review = String::from_utf8_lossy(&out.stdout);
     let user = user_file(&p);

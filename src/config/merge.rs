@@ -84,7 +84,7 @@ pub(super) fn merge_hooks(
 }
 
 /// Whether an entry defines a hook on its own (an entry without both only changes one).
-fn defines(raw: &RawHook) -> bool {
+pub(super) fn defines(raw: &RawHook) -> bool {
     raw.event.is_some() && raw.command.is_some()
 }
 
@@ -148,7 +148,7 @@ fn merge_slot(
 
 /// The hook a merged entry makes, as far as comparing its strength goes (its name and place do
 /// not count); `None` when it is not a valid hook.
-fn probe(raw: &RawHook, source: &Source, settings: &Settings) -> Option<Hook> {
+pub(super) fn probe(raw: &RawHook, source: &Source, settings: &Settings) -> Option<Hook> {
     let (event, template) = validate(raw, source).ok()?;
     Some(hook(
         raw.clone(),
@@ -236,8 +236,36 @@ pub(super) struct Below<'a> {
 }
 
 impl Below<'_> {
-    fn contains(&self, name: &str) -> bool {
+    pub(super) fn contains(&self, name: &str) -> bool {
         self.names.contains_key(name)
+    }
+
+    /// The hook named `name` as the files below make it, as [`Below::merged`] makes it, with its
+    /// owner: the layer whose entry first made it a hook, and that entry (see [`merge_slot`]).
+    /// `None` when the files below do not make it a hook.
+    pub(super) fn owned(&self, name: &str) -> Option<(Owner, &Source, RawHook)> {
+        let (_, merged) = self.merged(name)?;
+        let mut so_far: Option<RawHook> = None;
+        for &(f, e) in self.names.get(name)? {
+            let Some(file) = self.files.get(f) else {
+                continue;
+            };
+            let Some((source, raw)) = file.hooks.get(e) else {
+                continue;
+            };
+            let next = match so_far.take() {
+                None => raw.clone(),
+                Some(mut base) => {
+                    base.merge(raw.clone());
+                    base
+                }
+            };
+            if defines(&next) {
+                return Some((Owner::new(file.layer, file.root.as_deref()), source, merged));
+            }
+            so_far = Some(next);
+        }
+        None
     }
 
     /// The hook named `name` as the files below make it: where it was first defined, and its

@@ -17,11 +17,15 @@
 //! so, and `ka-hooks check` reports it as an error naming both files. De-duplication follows the
 //! same rule: a copy of a hook across a boundary replaces it only when it is as strong.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::error::ConfigError;
 use super::hook::{Hook, Layer, Source};
-use super::strength::Weakening;
+use super::merge::{probe, Below};
+use super::parse::ParsedFile;
+use super::settings::Settings;
+use super::strength::{guard_keys, weakenings, Weakening};
 
 /// Who a hook belongs to, for the monotone rule: its layer and project root.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +131,144 @@ impl Refusal {
                 crate::terminal::escape_path(&self.original.file)
             )),
         }
+    }
+}
+
+/// How the entries of one name in a gated file change a hook that the files below it define.
+pub(super) struct Change {
+    pub name: String,
+    /// The first entry of the name in the file.
+    pub at: Source,
+    pub owner: Owner,
+    /// The entry that made the hook below.
+    pub original: Source,
+    pub before: Hook,
+    pub after: Hook,
+    pub weakenings: Vec<Weakening>,
+    /// The file may not weaken the owner's hooks and does: loading leaves the entries out.
+    pub refused: bool,
+}
+
+/// Every hook of the files `below` that `file` changes by name, before and after, in the order
+/// of the file's entries. Names of managed hooks are left out (such entries are ignored whole,
+/// with a warning), and so are names whose hook below or merged result is not a valid hook (its
+/// own error says so).
+pub(super) fn changes(file: &ParsedFile, below: &Below<'_>) -> Vec<Change> {
+    let by = Owner::new(file.layer, file.root.as_deref());
+    let mut entries: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, (_, raw)) in file.hooks.iter().enumerate() {
+        let Some(name) = raw.name.as_ref().map(|n| n.value.as_str()) else {
+            continue;
+        };
+        if !below.contains(name) {
+            continue;
+        }
+        match seen.get(name) {
+            Some(&k) => entries[k].1.push(i),
+            None => {
+                seen.insert(name, entries.len());
+                entries.push((name, vec![i]));
+            }
+        }
+    }
+    let settings = Settings::default();
+    let mut out = Vec::new();
+    for (name, same) in entries {
+        let Some((owner, original, raw)) = below.owned(name) else {
+            continue;
+        };
+        if owner.layer == Layer::Managed && file.layer != Layer::Managed {
+            continue;
+        }
+        let mut merged = raw.clone();
+        for &j in &same {
+            merged.merge(file.hooks[j].1.clone());
+        }
+        let (Some(before), Some(after)) = (
+            probe(&raw, original, &settings),
+            probe(&merged, original, &settings),
+        ) else {
+            continue;
+        };
+        let weakenings = weakenings(&before, &after);
+        out.push(Change {
+            name: name.to_owned(),
+            at: file.hooks[same[0]].0.clone(),
+            refused: !weakenings.is_empty() && !owner.may_be_weakened_by(&by),
+            owner,
+            original: original.clone(),
+            before,
+            after,
+            weakenings,
+        });
+    }
+    out
+}
+
+/// The weakenings `file` would make if it loaded on top of `below`, for `check` of a file that
+/// does not load (a loaded file's come from the merge itself).
+pub(super) fn refusals(file: &ParsedFile, below: &Below<'_>) -> Vec<Refusal> {
+    changes(file, below)
+        .into_iter()
+        .filter(|c| c.refused)
+        .map(|c| Refusal {
+            name: c.name,
+            original: c.original,
+            at: c.at,
+            weakenings: c.weakenings,
+            copy: false,
+        })
+        .collect()
+}
+
+impl Change {
+    /// The review's lines: which hook of which file it changes, every key before and after, and
+    /// what loading does about a weakening.
+    pub fn review(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "hooks[{}] (line {}) changes the {} hook `{}` of {}:{}:",
+            self.at.index,
+            self.at.line,
+            self.owner.layer,
+            crate::terminal::escape(&self.name),
+            crate::terminal::escape_path(&self.original.file),
+            self.original.line
+        )];
+        let weaker = |key: &str| {
+            self.weakenings
+                .iter()
+                .any(|w| w.key == key || (key == "tool" && w.key == "matcher"))
+        };
+        for ((key, before), (_, after)) in guard_keys(&self.before)
+            .into_iter()
+            .zip(guard_keys(&self.after))
+        {
+            let (before, after) = (
+                crate::terminal::escape(&before).into_owned(),
+                crate::terminal::escape(&after).into_owned(),
+            );
+            lines.push(if before == after {
+                format!("  {key}: {before} (unchanged)")
+            } else if weaker(key) {
+                format!("  {key}: {before} -> {after} (weaker)")
+            } else {
+                format!("  {key}: {before} -> {after} (as strong or stronger)")
+            });
+        }
+        if self.refused {
+            lines.push(format!(
+                "  REFUSED: a {} file cannot weaken a {} hook; loading ignores this entry, the \
+                 hook keeps guarding as written there, and `ka-hooks check` reports it",
+                self.at.layer, self.owner.layer
+            ));
+        } else if !self.weakenings.is_empty() {
+            lines.push(format!(
+                "  this weakens the {} hook: allowed, since this {} file is yours",
+                self.owner.layer, self.at.layer
+            ));
+        }
+        lines
     }
 }
 
