@@ -1,5 +1,13 @@
 //! Entries of all layers into effective hooks: merge by name, validate, de-duplicate.
 //!
+//! The merge is monotone across trust boundaries ([`super::monotone`]): an override by name, or
+//! a de-duplicated copy, that would weaken a hook of a layer its own layer may not weaken is not
+//! applied, and comes back as a [`Refusal`] (a warning on every dispatch, an error in `check`).
+//! Each override is judged against the hook as merged so far, so a chain of entries cannot
+//! weaken a hook step by step. The hook's owner is the layer whose entry first made it a hook:
+//! a user entry that only changes a project's hook (`name = "fmt"`, `enabled = false`) leaves
+//! the hook the project's, and is applied again after every other entry, as the user's word.
+//!
 //! Both passes are linear in the number of entries (maps by name and by handler), so a file of
 //! 10 000 hooks loads in about ten times the time of 1 000 (`cargo bench --bench loading`). The
 //! gate's validation of each project file ([`own_errors`]) looks at that file's own entries only.

@@ -10,7 +10,9 @@
 //!    gate and parsed. A gated file loads only when its record matches its bytes and the scripts
 //!    its hooks run ([`scripts`]).
 //! 3. **Parse** ([`parse`]): entries with `file:line:column` errors for every problem.
-//! 4. **Merge** ([`merge`], [`settings`]): entries by name, settings by figment, de-duplication.
+//! 4. **Merge** ([`merge`], [`settings`]): entries by name, settings by figment, de-duplication,
+//!    monotone across trust boundaries ([`monotone`], [`strength`]): no layer weakens a hook of
+//!    a layer it does not own; such an entry is refused, said on every dispatch and in `check`.
 //! 5. **Fail closed** ([`stale`]): the guards of a trusted layer that changed or vanished block
 //!    every call they would have matched, until a person reviews the change.
 //!
