@@ -364,6 +364,22 @@ fn the_user_file_can_still_disable_a_project_hook_by_name() {
     assert!(!config.hook("guard").expect("guard").enabled);
     assert!(config.refused.is_empty(), "{:?}", config.refused);
     p.cli().arg("check").assert().success();
+
+    // In a project without that hook, the entry changes nothing, and the user's own guards run
+    // (an error there would fail the user file's load, and with it every guard).
+    let q = Project::new();
+    q.user(&format!(
+        "[[hooks]]\nname = \"fmt\"\nenabled = false\n\n{}",
+        user_guard()
+    ));
+    guard_holds(&q, &q.root, &[]);
+    let out = q.cli().arg("check").output().expect("check");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("changes the hook `fmt`, which no other loaded layer defines here"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -63,6 +63,10 @@ pub(super) fn merge_hooks(
     for slot in slots {
         let root = files[slot.first.0].root.clone();
         let (source, raw, overrides) = merge_slot(&mut files, slot, settings, &mut refused);
+        if let Some(warning) = change_of_nothing(&source, &raw, &overrides) {
+            warnings.push(warning);
+            continue;
+        }
         let (event, template) = match validate(&raw, &source) {
             Ok(valid) => valid,
             Err(e) => {
@@ -89,6 +93,28 @@ pub(super) fn merge_hooks(
         deduplicated,
         refused,
     }
+}
+
+/// A user entry that only changes a hook by name (`name = "fmt"`, `enabled = false`: no `event`,
+/// no `command`) in a session where no other layer defines that hook changes nothing: a warning,
+/// not an error, since the user's file serves every project and failing its load would take
+/// every guard with it.
+fn change_of_nothing(source: &Source, raw: &RawHook, overrides: &[Override]) -> Option<String> {
+    let users_only = source.layer == Layer::User
+        && raw.name.is_some()
+        && overrides.iter().all(|o| o.source.layer == Layer::User)
+        && raw.event.is_none()
+        && raw.command.is_none();
+    users_only.then(|| {
+        format!(
+            "{}:{}: `hooks[{}]` changes the hook `{}`, which no other loaded layer defines here; \
+             it changes nothing in this session",
+            crate::terminal::escape_path(&source.file),
+            source.line,
+            source.index,
+            crate::terminal::escape(raw.name.as_ref().map_or("", |n| n.value.as_str())),
+        )
+    })
 }
 
 /// Whether an entry defines a hook on its own (an entry without both only changes one).
@@ -123,26 +149,30 @@ fn merge_slot(
         if owner.is_none() && by.layer == Layer::User {
             users_word.push(over.clone());
         }
-        let mut merged = raw.clone();
-        merged.merge(over);
-        if let Some((_, original)) = owner.as_ref().filter(|(o, _)| !o.may_be_weakened_by(&by)) {
-            let weakenings = weakened(&raw, &merged, &source, settings);
-            if !weakenings.is_empty() {
-                refused.push(Refusal {
-                    name: raw
-                        .name
-                        .as_ref()
-                        .map(|n| n.value.clone())
-                        .unwrap_or_default(),
-                    original: original.clone(),
-                    at,
-                    weakenings,
-                    copy: false,
-                });
-                continue;
+        match owner.as_ref().filter(|(o, _)| !o.may_be_weakened_by(&by)) {
+            // Across a boundary that may not weaken: judge the result before keeping it.
+            Some((_, original)) => {
+                let mut merged = raw.clone();
+                merged.merge(over);
+                let weakenings = weakened(&raw, &merged, &source, settings);
+                if !weakenings.is_empty() {
+                    refused.push(Refusal {
+                        name: raw
+                            .name
+                            .as_ref()
+                            .map(|n| n.value.clone())
+                            .unwrap_or_default(),
+                        original: original.clone(),
+                        at,
+                        weakenings,
+                        copy: false,
+                    });
+                    continue;
+                }
+                raw = merged;
             }
+            None => raw.merge(over),
         }
-        raw = merged;
         if owner.is_none() && defines(&raw) {
             owner = Some((by, at.clone()));
         }
