@@ -412,3 +412,17 @@ fn the_review_shows_every_key_of_an_override_before_and_after() {
     }
     assert!(!review.contains("overrides settings only"), "{review}");
 }
+
+#[test]
+fn a_projects_disable_all_or_timeout_does_not_reach_the_users_guard() {
+    let p = attacked(
+        "[hook_settings]\ndisable_all = true\ntimeout = 600\n\n\
+         [[hooks]]\nname = \"own\"\nevent = \"pre_tool_use\"\ncommand = \"exit 2\"\n",
+    );
+    guard_holds(&p, &p.root, &[]);
+    let config = p.load();
+    assert!(config.settings.disabled.is_none());
+    assert_eq!(config.hook("guard").expect("guard").timeout.as_secs(), 60);
+    // Its own hooks it may turn off.
+    assert!(!config.hook("own").expect("own").enabled);
+}

@@ -19,7 +19,7 @@ use super::error::ConfigError;
 use super::filter::ToolFilter;
 use super::hook::{Deduplicated, Hook, Layer, Override, Source};
 use super::monotone::{Owner, Refusal};
-use super::parse::{ParsedFile, RawHook};
+use super::parse::{seconds, ParsedFile, RawHook};
 use super::settings::Settings;
 use super::strength::{weakenings, Weakening};
 use super::template::Template;
@@ -57,6 +57,7 @@ pub(super) fn merge_hooks(
     warnings: &mut Vec<String>,
 ) -> Merged {
     let slots = by_name(&files, warnings);
+    let scoped = scoped_settings(&files);
     let mut hooks: Vec<Hook> = Vec::with_capacity(slots.len());
     let mut refused = Vec::new();
     let mut counts = [0usize; Event::ALL.len()];
@@ -75,7 +76,8 @@ pub(super) fn merge_hooks(
             }
         };
         counts[event_slot(event)] += 1;
-        hooks.push(hook(
+        let own_timeout = raw.timeout.is_some();
+        let mut hook = hook(
             raw,
             event,
             template,
@@ -84,6 +86,19 @@ pub(super) fn merge_hooks(
             source,
             overrides,
             root,
+        );
+        if !scoped.is_empty() {
+            apply_scoped(&mut hook, own_timeout, &scoped);
+        }
+        hooks.push(hook);
+    }
+    for s in scoped.iter().filter(|s| s.disable_all) {
+        warnings.push(format!(
+            "`disable_all = true` in the {} layer {} turns off its own project's hooks only; \
+             a project or local file cannot turn off the user's, managed or an outer project's \
+             hooks",
+            s.owner.layer,
+            crate::terminal::escape_path(&s.file),
         ));
     }
 
@@ -92,6 +107,52 @@ pub(super) fn merge_hooks(
         hooks,
         deduplicated,
         refused,
+    }
+}
+
+/// The `[hook_settings]` of a project or local file that apply to the hooks it may weaken only
+/// (see [`super::settings::SCOPED_KEYS`]).
+struct Scoped {
+    owner: Owner,
+    file: std::sync::Arc<std::path::Path>,
+    disable_all: bool,
+    timeout: Option<std::time::Duration>,
+}
+
+fn scoped_settings(files: &[ParsedFile]) -> Vec<Scoped> {
+    files
+        .iter()
+        .filter(|f| f.layer.is_gated())
+        .filter_map(|f| {
+            let table = f.settings.as_ref()?;
+            let disable_all = table.get("disable_all").and_then(toml::Value::as_bool) == Some(true);
+            // Parsing validated it; an invalid one is already that file's error.
+            let timeout = table.get("timeout").and_then(|t| seconds(t).ok());
+            (disable_all || timeout.is_some()).then(|| Scoped {
+                owner: Owner::new(f.layer, f.root.as_deref()),
+                file: std::sync::Arc::clone(&f.path),
+                disable_all,
+                timeout,
+            })
+        })
+        .collect()
+}
+
+/// A project or local file's `disable_all` turns off, and its `timeout` is the default of, the
+/// hooks it may weaken: its own, and a local file's its project's (the last such file's
+/// `timeout` wins, as layering would have it).
+fn apply_scoped(hook: &mut Hook, own_timeout: bool, scoped: &[Scoped]) {
+    let owner = Owner::of(hook);
+    if !owner.layer.is_gated() {
+        return;
+    }
+    for s in scoped.iter().filter(|s| owner.may_be_weakened_by(&s.owner)) {
+        if s.disable_all {
+            hook.enabled = false;
+        }
+        if let (false, Some(t)) = (own_timeout, s.timeout) {
+            hook.timeout = t;
+        }
     }
 }
 
