@@ -784,4 +784,85 @@ mod tests {
             ["hooks[1].tool", "hooks[4].command", "hooks[5].command"]
         );
     }
+
+    fn in_root(layer: Layer, root: &str, text: &str) -> ParsedFile {
+        let mut file = parsed(layer, &format!("{root}/.ka/ka.toml"), text);
+        file.root = Some(root.into());
+        file
+    }
+
+    const GUARD: &str = "[[hooks]]\nname = \"g\"\nevent = \"pre_tool_use\"\ncommand = \"g\"\n";
+    const WEAK_COPY: &str =
+        "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"g\"\nenforce = false\n";
+
+    #[test]
+    fn a_nested_projects_weaker_copy_or_override_never_replaces_the_outer_guard() {
+        for inner in [WEAK_COPY, "[[hooks]]\nname = \"g\"\nenforce = false\n"] {
+            let files = vec![
+                in_root(Layer::Project, "/r", GUARD),
+                in_root(Layer::Project, "/r/sub", inner),
+            ];
+            let mut errors = Vec::new();
+            let merged = merge_hooks(files, &Settings::default(), &mut errors, &mut Vec::new());
+            assert!(errors.is_empty(), "{errors:?}");
+            let kept: Vec<_> = merged.hooks.iter().filter(|h| h.enabled).collect();
+            assert_eq!(kept.len(), 1, "{inner}");
+            assert!(kept[0].enforce, "{inner}");
+            assert_eq!(kept[0].root.as_deref(), Some(Path::new("/r")));
+            assert_eq!(merged.refused.len(), 1, "{inner}");
+            assert_eq!(
+                merged.refused[0].original.file.as_ref(),
+                Path::new("/r/.ka/ka.toml")
+            );
+            assert_eq!(
+                merged.refused[0].at.file.as_ref(),
+                Path::new("/r/sub/.ka/ka.toml")
+            );
+        }
+        // The same copy in the outer project's own local file is the user's: it replaces it.
+        let files = vec![
+            in_root(Layer::Project, "/r", GUARD),
+            in_root(Layer::Local, "/r", WEAK_COPY),
+        ];
+        let merged = merge_hooks(
+            files,
+            &Settings::default(),
+            &mut Vec::new(),
+            &mut Vec::new(),
+        );
+        assert!(merged.refused.is_empty());
+        assert_eq!(merged.hooks.len(), 1);
+        assert!(!merged.hooks[0].enforce);
+    }
+
+    #[test]
+    fn a_copy_as_strong_replaces_a_managed_guard_only_while_other_layers_run() {
+        let files = || {
+            vec![
+                parsed(Layer::Managed, "managed.toml", GUARD),
+                parsed(
+                    Layer::User,
+                    "user.toml",
+                    "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"g\"\ntimeout = 5\n",
+                ),
+            ]
+        };
+        let merged = merge_hooks(
+            files(),
+            &Settings::default(),
+            &mut Vec::new(),
+            &mut Vec::new(),
+        );
+        assert_eq!(merged.hooks.len(), 1);
+        assert_eq!(merged.hooks[0].source.layer, Layer::User);
+        let off = Settings {
+            disabled: Some("disable_all".into()),
+            ..Settings::default()
+        };
+        let merged = merge_hooks(files(), &off, &mut Vec::new(), &mut Vec::new());
+        assert_eq!(merged.hooks.len(), 1);
+        assert!(merged.hooks[0].is_managed());
+        // Not a weakening, so nothing is refused: the copy simply does not replace it.
+        assert!(merged.refused.is_empty());
+    }
 }
