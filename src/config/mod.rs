@@ -34,6 +34,7 @@ pub mod scripts;
 mod settings;
 mod stale;
 pub mod template;
+pub mod touched;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
