@@ -129,6 +129,14 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         };
         notes.extend(translated.into_iter().map(at));
         warnings.extend(unknown.into_iter().map(at));
+        if let Some(missing) = hook.filter.missing_writers(hook.is_guard()) {
+            // A guard that misses a writer lets that write through; elsewhere it is a note.
+            if hook.is_guard() {
+                warnings.push(at(missing));
+            } else {
+                notes.push(at(missing));
+            }
+        }
     }
     let mut config = Config {
         project_root: roots.last().cloned(),
