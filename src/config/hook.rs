@@ -220,9 +220,13 @@ impl Hook {
         root: &std::path::Path,
     ) -> Option<String> {
         let template = self.template.as_ref()?;
-        let n = template
-            .uses_single_path()
-            .then(|| self.paths_for(arguments, root).len())?;
+        let own = super::touched::own(arguments);
+        let n = template.uses_single_path().then(|| match &self.paths {
+            None => own.len(),
+            Some(filter) => filter
+                .select(&own, self.root.as_deref().unwrap_or(root))
+                .len(),
+        })?;
         (n > 1).then(|| {
             format!(
                 "hook `{}` names one path (`{{path}}`) but this call touches {n} files, so it \

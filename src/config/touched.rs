@@ -61,6 +61,21 @@ pub fn touched(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
     out
 }
 
+/// The paths the tool itself acts on: [`touched`] without a decoy the adapters kept aside
+/// (`shadowed_path`). `{path}` stands for the first of these.
+pub fn own(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
+    let decoy = arguments
+        .and_then(|a| a.get("shadowed_path"))
+        .and_then(Value::as_str);
+    let mut out = touched(arguments);
+    if let Some(decoy) = decoy {
+        if out.iter().filter(|p| **p == decoy).count() == 1 && out.first() != Some(&decoy) {
+            out.retain(|p| *p != decoy);
+        }
+    }
+    out
+}
+
 /// One spelling of a touched path: absolute, and relative to the root when under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spelling {
