@@ -172,18 +172,46 @@ pub fn lexical(base: &Path, path: &Path) -> PathBuf {
     clean
 }
 
-/// What the kernel opens for `path` (absolute): its longest existing prefix canonicalised, the
-/// rest appended lexically (a part that does not exist holds no symlink).
+/// What the kernel opens for `path` (absolute): each existing component that is a symlink
+/// replaced by its target, `..` applied to what it resolved to, the rest (which does not exist
+/// and holds no symlink) appended lexically. A dangling symlink counts too: writing through it
+/// creates its target.
 pub fn real(path: &Path) -> PathBuf {
+    walk(path, 0)
+}
+
+/// Symlinks followed at most this many times, as the kernel's `ELOOP` limit.
+const MAX_LINKS: u32 = 40;
+
+fn walk(path: &Path, links: u32) -> PathBuf {
     let components: Vec<Component<'_>> = path.components().collect();
-    for keep in (1..=components.len()).rev() {
-        let prefix: PathBuf = components[..keep].iter().collect();
-        if let Ok(real) = prefix.canonicalize() {
-            let rest: PathBuf = components[keep..].iter().collect();
-            return lexical(&real, &rest);
+    let mut out = PathBuf::from("/");
+    for (i, c) in components.iter().enumerate() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => {
+                let next = out.join(name);
+                let is_link =
+                    std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+                let target = is_link
+                    .then(|| std::fs::read_link(&next).ok())
+                    .flatten()
+                    .filter(|_| links < MAX_LINKS);
+                match target {
+                    Some(target) => {
+                        let rest: PathBuf = components[i + 1..].iter().collect();
+                        return walk(&out.join(target).join(rest), links + 1);
+                    }
+                    None => out = next,
+                }
+            }
         }
     }
-    lexical(Path::new("/"), path)
+    out
 }
 
 #[cfg(test)]
@@ -226,5 +254,11 @@ mod tests {
         assert!(rel(&real_abs.to_string_lossy()).contains(&PathBuf::from("secrets/k")));
         assert!(rel("/proc/self/cwd/secrets/k").contains(&PathBuf::from("secrets/k")));
         assert_eq!(rel("/elsewhere/x"), [PathBuf::from("/elsewhere/x")]);
+        // A dangling link: writing through it creates its target.
+        std::os::unix::fs::symlink("../secrets/new", root.join("src/d")).expect("symlink");
+        assert!(rel("src/d").contains(&PathBuf::from("secrets/new")));
+        // A loop ends.
+        std::os::unix::fs::symlink("loop", root.join("loop")).expect("symlink");
+        assert!(!rel("loop/x").is_empty());
     }
 }
