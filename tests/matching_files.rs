@@ -333,6 +333,27 @@ fn a_guard_listing_some_writers_elsewhere_is_told_by_check() {
         .arg("check")
         .assert()
         .stderr(predicates::str::contains("@file_writes"));
+    // `{path}` in a guard on `edit`, which also sees a patch of several files: blocked, and said.
+    let q = Project::with_user_toml(&hook(
+        "one",
+        "pre_tool_use",
+        "cat >/dev/null; exit 0 # {path}",
+        &[r#"tool = "edit""#],
+    ));
+    q.cli()
+        .arg("check")
+        .assert()
+        .stderr(predicates::str::contains("write `{paths}`"));
+    assert!(run_blocks(
+        &q,
+        "apply_patch",
+        json!({"paths": ["a", "b"], "patch": "x"})
+    ));
+    assert!(!run_blocks(
+        &q,
+        "edit",
+        json!({"path": "a", "old_string": "x", "new_string": "y"})
+    ));
 }
 
 #[test]

@@ -40,6 +40,8 @@ enum Quoting {
     Single,
     /// Inside `$'…'`: `\` and `'` are special.
     Ansi,
+    /// In a `# …` comment, which only a line break ends.
+    Comment,
 }
 
 /// Where `sh` is in the command text: a stack of quotings, `$(…)` and backticks pushing a new
@@ -72,6 +74,7 @@ impl Lexer {
     fn quoting(&self) -> Option<Quoting> {
         Some(match self.stack.last() {
             Some(Level::Heredoc(_)) => return None,
+            Some(Level::Comment) => Quoting::Comment,
             Some(Level::Double) => Quoting::Double,
             Some(Level::Single) => Quoting::Single,
             Some(Level::Ansi) => Quoting::Ansi,
@@ -339,6 +342,8 @@ fn quote_in(quoting: Quoting, value: &str) -> String {
             out
         }
         Quoting::Ansi => value.replace('\\', r"\\").replace('\'', r"\'"),
+        // Nothing in a comment is read, but a line break would end it.
+        Quoting::Comment => value.replace(['\n', '\r'], " "),
     }
 }
 
@@ -359,6 +364,7 @@ fn separator(quoting: Quoting) -> &'static str {
         Quoting::Double => "\" \"",
         Quoting::Single => "' '",
         Quoting::Ansi => "' $'",
+        Quoting::Comment => " ",
     }
 }
 
@@ -422,6 +428,7 @@ mod tests {
             "a'b\"c`d`e\\f$HOME g",
             "it's \"$(x)\"",
             "new\nline",
+            "x\ntouch pwned #",
             "-rf",
             "'",
             "\\",
@@ -432,7 +439,7 @@ mod tests {
             "printf '%s|' '{paths}'",
             "printf '%s|' \"$(printf '%s|' \"{paths}\" )\" | sed 's/||$/|/'",
             "x=`printf '%s|' {paths}`; printf '%s' \"$x\"",
-            "# it's a comment\nprintf '%s|' {paths}",
+            "# it's a comment {paths}\nprintf '%s|' {paths}",
             "x=\"`printf '%s|' \"{paths}\"`\"; printf '%s' \"$x\"",
             "printf '%s|' \"pre {paths}\" | sed 's/^pre //'",
         ];
