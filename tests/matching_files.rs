@@ -435,6 +435,63 @@ fn read_rules_cover_every_reading_and_searching_tool() {
 }
 
 #[test]
+fn a_paths_guard_on_reads_sees_searches_of_the_tree() {
+    let p = guarded(&[r#"tool = "@file_reads""#, r#"paths = ["secrets/**"]"#]);
+    p.write("secrets/k", "key");
+    p.write("src/a.rs", "");
+    assert!(adapter_blocks(
+        &p,
+        "claude",
+        "Grep",
+        json!({"pattern": "key"})
+    ));
+    assert!(adapter_blocks(
+        &p,
+        "claude",
+        "Grep",
+        json!({"pattern": "key", "path": "secrets"})
+    ));
+    assert!(adapter_blocks(
+        &p,
+        "claude",
+        "Glob",
+        json!({"pattern": "**/*", "path": p.root})
+    ));
+    assert!(adapter_blocks(
+        &p,
+        "gemini",
+        "grep_search",
+        json!({"pattern": "key", "dir_path": "."})
+    ));
+    assert!(adapter_blocks(
+        &p,
+        "gemini",
+        "read_many_files",
+        json!({"include": ["secrets/*"]})
+    ));
+    assert!(run_blocks(&p, "ls", json!({"path": "secrets"})));
+    assert!(adapter_blocks(
+        &p,
+        "claude",
+        "Read",
+        json!({"file_path": "secrets/k"})
+    ));
+    // A search of another tree, a read of another file: free.
+    assert!(!adapter_blocks(
+        &p,
+        "claude",
+        "Grep",
+        json!({"pattern": "key", "path": "src"})
+    ));
+    assert!(!adapter_blocks(
+        &p,
+        "claude",
+        "Read",
+        json!({"file_path": "src/a.rs"})
+    ));
+}
+
+#[test]
 fn a_quoted_placeholder_stays_inert() {
     for command in [
         r#"cat >/dev/null; printf '%s' "{path}" > seen.txt"#,

@@ -170,13 +170,14 @@ impl Hook {
             return false;
         }
         let root = self.root.as_deref().unwrap_or(root);
-        self.paths
+        let search = tool.filter(|t| super::filter::SEARCHES.contains(t));
+        self.paths.as_ref().is_none_or(|p| match search {
+            Some(search) => p.reaches_search(search, arguments, root),
+            None => p.matches(&touched(arguments), root),
+        }) && self
+            .rule
             .as_ref()
-            .is_none_or(|p| p.matches(&touched(arguments), root))
-            && self
-                .rule
-                .as_ref()
-                .is_none_or(|r| r.matches(tool, arguments, root))
+            .is_none_or(|r| r.matches(tool, arguments, root))
     }
 
     /// The command to run for this call: placeholders replaced by shell-quoted values.

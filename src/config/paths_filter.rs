@@ -11,6 +11,10 @@
 //! normalised, and as the kernel resolves it, symlinks included), and passes when one spelling is
 //! included and not excluded: a hook runs when any spelling of the file matches, so neither a
 //! symlinked directory nor `..` walks a write past a guard.
+//!
+//! A search (Grep, Glob, LS, `read_many_files`) reads whole trees: it passes when a directory it
+//! searches (the root when it names none) holds or lies inside a directory an include glob
+//! names, so `paths = ["secrets/**"]` on `@file_reads` sees a Grep of the whole project.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +22,7 @@ use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::{Map, Value};
 
 pub use super::touched::touched;
-use super::touched::Resolver;
+use super::touched::{literal_dir, reaches, search_dirs, Resolver};
 
 /// A compiled `paths` filter.
 #[derive(Debug, Clone)]
@@ -27,6 +31,8 @@ pub struct PathFilter {
     pub patterns: Vec<String>,
     include: GlobSet,
     exclude: GlobSet,
+    /// Each include glob's directory before its first wildcard: what a search must reach.
+    literals: Vec<PathBuf>,
 }
 
 fn glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
@@ -42,6 +48,7 @@ impl PathFilter {
         let mut include = GlobSetBuilder::new();
         let mut exclude = GlobSetBuilder::new();
         let mut any_include = false;
+        let mut literals = Vec::new();
         for p in &patterns {
             let (set, pat) = match p.strip_prefix('!') {
                 Some(rest) => (&mut exclude, rest),
@@ -55,6 +62,14 @@ impl PathFilter {
                 return Err("an empty glob".into());
             }
             set.add(glob(pat).map_err(|e| format!("invalid glob `{p}`: {e}"))?);
+            if !p.starts_with('!') {
+                let literal = literal_dir(pat);
+                literals.push(if literal == Path::new(".") {
+                    PathBuf::new()
+                } else {
+                    literal
+                });
+            }
         }
         if !any_include {
             return Err("every glob excludes (`!`), so nothing can match".into());
@@ -64,6 +79,7 @@ impl PathFilter {
             patterns,
             include: build(include)?,
             exclude: build(exclude)?,
+            literals,
         })
     }
 
@@ -74,6 +90,24 @@ impl PathFilter {
         }
         let resolver = Resolver::new(root);
         touched.iter().any(|p| self.passes(p, &resolver))
+    }
+
+    /// For a search (`grep`, `glob`, `ls`, `read_many_files`), which reads whole trees: whether
+    /// a tree it searches (the root when it names none) can hold a file an include glob matches.
+    /// Excludes are not applied to a tree (a search of `src/` also reads what they leave).
+    pub fn reaches_search(
+        &self,
+        tool: &str,
+        arguments: Option<&Map<String, Value>>,
+        root: &Path,
+    ) -> bool {
+        let resolver = Resolver::new(root);
+        search_dirs(tool, arguments).iter().any(|dir| {
+            resolver.spellings(&dir.to_string_lossy()).iter().any(|s| {
+                self.passes_candidate(&Candidate::new(s.for_globs()))
+                    || self.literals.iter().any(|l| reaches(l, s, &resolver))
+            })
+        })
     }
 
     /// Include first: most calls match no include glob, and then the excludes cost nothing.

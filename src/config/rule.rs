@@ -29,7 +29,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
 use super::filter::{FILE_READS, FILE_WRITES, SEARCHES};
-use super::touched::{touched, Resolver, Spelling};
+use super::touched::{literal_dir, reaches, search_dirs, touched, Resolver, Spelling};
 
 #[derive(Debug, Clone)]
 enum Pattern {
@@ -205,18 +205,7 @@ impl PathGlob {
     /// match below it), or is a file the glob matches. `root` is the project root, which a
     /// relative rule is under.
     fn tree(&self, s: &Spelling, resolver: &Resolver) -> bool {
-        if self.file(s) {
-            return true;
-        }
-        if self.literal.is_absolute() {
-            let dir = &s.absolute;
-            return self.literal.starts_with(dir) || dir.starts_with(&self.literal);
-        }
-        match &s.relative {
-            Some(dir) => self.literal.starts_with(dir) || dir.starts_with(&self.literal),
-            // A search above the root reads every file under it.
-            None => resolver.root().starts_with(&s.absolute),
-        }
+        self.file(s) || reaches(&self.literal, s, resolver)
     }
 }
 
@@ -229,47 +218,20 @@ fn path_matches(
     root: &Path,
 ) -> bool {
     let resolver = Resolver::new(root);
-    let mut paths: Vec<String> = touched(args).into_iter().map(str::to_owned).collect();
     if !SEARCHES.contains(&tool) {
-        return paths.iter().any(|p| {
+        return touched(args).iter().any(|p| {
             resolver
                 .spellings(p)
                 .iter()
                 .any(|s| globs.iter().any(|g| g.file(s)))
         });
     }
-    // Gemini's `read_many_files` takes globs (`paths`, `include`): each reads from its literal
-    // directory down.
-    if let Some(Value::Array(include)) = args.and_then(|a| a.get("include")) {
-        if tool == "read_many_files" {
-            paths.extend(include.iter().filter_map(Value::as_str).map(str::to_owned));
-        }
-    }
-    if paths.is_empty() {
-        // A search without a directory searches the working directory: the root.
-        paths.push(".".to_owned());
-    }
-    paths.iter().any(|p| {
-        let dir = literal_dir(p);
+    search_dirs(tool, args).iter().any(|dir| {
         resolver
             .spellings(&dir.to_string_lossy())
             .iter()
             .any(|s| globs.iter().any(|g| g.tree(s, &resolver)))
     })
-}
-
-/// The components of `pattern` before its first wildcard (`.` when it starts with one).
-fn literal_dir(pattern: &str) -> PathBuf {
-    let is_wild = |c: &str| c.contains(['*', '?', '[', ']', '{', '}']);
-    let literal: PathBuf = Path::new(pattern)
-        .components()
-        .take_while(|c| !is_wild(&c.as_os_str().to_string_lossy()))
-        .collect();
-    if literal.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        literal
-    }
 }
 
 /// A gitignore-style path rule as globs over paths relative to the root: one, or two for `~/`

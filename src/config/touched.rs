@@ -76,6 +76,49 @@ pub fn own(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
     out
 }
 
+/// The directories a search (`grep`, `glob`, `ls`, `read_many_files`) reads whole trees of: its
+/// path arguments (the literal part of Gemini's `read_many_files` globs, `paths` and `include`),
+/// or the root when it names none (a search without a directory searches the working directory).
+pub fn search_dirs(tool: &str, args: Option<&Map<String, Value>>) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = touched(args).into_iter().map(literal_dir).collect();
+    if tool == "read_many_files" {
+        if let Some(Value::Array(include)) = args.and_then(|a| a.get("include")) {
+            dirs.extend(include.iter().filter_map(Value::as_str).map(literal_dir));
+        }
+    }
+    if dirs.is_empty() {
+        dirs.push(PathBuf::from("."));
+    }
+    dirs
+}
+
+/// The components of `pattern` before its first wildcard (`.` when it starts with one).
+pub fn literal_dir(pattern: &str) -> PathBuf {
+    let is_wild = |c: &str| c.contains(['*', '?', '[', ']', '{', '}']);
+    let literal: PathBuf = Path::new(pattern)
+        .components()
+        .take_while(|c| !is_wild(&c.as_os_str().to_string_lossy()))
+        .collect();
+    if literal.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        literal
+    }
+}
+
+/// Whether a search of the tree at `dir` can read a file under `literal` (a glob's directory
+/// before its first wildcard, relative to the root or absolute): `dir` holds it, or lies inside
+/// it. A search above the root reaches every relative glob.
+pub fn reaches(literal: &Path, dir: &Spelling, resolver: &Resolver) -> bool {
+    if literal.is_absolute() {
+        return literal.starts_with(&dir.absolute) || dir.absolute.starts_with(literal);
+    }
+    match &dir.relative {
+        Some(rel) => literal.starts_with(rel) || rel.starts_with(literal),
+        None => resolver.root().starts_with(&dir.absolute),
+    }
+}
+
 /// One spelling of a touched path: absolute, and relative to the root when under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spelling {
