@@ -677,6 +677,19 @@ fn run_one(
             pid: None,
         };
     }
+    if let Some(reason) = hook.cannot_render(args, run.root) {
+        // `{path}` with several paths: judged as a block, never on one file of several.
+        return process::Finished {
+            termination: Termination::Exited(2),
+            stdout: String::new(),
+            stdout_truncated: false,
+            stderr: reason,
+            stderr_truncated: false,
+            duration: Duration::ZERO,
+            output_held_open: false,
+            pid: None,
+        };
+    }
     let (command, cwd, env) = prepare(hook, args, run);
     process::run(&HookProcess {
         command: &command,

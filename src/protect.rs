@@ -3,26 +3,29 @@
 //!
 //! When a trusted `.ka/ka.toml` changes, its guards fail closed ([`crate::config`]); the model's
 //! next move may be to edit the file back, write `ka.local.toml`, the trust store, or the user
-//! file. A `pre_tool_use` call whose path arguments (`path`, `paths`, `file_path`,
-//! `notebook_path`) target any layer file, the user file, the managed dir or the data dir is
-//! therefore turned into `ask`, with a reason that says why, before any hook runs. The user's
-//! own file can turn this off (`protect_ka_files = false`); a project file cannot.
+//! file. A `pre_tool_use` call whose path arguments (every key of
+//! [`crate::config::touched::PATH_KEYS`], `paths`), as written or as resolved, target any layer
+//! file, the user file, the managed dir or the data dir is therefore turned into `ask`, with a
+//! reason that says why, before any hook runs. The user's own file can turn this off
+//! (`protect_ka_files = false`); a project file cannot.
 //!
 //! This is not a sandbox: the model can still run any program through its shell tool. Together
 //! with fail-closed stale layers and `trust` refusing inside a tool call, it makes an edit of
 //! the hooks visible and its approval a human act.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::config::touched::{touched, Resolver};
 use crate::config::Config;
 use crate::paths;
 
-/// Argument names that carry a path the call writes or reads.
-const PATH_ARGS: &[&str] = &["path", "file_path", "notebook_path"];
-
 /// The reason to ask, when `arguments` of a `pre_tool_use` call aim at ka's own files.
+///
+/// Every path argument counts ([`touched`]), in both of its spellings (as written and as the
+/// kernel resolves it, [`Resolver::spellings`]): a file of the project that is a symlink to the
+/// user file is the user file.
 pub fn check(
     config: &Config,
     arguments: Option<&Map<String, Value>>,
@@ -31,49 +34,21 @@ pub fn check(
     if !config.settings.protect_ka_files {
         return None;
     }
-    let args = arguments?;
-    let mut targets: Vec<&str> = PATH_ARGS
-        .iter()
-        .filter_map(|k| args.get(*k).and_then(Value::as_str))
-        .collect();
-    if let Some(Value::Array(paths)) = args.get("paths") {
-        targets.extend(paths.iter().filter_map(Value::as_str));
+    let targets = touched(arguments);
+    if targets.is_empty() {
+        return None;
     }
-    let base = config.project_root.as_deref().unwrap_or(cwd);
+    let resolver = Resolver::new(config.project_root.as_deref().unwrap_or(cwd));
     targets.into_iter().find_map(|target| {
-        let path = resolve(base, target);
-        protected(config, &path).then(|| {
-            format!(
-                "this call touches {}, one of ka's own hook files; hooks guard the agent only \
-                 while their configuration is what a person reviewed, so a person must approve \
-                 this change",
-                crate::terminal::escape_path(&path)
-            )
-        })
+        let spellings = resolver.spellings(target);
+        let hit = spellings.iter().find(|s| protected(config, &s.absolute))?;
+        Some(format!(
+            "this call touches {}, one of ka's own hook files; hooks guard the agent only \
+             while their configuration is what a person reviewed, so a person must approve \
+             this change",
+            crate::terminal::escape_path(&hit.absolute)
+        ))
     })
-}
-
-/// `target` made absolute against `base`, `.` and `..` removed without touching the file system,
-/// then with its parent directory resolved when it exists (a symlinked directory cannot hide it).
-fn resolve(base: &Path, target: &str) -> PathBuf {
-    let joined = base.join(target);
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    match (out.parent(), out.file_name()) {
-        (Some(parent), Some(name)) => match parent.canonicalize() {
-            Ok(real) => real.join(name),
-            Err(_) => out,
-        },
-        _ => out,
-    }
 }
 
 fn protected(config: &Config, path: &Path) -> bool {

@@ -49,8 +49,11 @@ pub struct HookEntrySchema {
     /// When the hook runs. Claude Code spellings (PreToolUse, Stop, ...) and `turn_end` (= stop) are
     /// accepted aliases.
     pub event: Option<EventName>,
-    /// Tool calls the hook sees: a tool name or a list of names and globs ("mcp__*"). Tool events
-    /// (pre_tool_use, post_tool_use) only; absent: every tool. Set `tool` or `matcher`, not both.
+    /// Tool calls the hook sees: a tool name or a list of names and globs ("mcp__*"), or a family:
+    /// "@file_writes" (every tool that writes files), "@file_reads" (every tool that reads or
+    /// searches them). In a guard, "write" and "edit" stand for every writer and "read" for every
+    /// reader. Tool events (pre_tool_use, post_tool_use) only; absent: every tool. Set `tool` or
+    /// `matcher`, not both.
     pub tool: Option<ToolSchema>,
     /// Alternative to `tool`, with Claude Code semantics: "*", "" or absent match every tool; only
     /// letters, digits, `_`, `-`, spaces, `,` and `|` make an exact list of names ("Edit|Write");
@@ -111,7 +114,7 @@ pub struct HookEntrySchema {
 pub enum ToolSchema {
     /// One tool name or glob, such as "write" or "mcp__*".
     One(#[schemars(length(min = 1))] String),
-    /// Tool names or globs, such as ["write", "edit"].
+    /// Tool names, families or globs, such as ["@file_writes", "bash"].
     Many(#[schemars(length(min = 1), inner(length(min = 1)))] Vec<String>),
 }
 

@@ -245,8 +245,8 @@ command = "d"
     assert_eq!(run("BashOutput"), ["regex", "all"]);
     assert_eq!(
         run("edit"),
-        ["names", "all"],
-        "ka's `edit` is Claude's `Edit`"
+        ["mcp", "names", "all"],
+        "ka's `edit` is Claude's `Edit`; in a guard `write` stands for every writer (issue 21)"
     );
     assert_eq!(run("EDIT"), ["all"], "matching is case-sensitive");
     assert_eq!(
@@ -662,7 +662,8 @@ fn env_values_must_be_strings() {
 fn a_later_matcher_replaces_an_earlier_tool_filter() {
     let w = World::new();
     w.project(
-        "[[hooks]]\nname = \"g\"\nevent = \"pre_tool_use\"\ntool = \"write\"\ncommand = \"c\"\n",
+        // Not a guard: in one, `Edit` stands for every writer (issue 21, tool families).
+        "[[hooks]]\nname = \"g\"\nevent = \"post_tool_use\"\ntool = \"write\"\ncommand = \"c\"\n",
     )
     .local("[[hooks]]\nname = \"g\"\nmatcher = \"Edit\"\n");
     let config = w.load();

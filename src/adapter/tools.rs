@@ -213,33 +213,68 @@ pub fn agent_tool_name(agent: Agent, name: &str) -> Option<String> {
 }
 
 /// `agent`'s arguments for its tool `tool`, renamed to ka's names.
+///
+/// The agent's own key wins: a Claude `Write` input holding both `file_path` (the file Claude
+/// writes) and a `path` gets ka's `path` from `file_path`, and keeps the other `path` as
+/// `shadowed_path`, which path matching still looks at ([`crate::config::touched`]) and a
+/// rewrite gives back under its own name.
 pub fn args_to_ka(agent: Agent, tool: &str, args: &Map<String, Value>) -> Map<String, Value> {
     let renames = by_agent_name(agent, tool).map_or(&[][..], |row| row.args);
-    rename(args, renames, |row| row.name(agent), |row| row.ka)
+    let mut out = Map::new();
+    for (key, value) in rename(args, renames, |row| row.name(agent), |row| row.ka) {
+        out.insert(key, value);
+    }
+    for row in renames {
+        let (theirs, ours) = (row.name(agent), row.ka);
+        if theirs != ours && args.contains_key(theirs) {
+            if let Some(decoy) = args.get(ours) {
+                // `rename` let the later of the two win; the agent's own key must.
+                out.insert(shadowed(ours), decoy.clone());
+                if let Some(own) = args.get(theirs) {
+                    out.insert(ours.to_owned(), own.clone());
+                }
+            }
+        }
+    }
+    out
 }
 
-/// ka's arguments for ka's tool `ka_tool`, renamed to `agent`'s names.
+/// ka's arguments for ka's tool `ka_tool`, renamed to `agent`'s names (a `shadowed_` key goes
+/// back to the name it had).
 pub fn args_from_ka(agent: Agent, ka_tool: &str, args: &Map<String, Value>) -> Map<String, Value> {
     let renames = by_ka_name(ka_tool).map_or(&[][..], |row| row.args);
-    rename(args, renames, |row| row.ka, |row| row.name(agent))
+    let mut out = Map::new();
+    for (key, value) in rename(args, renames, |row| row.ka, |row| row.name(agent)) {
+        let back = renames
+            .iter()
+            .find(|row| row.ka != row.name(agent) && key == shadowed(row.ka));
+        match back {
+            Some(row) => out.insert(row.ka.to_owned(), value),
+            None => out.insert(key, value),
+        };
+    }
+    out
+}
+
+/// The key under which a conflicting input key `name` is kept.
+fn shadowed(name: &str) -> String {
+    format!("shadowed_{name}")
 }
 
 /// Renames keys `from(row)` → `to(row)`, keeping every other key, in the original order.
-fn rename(
-    args: &Map<String, Value>,
-    rows: &[ArgRow],
-    from: impl Fn(&ArgRow) -> &'static str,
-    to: impl Fn(&ArgRow) -> &'static str,
-) -> Map<String, Value> {
-    args.iter()
-        .map(|(key, value)| {
-            let key = rows
-                .iter()
-                .find(|row| from(row) == key)
-                .map_or_else(|| key.clone(), |row| to(row).to_owned());
-            (key, value.clone())
-        })
-        .collect()
+fn rename<'a>(
+    args: &'a Map<String, Value>,
+    rows: &'a [ArgRow],
+    from: impl Fn(&ArgRow) -> &'static str + 'a,
+    to: impl Fn(&ArgRow) -> &'static str + 'a,
+) -> impl Iterator<Item = (String, Value)> + 'a {
+    args.iter().map(move |(key, value)| {
+        let key = rows
+            .iter()
+            .find(|row| from(row) == key)
+            .map_or_else(|| key.clone(), |row| to(row).to_owned());
+        (key, value.clone())
+    })
 }
 
 #[cfg(test)]
@@ -271,5 +306,23 @@ mod tests {
         let args = args.as_object().cloned().unwrap_or_default();
         assert_eq!(args_to_ka(Agent::Claude, "mcp__x__y", &args), args);
         assert_eq!(args_from_ka(Agent::Claude, "mcp__x__y", &args), args);
+    }
+
+    /// The agent's own key is ka's `path`, in either order; the other is kept and goes back.
+    #[test]
+    fn the_agents_own_key_wins_over_a_decoy() {
+        for input in [
+            json!({"file_path": "secrets/k", "path": "README.md", "content": "x"}),
+            json!({"path": "README.md", "file_path": "secrets/k", "content": "x"}),
+        ] {
+            let input = input.as_object().cloned().unwrap_or_default();
+            let ka = args_to_ka(Agent::Claude, "Write", &input);
+            assert_eq!(ka["path"], "secrets/k");
+            assert_eq!(ka["shadowed_path"], "README.md");
+            let back = args_from_ka(Agent::Claude, "write", &ka);
+            assert_eq!(back.get("file_path"), input.get("file_path"));
+            assert_eq!(back.get("path"), input.get("path"));
+            assert_eq!(back.len(), input.len());
+        }
     }
 }

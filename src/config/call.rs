@@ -55,15 +55,22 @@ impl<'c> CallMatch<'c> {
     /// filter is the caller's to check).
     pub fn passes(&self, i: usize, hook: &Hook) -> bool {
         let hook_root = hook.root.as_deref().unwrap_or(self.root);
-        let paths_pass = match &hook.paths {
-            None => true,
+        let search = self.tool.filter(|t| super::filter::SEARCHES.contains(t));
+        let paths_pass = match (&hook.paths, search) {
+            (None, _) => true,
+            // A search reads trees: not the index's question (see `PathFilter::reaches_search`).
+            (Some(filter), Some(search)) => {
+                filter.reaches_search(search, self.arguments, hook_root)
+            }
             // The index matched the call's paths relative to the session's root: right for
             // every hook that runs there (all but a nested project layer's).
-            Some(filter) if self.indexed && hook_root.as_os_str() == self.root.as_os_str() => {
+            (Some(filter), None)
+                if self.indexed && hook_root.as_os_str() == self.root.as_os_str() =>
+            {
                 passes_hits(filter, i, &self.hits, &self.candidates)
             }
             // A nested layer's root (or no index): this filter alone.
-            Some(filter) => filter.matches(&self.call.written, hook_root),
+            (Some(filter), None) => filter.matches(&self.call.written, hook_root),
         };
         paths_pass
             && hook

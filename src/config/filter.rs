@@ -5,10 +5,49 @@
 //! ([`crate::adapter::tools`]) matches the ka tool it translates to, and a regex or glob is tried
 //! against the ka name and every agent's spelling of it, so such a filter never silently matches
 //! nothing. A name that no agent knows is a warning ([`unknown_names`]).
+//!
+//! Tool families: one file can be written by five tools (Claude Code's Write, Edit, MultiEdit,
+//! NotebookEdit; Gemini CLI's write_file and replace; Codex's apply_patch) and read by many more
+//! (Read, Grep, Glob, LS, NotebookRead; read_file, read_many_files, grep_search, glob,
+//! list_directory). `@file_writes` and `@file_reads` name each family in `tool` and `matcher`,
+//! in any event. In a guard (`pre_tool_use`, `permission_request`), `write` and `edit` (in any
+//! agent's spelling) stand for every writer and `read` for every reader, as Claude Code's own
+//! `Edit(...)` and `Read(...)` permission rules do: a guard written `tool = ["write", "edit"]`
+//! also sees a MultiEdit, a notebook edit and a Codex patch. Elsewhere a name is the one tool,
+//! and `check` notes a list that names some writers but not all. Globs and regexes are matched
+//! as written.
 
 use std::sync::Arc;
 
 use crate::adapter::tools::{ToolRow, TOOLS};
+
+/// Every tool that writes files, in ka's names: what `@file_writes`, `Edit(...)` and `Write(...)`
+/// cover, and what `write` and `edit` stand for in a guard.
+pub const FILE_WRITES: &[&str] = &[
+    "write",
+    "edit",
+    "multi_edit",
+    "notebook_edit",
+    "apply_patch",
+];
+
+/// Every tool that reads or searches files, in ka's names, and the agents' names the translation
+/// table does not carry (Gemini CLI's `read_many_files`, Claude Code's `NotebookRead`): what
+/// `@file_reads` and `Read(...)` cover, and what `read` stands for in a guard.
+pub const FILE_READS: &[&str] = &[
+    "read",
+    "grep",
+    "glob",
+    "ls",
+    "read_many_files",
+    "NotebookRead",
+];
+
+/// The readers whose path is a directory whose whole tree they read.
+pub const SEARCHES: &[&str] = &["grep", "glob", "ls", "read_many_files"];
+
+/// The named groups of `tool` and `matcher`.
+const GROUPS: &[(&str, &[&str])] = &[("@file_writes", FILE_WRITES), ("@file_reads", FILE_READS)];
 
 /// Which tool calls a hook of a tool event sees. Compiled once at load; a clone shares the
 /// compiled filter (hooks of a file that repeat a filter's text share one: see `parse_file`).
@@ -103,6 +142,8 @@ pub fn translation(name: &str) -> Option<&'static str> {
 /// Whether any agent (ka included) has a tool called `name`, or it names an MCP tool.
 fn known(name: &str) -> bool {
     name.starts_with("mcp__")
+        || GROUPS.iter().any(|(group, _)| *group == name)
+        || FILE_READS.contains(&name)
         || TOOLS
             .iter()
             .any(|r| r.ka == name || agent_names(r).any(|n| n == name))
@@ -162,6 +203,50 @@ impl ToolFilter {
     }
 }
 
+impl ToolFilter {
+    /// The exact names it compares against (translations and group members included).
+    fn exact_names(&self) -> &[String] {
+        match self {
+            ToolFilter::Tools(tools) => &tools.exact,
+            ToolFilter::Matcher(matcher) => match &matcher.kind {
+                MatcherKind::Names(names) => names,
+                MatcherKind::Regex(_) => &[],
+            },
+            ToolFilter::All => &[],
+        }
+    }
+
+    /// In a guard: whether the filter names `write` or `edit` and `tool` writes files, or names
+    /// `read` and `tool` reads them (see the module doc).
+    pub fn covers_family_of(&self, tool: Option<&str>) -> bool {
+        let Some(tool) = tool else {
+            return false;
+        };
+        let names = self.exact_names();
+        let has = |n: &str| names.iter().any(|x| x == n);
+        (FILE_WRITES.contains(&tool) && (has("write") || has("edit")))
+            || (FILE_READS.contains(&tool) && has("read"))
+    }
+
+    /// For `check`: a filter that names some writers but misses others (in a guard, `write` or
+    /// `edit` already stands for them all).
+    pub fn missing_writers(&self, guard: bool) -> Option<String> {
+        let names = self.exact_names();
+        let has = |n: &str| names.iter().any(|x| x == n);
+        if !FILE_WRITES.iter().any(|w| has(w)) || (guard && (has("write") || has("edit"))) {
+            return None;
+        }
+        let missing: Vec<&str> = FILE_WRITES.iter().copied().filter(|w| !has(w)).collect();
+        (!missing.is_empty()).then(|| {
+            format!(
+                "it names some tools that write files but not {}, which write files too; write \
+                 `tool = \"@file_writes\"` to cover every one",
+                missing.join(", ")
+            )
+        })
+    }
+}
+
 impl PartialEq for ToolFilter {
     fn eq(&self, other: &Self) -> bool {
         self.describe() == other.describe()
@@ -199,11 +284,18 @@ fn matcher_names(source: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_owned)
 }
 
-/// `names` plus the ka name of each one written in another agent's spelling, compared as
-/// strings on every call (no table lookup on the hot path).
+/// `names` plus the ka name of each one written in another agent's spelling and the members of
+/// each group, compared as strings on every call (no table lookup on the hot path).
 fn with_translations(names: impl Iterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for name in names {
+        if let Some((_, members)) = GROUPS.iter().find(|(group, _)| *group == name) {
+            for member in *members {
+                if !out.iter().any(|n| n == member) {
+                    out.push((*member).to_owned());
+                }
+            }
+        }
         if let Some(ka) = translation(&name) {
             if !out.iter().any(|n| n == ka) {
                 out.push(ka.to_owned());
@@ -225,7 +317,7 @@ pub(super) fn compile_matcher(source: &str) -> Result<ToolFilter, regex::Error> 
     }
     let kind = if source
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "_- ,|".contains(c))
+        .all(|c| c.is_ascii_alphanumeric() || "_- ,|@".contains(c))
     {
         MatcherKind::Names(with_translations(matcher_names(source)))
     } else {

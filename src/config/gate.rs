@@ -142,6 +142,25 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         };
         notes.extend(translated.into_iter().map(at));
         warnings.extend(unknown.into_iter().map(at));
+        let single = hook
+            .template
+            .as_ref()
+            .is_some_and(super::template::Template::uses_single_path);
+        if single && hook.is_guard() && hook.matches_tool(Some("apply_patch")) {
+            warnings.push(at(
+                "its command names one path (`{path}`), but as a guard it also sees patches of \
+                 several files, which it then blocks unread; write `{paths}` to judge them all"
+                    .into(),
+            ));
+        }
+        if let Some(missing) = hook.filter.missing_writers(hook.is_guard()) {
+            // A guard that misses a writer lets that write through; elsewhere it is a note.
+            if hook.is_guard() {
+                warnings.push(at(missing));
+            } else {
+                notes.push(at(missing));
+            }
+        }
     }
     let mut config = Config {
         project_root: roots.last().cloned(),

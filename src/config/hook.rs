@@ -144,9 +144,18 @@ pub struct Override {
 }
 
 impl Hook {
-    /// Whether the hook runs for a call of `tool` (tool events) or at all (other events).
+    /// Whether the hook runs for a call of `tool` (tool events) or at all (other events). In a
+    /// guard, `write`/`edit` stand for every tool that writes files and `read` for every tool
+    /// that reads them (see [`super::filter`]).
     pub fn matches_tool(&self, tool: Option<&str>) -> bool {
-        !self.event.is_tool_event() || self.filter.matches(tool)
+        !self.event.is_tool_event()
+            || self.filter.matches(tool)
+            || (self.is_guard() && self.filter.covers_family_of(tool))
+    }
+
+    /// A hook of an event that can veto a tool call (`pre_tool_use`, `permission_request`).
+    pub fn is_guard(&self) -> bool {
+        self.event.is_tool_event() && self.event.is_pipeline()
     }
 
     /// Whether the hook runs for this call: its tool filter, `paths` and `if`, checked
@@ -161,13 +170,14 @@ impl Hook {
             return false;
         }
         let root = self.root.as_deref().unwrap_or(root);
-        self.paths
+        let search = tool.filter(|t| super::filter::SEARCHES.contains(t));
+        self.paths.as_ref().is_none_or(|p| match search {
+            Some(search) => p.reaches_search(search, arguments, root),
+            None => p.matches(&touched(arguments), root),
+        }) && self
+            .rule
             .as_ref()
-            .is_none_or(|p| p.matches(&touched(arguments), root))
-            && self
-                .rule
-                .as_ref()
-                .is_none_or(|r| r.matches(tool, arguments, root))
+            .is_none_or(|r| r.matches(tool, arguments, root))
     }
 
     /// The command to run for this call: placeholders replaced by shell-quoted values.
@@ -200,6 +210,31 @@ impl Hook {
             None => all,
             Some(filter) => filter.select(&all, self.root.as_deref().unwrap_or(root)),
         }
+    }
+
+    /// Why this call cannot run the hook: its command names one path (`{path}`) and the call
+    /// touches several (a guard's `write`/`edit` also sees a patch). A guard blocks on it rather
+    /// than judge one file of several.
+    pub fn cannot_render(
+        &self,
+        arguments: Option<&Map<String, Value>>,
+        root: &std::path::Path,
+    ) -> Option<String> {
+        let template = self.template.as_ref()?;
+        let own = super::touched::own(arguments);
+        let n = template.uses_single_path().then(|| match &self.paths {
+            None => own.len(),
+            Some(filter) => filter
+                .select(&own, self.root.as_deref().unwrap_or(root))
+                .len(),
+        })?;
+        (n > 1).then(|| {
+            format!(
+                "hook `{}` names one path (`{{path}}`) but this call touches {n} files, so it \
+                 cannot judge them; write `{{paths}}` in its command",
+                crate::terminal::escape(&self.name)
+            )
+        })
     }
 
     /// Whether the hook comes from the managed layer (it cannot be disabled from above).

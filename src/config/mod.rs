@@ -38,6 +38,7 @@ mod settings;
 mod stale;
 pub mod strength;
 pub mod template;
+pub mod touched;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

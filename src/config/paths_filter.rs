@@ -6,11 +6,23 @@
 //! leading `!` excludes. A path the call touches that is absolute and under the root is made
 //! relative first; a path outside the root matches only an absolute glob. A call that touches no
 //! path matches no hook that has `paths`.
+//!
+//! Each path is tested in every spelling [`super::touched`] gives it (as written, lexically
+//! normalised, and as the kernel resolves it, symlinks included), and passes when one spelling is
+//! included and not excluded: a hook runs when any spelling of the file matches, so neither a
+//! symlinked directory nor `..` walks a write past a guard.
+//!
+//! A search (Grep, Glob, LS, `read_many_files`) reads whole trees: it passes when a directory it
+//! searches (the root when it names none) holds or lies inside a directory an include glob
+//! names, so `paths = ["secrets/**"]` on `@file_reads` sees a Grep of the whole project.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::{Map, Value};
+
+pub use super::touched::touched;
+use super::touched::{literal_dir, reaches, search_dirs, Resolver};
 
 /// A compiled `paths` filter.
 #[derive(Debug, Clone)]
@@ -19,6 +31,8 @@ pub struct PathFilter {
     pub patterns: Vec<String>,
     include: GlobSet,
     exclude: GlobSet,
+    /// Each include glob's directory before its first wildcard: what a search must reach.
+    literals: Vec<PathBuf>,
 }
 
 fn glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
@@ -34,6 +48,7 @@ impl PathFilter {
         let mut include = GlobSetBuilder::new();
         let mut exclude = GlobSetBuilder::new();
         let mut any_include = false;
+        let mut literals = Vec::new();
         for p in &patterns {
             let (set, pat) = match p.strip_prefix('!') {
                 Some(rest) => (&mut exclude, rest),
@@ -47,6 +62,14 @@ impl PathFilter {
                 return Err("an empty glob".into());
             }
             set.add(glob(pat).map_err(|e| format!("invalid glob `{p}`: {e}"))?);
+            if !p.starts_with('!') {
+                let literal = literal_dir(pat);
+                literals.push(if literal == Path::new(".") {
+                    PathBuf::new()
+                } else {
+                    literal
+                });
+            }
         }
         if !any_include {
             return Err("every glob excludes (`!`), so nothing can match".into());
@@ -56,12 +79,35 @@ impl PathFilter {
             patterns,
             include: build(include)?,
             exclude: build(exclude)?,
+            literals,
         })
     }
 
     /// Whether any of `touched` (as the call wrote them) passes, with `root` the project root.
     pub fn matches(&self, touched: &[&str], root: &Path) -> bool {
-        touched.iter().any(|p| self.passes(p, root))
+        if touched.is_empty() {
+            return false;
+        }
+        let resolver = Resolver::new(root);
+        touched.iter().any(|p| self.passes(p, &resolver))
+    }
+
+    /// For a search (`grep`, `glob`, `ls`, `read_many_files`), which reads whole trees: whether
+    /// a tree it searches (the root when it names none) can hold a file an include glob matches.
+    /// Excludes are not applied to a tree (a search of `src/` also reads what they leave).
+    pub fn reaches_search(
+        &self,
+        tool: &str,
+        arguments: Option<&Map<String, Value>>,
+        root: &Path,
+    ) -> bool {
+        let resolver = Resolver::new(root);
+        search_dirs(tool, arguments).iter().any(|dir| {
+            resolver.spellings(&dir.to_string_lossy()).iter().any(|s| {
+                self.passes_candidate(&Candidate::new(s.for_globs()))
+                    || self.literals.iter().any(|l| reaches(l, s, &resolver))
+            })
+        })
     }
 
     /// Include first: most calls match no include glob, and then the excludes cost nothing.
@@ -80,28 +126,35 @@ impl PathFilter {
     /// The paths of `touched` that pass, in the call's order: what `{paths}` stands for on a hook
     /// with this filter (a formatter for `*.rs` is never handed the call's `README.md`).
     pub fn select<'a>(&self, touched: &[&'a str], root: &Path) -> Vec<&'a str> {
+        let resolver = Resolver::new(root);
         touched
             .iter()
             .copied()
-            .filter(|p| self.passes(p, root))
+            .filter(|p| self.passes(p, &resolver))
             .collect()
     }
 
-    fn passes(&self, written: &str, root: &Path) -> bool {
-        self.passes_candidate(&Candidate::new(&normalize(root, written)))
+    /// Any spelling of `written` included and not excluded.
+    fn passes(&self, written: &str, resolver: &Resolver) -> bool {
+        resolver
+            .spellings(written)
+            .iter()
+            .any(|s| self.passes_candidate(&Candidate::new(s.for_globs())))
     }
 }
 
 /// The paths one call touches, as written and as matched against globs under the session's
 /// project root (every hook but those of a nested project layer shares it). Built once per
-/// dispatch, so that 50 hooks with `paths` cost one path normalisation each, not 50.
+/// dispatch, so that 50 hooks with `paths` cost one path resolution each, not 50.
 pub struct CallPaths<'a> {
     pub(crate) written: Vec<&'a str>,
+    /// Every spelling of every path, in the form globs match.
     normalized: Vec<PathBuf>,
 }
 
 impl<'a> CallPaths<'a> {
-    /// The call's paths in the form globs match (relative to the root when under it).
+    /// The spellings of the call's paths in the form globs match (relative to the root when
+    /// under it); a hook passes when one of them is included and not excluded.
     pub fn candidates(&self) -> Vec<Candidate<'_>> {
         self.normalized.iter().map(Candidate::new).collect()
     }
@@ -115,7 +168,7 @@ impl<'a> CallPaths<'a> {
             };
         }
         let written = touched(arguments);
-        let normalized = written.iter().map(|p| normalize(root, p)).collect();
+        let normalized = normalize_all(&written, root);
         CallPaths {
             written,
             normalized,
@@ -168,7 +221,7 @@ impl PathsIndex {
 }
 
 /// Whether `filter` (of the hook at `hook`) passes a call, given the index's `hits` for the
-/// call's `candidates`: some path it includes that it does not exclude.
+/// call's `candidates`: some spelling of a path it includes that it does not exclude.
 pub fn passes_hits(
     filter: &PathFilter,
     hook: usize,
@@ -182,42 +235,18 @@ pub fn passes_hits(
         .any(|&(_, path)| !filter.exclude.is_match_candidate(&candidates[path]))
 }
 
-/// The form a glob is matched against: relative to `root` when inside it, else absolute.
-fn normalize(root: &Path, written: &str) -> PathBuf {
-    let path = Path::new(written);
-    let absolute = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        root.join(path)
-    };
-    let mut clean = PathBuf::new();
-    for c in absolute.components() {
-        match c {
-            Component::ParentDir => {
-                clean.pop();
-            }
-            Component::CurDir => {}
-            other => clean.push(other),
-        }
-    }
-    match clean.strip_prefix(root) {
-        Ok(rel) => rel.to_path_buf(),
-        Err(_) => clean,
-    }
-}
-
-/// The paths a tool call touches, from ka's arguments: `path`, and the `paths` of a patch.
-pub fn touched(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
-    let Some(args) = arguments else {
+/// Every spelling of each of `written`, in the form globs match (see [`Resolver::spellings`]).
+fn normalize_all(written: &[&str], root: &Path) -> Vec<PathBuf> {
+    if written.is_empty() {
         return Vec::new();
-    };
-    let mut out: Vec<&str> = args
-        .get("path")
-        .and_then(Value::as_str)
-        .into_iter()
-        .collect();
-    if let Some(Value::Array(paths)) = args.get("paths") {
-        out.extend(paths.iter().filter_map(Value::as_str));
+    }
+    let resolver = Resolver::new(root);
+    let mut out: Vec<PathBuf> = Vec::with_capacity(written.len());
+    for spelling in written.iter().flat_map(|p| resolver.spellings(p)) {
+        let form = spelling.for_globs();
+        if !out.iter().any(|seen| seen == form) {
+            out.push(form.to_path_buf());
+        }
     }
     out
 }
@@ -283,7 +312,7 @@ mod tests {
         let calls =
             std::iter::once(&paths[..0]).chain((1..=paths.len()).flat_map(|n| paths.windows(n)));
         for written in calls {
-            let normalized: Vec<PathBuf> = written.iter().map(|p| normalize(root, p)).collect();
+            let normalized = normalize_all(written, root);
             let candidates: Vec<Candidate<'_>> = normalized.iter().map(Candidate::new).collect();
             let hits = index.hits(&candidates);
             for (i, f) in filters.iter().enumerate() {

@@ -11,26 +11,25 @@
 //! - `Edit(*.ts)`, `Write(src/**)`, `Read(…)`: gitignore-style paths. A pattern without `/`
 //!   matches the name in any directory; `/x` is relative to the project root, `//x` absolute,
 //!   `~/x` under the home directory. `Edit` and `Write` rules apply to every tool that edits files
-//!   (Claude Code: "Edit rules apply to all built-in tools that edit files").
+//!   (Claude Code: "Edit rules apply to all built-in tools that edit files"), `Read` rules to every
+//!   tool that reads or searches files, of every agent (Claude Code applies Read rules "to all
+//!   built-in tools that read files like Grep and Glob"): [`super::filter::FILE_WRITES`],
+//!   [`super::filter::FILE_READS`]. Each touched path is tested in every spelling
+//!   [`super::touched`] gives it, so `./secrets/k`, `src/../secrets/k` and a symlink into
+//!   `secrets/` are `secrets/k`. A search (Grep, Glob, LS, `read_many_files`) reads a whole tree:
+//!   it matches when its directory (the root when it names none) holds a file the rule could
+//!   match, or lies inside the rule's directory.
 //! - `WebFetch(domain:example.com)` matches that host and its subdomains.
 //!
 //! Tool names may be Claude's or ka's; they are read through the translation table.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
-use super::paths_filter::touched;
-
-/// ka's tools that edit files (what `Edit(...)` and `Write(...)` rules cover).
-const EDITING: &[&str] = &[
-    "write",
-    "edit",
-    "multi_edit",
-    "notebook_edit",
-    "apply_patch",
-];
+use super::filter::{FILE_READS, FILE_WRITES, SEARCHES};
+use super::touched::{literal_dir, reaches, search_dirs, touched, Resolver, Spelling};
 
 #[derive(Debug, Clone)]
 enum Pattern {
@@ -38,8 +37,9 @@ enum Pattern {
     Any,
     /// A shell command: anchored regex built from the wildcard form.
     Command(regex::bytes::Regex),
-    /// A path glob, matched against paths relative to the root (or absolute).
-    Path(GlobMatcher),
+    /// A path glob (one per spelling of the home directory for `~/`), matched against paths
+    /// relative to the root (or absolute).
+    Path(Vec<PathGlob>),
     /// `domain:host`.
     Domain(String),
     /// Any other tool's argument: the pattern must equal some string argument.
@@ -91,17 +91,23 @@ impl Rule {
             ));
         }
         let ka = super::filter::translation(name).unwrap_or(name).to_owned();
-        let tools: Vec<String> = if ka == "edit" || ka == "write" {
-            EDITING.iter().map(|t| (*t).to_owned()).collect()
+        let family = if FILE_WRITES.contains(&ka.as_str()) {
+            Some(FILE_WRITES)
+        } else if FILE_READS.contains(&ka.as_str()) {
+            Some(FILE_READS)
         } else {
-            vec![ka.clone()]
+            None
+        };
+        let tools: Vec<String> = match family {
+            Some(family) if ka == "edit" || ka == "write" || ka == "read" => {
+                family.iter().map(|t| (*t).to_owned()).collect()
+            }
+            _ => vec![ka.clone()],
         };
         let pattern = match inner.map(str::trim) {
             None | Some("") | Some("*") => Pattern::Any,
             Some(p) if ka == "bash" => Pattern::Command(command_regex(p)?),
-            Some(p) if EDITING.contains(&ka.as_str()) || ka == "read" => {
-                Pattern::Path(path_glob(p)?)
-            }
+            Some(p) if family.is_some() => Pattern::Path(path_globs(p)?),
             Some(p) if ka == "web_fetch" => match p.strip_prefix("domain:") {
                 Some(host) => Pattern::Domain(host.trim().to_ascii_lowercase()),
                 None => {
@@ -148,15 +154,7 @@ impl Rule {
                 .and_then(|a| a.get("command"))
                 .and_then(Value::as_str)
                 .is_some_and(|cmd| subcommands(cmd).any(|sub| re.is_match(sub.as_bytes()))),
-            Pattern::Path(glob) => touched(args).iter().any(|p| {
-                let path = Path::new(p);
-                let rel = if path.is_absolute() {
-                    path.strip_prefix(root).unwrap_or(path)
-                } else {
-                    path
-                };
-                glob.is_match(rel) || glob.is_match(path)
-            }),
+            Pattern::Path(globs) => path_matches(globs, tool, args, root),
             Pattern::Domain(domain) => args
                 .and_then(|a| a.get("url"))
                 .and_then(Value::as_str)
@@ -197,27 +195,98 @@ fn command_regex(pattern: &str) -> Result<regex::bytes::Regex, String> {
         .map_err(|e| format!("invalid command pattern `{pattern}`: {e}"))
 }
 
-/// gitignore-style path rule as a glob over paths relative to the root.
-fn path_glob(pattern: &str) -> Result<GlobMatcher, String> {
-    let glob = if let Some(abs) = pattern.strip_prefix("//") {
-        format!("/{abs}")
-    } else if let Some(rest) = pattern.strip_prefix("~/") {
+/// One compiled path rule: the glob, and its literal directory (the components before the
+/// first wildcard), which a search must reach or lie under to read what the glob matches.
+#[derive(Debug, Clone)]
+pub(crate) struct PathGlob {
+    glob: GlobMatcher,
+    literal: PathBuf,
+}
+
+impl PathGlob {
+    /// A file the call names: either form of either spelling.
+    fn file(&self, s: &Spelling) -> bool {
+        s.relative.as_deref().is_some_and(|r| self.glob.is_match(r))
+            || self.glob.is_match(&s.absolute)
+    }
+
+    /// A tree a search reads: it holds the rule's directory, or lies inside it (the glob may
+    /// match below it), or is a file the glob matches. `root` is the project root, which a
+    /// relative rule is under.
+    fn tree(&self, s: &Spelling, resolver: &Resolver) -> bool {
+        self.file(s) || reaches(&self.literal, s, resolver)
+    }
+}
+
+/// Whether a call of `tool` (a file tool of [`FILE_WRITES`] or [`FILE_READS`]) touches a path
+/// one of `globs` matches, in any spelling.
+fn path_matches(
+    globs: &[PathGlob],
+    tool: &str,
+    args: Option<&Map<String, Value>>,
+    root: &Path,
+) -> bool {
+    let resolver = Resolver::new(root);
+    if !SEARCHES.contains(&tool) {
+        return touched(args).iter().any(|p| {
+            resolver
+                .spellings(p)
+                .iter()
+                .any(|s| globs.iter().any(|g| g.file(s)))
+        });
+    }
+    search_dirs(tool, args).iter().any(|dir| {
+        resolver
+            .spellings(&dir.to_string_lossy())
+            .iter()
+            .any(|s| globs.iter().any(|g| g.tree(s, &resolver)))
+    })
+}
+
+/// A gitignore-style path rule as globs over paths relative to the root: one, or two for `~/`
+/// when the home directory is reached through a symlink (its real path is the same place).
+fn path_globs(pattern: &str) -> Result<Vec<PathGlob>, String> {
+    let mut sources = Vec::new();
+    if let Some(rest) = pattern.strip_prefix("~/") {
         let home = crate::paths::home_dir().unwrap_or_default();
-        format!("{}/{rest}", home.display())
-    } else if let Some(rel) = pattern.strip_prefix('/') {
-        rel.to_owned()
-    } else if let Some(rel) = pattern.strip_prefix("./") {
-        rel.to_owned()
-    } else if !pattern.contains('/') {
-        format!("**/{pattern}")
+        let real = super::touched::real(&home);
+        sources.push(format!("{}/{rest}", home.display()));
+        if real != home {
+            sources.push(format!("{}/{rest}", real.display()));
+        }
     } else {
-        pattern.to_owned()
-    };
-    GlobBuilder::new(&glob)
-        .literal_separator(true)
-        .build()
-        .map(|g| g.compile_matcher())
-        .map_err(|e| format!("invalid path pattern `{pattern}`: {e}"))
+        sources.push(if let Some(abs) = pattern.strip_prefix("//") {
+            format!("/{abs}")
+        } else if let Some(rel) = pattern.strip_prefix('/') {
+            rel.to_owned()
+        } else if let Some(rel) = pattern.strip_prefix("./") {
+            rel.to_owned()
+        } else if !pattern.contains('/') {
+            format!("**/{pattern}")
+        } else {
+            pattern.to_owned()
+        });
+    }
+    sources
+        .into_iter()
+        .map(|glob| {
+            let matcher = GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .build()
+                .map(|g| g.compile_matcher())
+                .map_err(|e| format!("invalid path pattern `{pattern}`: {e}"))?;
+            let literal = literal_dir(&glob);
+            let literal = if literal == Path::new(".") {
+                PathBuf::new()
+            } else {
+                literal
+            };
+            Ok(PathGlob {
+                glob: matcher,
+                literal,
+            })
+        })
+        .collect()
 }
 
 /// The simple commands of `command`: split at `&&`, `||`, `;`, `|` and newlines, each without

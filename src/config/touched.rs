@@ -1,0 +1,307 @@
+//! Which files a tool call touches, and the spellings of each that `paths`, `if` path rules and
+//! the built-in protection of ka's own files ([`crate::protect`]) test. One function for all three
+//! ([`Resolver::spellings`]), so that no guard sees a file another one misses.
+//!
+//! A guard must match the file, not the spelling: `src/s/key` with `src/s -> ../secrets` is
+//! `secrets/key`, `/proc/self/cwd/secrets/k` is `secrets/k`, and a project reached through a
+//! symlinked directory is the same project. Each path is therefore tested in two spellings:
+//! - **as written**: made absolute against the project root (never the process's working
+//!   directory), with `.`, `..` and `//` removed lexically;
+//! - **as resolved**: what the kernel opens, the longest existing prefix canonicalised
+//!   (symlinks and `..` resolved as the kernel resolves them) with the rest appended.
+//!
+//! Each spelling is made relative to the root when it lies under it, under the root as given or
+//! as canonicalised. A hook runs when any spelling of any path matches: the safe direction for a
+//! guard (a name that is both included through one spelling and excluded through the other is
+//! still looked at by the guard).
+//!
+//! The path arguments are every key an agent's file tools use (Claude Code's hooks reference,
+//! `tool_input`; Gemini CLI's `packages/core/src/tools/*`): the adapters rename the agent's own
+//! file argument to `path` and keep a conflicting `path` of the input as `shadowed_path`
+//! ([`crate::adapter::tools`]), so the agent's own key comes first and a decoy cannot hide it.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// Keys holding one path, in the order placeholders take them: ka's `path` (the agent's own file
+/// argument after translation) first.
+pub const PATH_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "notebook_path",
+    "absolute_path",
+    "dir_path",
+    "shadowed_path",
+];
+
+/// Keys holding a list of paths (a patch's files, Gemini's `read_many_files`).
+pub const PATH_LIST_KEYS: &[&str] = &["paths"];
+
+/// The paths a tool call touches, from ka's arguments, the agent's own file argument first.
+pub fn touched(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
+    let Some(args) = arguments else {
+        return Vec::new();
+    };
+    let mut out: Vec<&str> = PATH_KEYS
+        .iter()
+        .filter_map(|k| args.get(*k).and_then(Value::as_str))
+        .collect();
+    for key in PATH_LIST_KEYS {
+        if let Some(Value::Array(paths)) = args.get(*key) {
+            out.extend(paths.iter().filter_map(Value::as_str));
+        }
+    }
+    let mut seen = Vec::with_capacity(out.len());
+    out.retain(|p| {
+        let new = !seen.contains(p);
+        seen.push(*p);
+        new
+    });
+    out
+}
+
+/// The paths the tool itself acts on: [`touched`] without a decoy the adapters kept aside
+/// (`shadowed_path`). `{path}` stands for the first of these.
+pub fn own(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
+    let decoy = arguments
+        .and_then(|a| a.get("shadowed_path"))
+        .and_then(Value::as_str);
+    let mut out = touched(arguments);
+    if let Some(decoy) = decoy {
+        if out.iter().filter(|p| **p == decoy).count() == 1 && out.first() != Some(&decoy) {
+            out.retain(|p| *p != decoy);
+        }
+    }
+    out
+}
+
+/// The directories a search (`grep`, `glob`, `ls`, `read_many_files`) reads whole trees of: its
+/// path arguments (the literal part of Gemini's `read_many_files` globs, `paths` and `include`),
+/// or the root when it names none (a search without a directory searches the working directory).
+pub fn search_dirs(tool: &str, args: Option<&Map<String, Value>>) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = touched(args).into_iter().map(literal_dir).collect();
+    if tool == "read_many_files" {
+        if let Some(Value::Array(include)) = args.and_then(|a| a.get("include")) {
+            dirs.extend(include.iter().filter_map(Value::as_str).map(literal_dir));
+        }
+    }
+    if dirs.is_empty() {
+        dirs.push(PathBuf::from("."));
+    }
+    dirs
+}
+
+/// The components of `pattern` before its first wildcard (`.` when it starts with one).
+pub fn literal_dir(pattern: &str) -> PathBuf {
+    let is_wild = |c: &str| c.contains(['*', '?', '[', ']', '{', '}']);
+    let literal: PathBuf = Path::new(pattern)
+        .components()
+        .take_while(|c| !is_wild(&c.as_os_str().to_string_lossy()))
+        .collect();
+    if literal.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        literal
+    }
+}
+
+/// Whether a search of the tree at `dir` can read a file under `literal` (a glob's directory
+/// before its first wildcard, relative to the root or absolute): `dir` holds it, or lies inside
+/// it. A search above the root reaches every relative glob.
+pub fn reaches(literal: &Path, dir: &Spelling, resolver: &Resolver) -> bool {
+    if literal.is_absolute() {
+        return literal.starts_with(&dir.absolute) || dir.absolute.starts_with(literal);
+    }
+    match &dir.relative {
+        Some(rel) => literal.starts_with(rel) || rel.starts_with(literal),
+        None => resolver.root().starts_with(&dir.absolute),
+    }
+}
+
+/// One spelling of a touched path: absolute, and relative to the root when under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spelling {
+    pub absolute: PathBuf,
+    pub relative: Option<PathBuf>,
+}
+
+impl Spelling {
+    /// The form `paths` globs match: relative to the root when under it, else absolute.
+    pub fn for_globs(&self) -> &Path {
+        self.relative.as_deref().unwrap_or(&self.absolute)
+    }
+}
+
+/// The project root in both spellings, worked out once per dispatch.
+#[derive(Debug, Clone)]
+pub struct Resolver {
+    root: PathBuf,
+    /// The root with symlinks resolved (the root itself when it does not exist).
+    real_root: PathBuf,
+}
+
+impl Resolver {
+    pub fn new(root: &Path) -> Resolver {
+        let root = lexical(Path::new("/"), root);
+        let real_root = real(&root);
+        Resolver { root, real_root }
+    }
+
+    /// The project root as given (lexically normalised).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `written` as written and as resolved; one entry when both are the same.
+    pub fn spellings(&self, written: &str) -> Vec<Spelling> {
+        let raw = self.absolute(written);
+        let as_written = lexical(Path::new("/"), &raw);
+        let resolved = real(&raw);
+        let mut out = vec![self.spelling(as_written)];
+        let resolved = self.spelling(resolved);
+        if resolved != out[0] {
+            out.push(resolved);
+        }
+        out
+    }
+
+    /// `written` made absolute: relative paths against the root, never the process's working
+    /// directory; `/proc/self/cwd` (and `thread-self`) stand for the agent's working directory,
+    /// which is the root, not that of this process.
+    fn absolute(&self, written: &str) -> PathBuf {
+        let path = Path::new(written);
+        for proc_cwd in ["/proc/self/cwd", "/proc/thread-self/cwd"] {
+            if let Ok(rest) = lexical(Path::new("/"), path).strip_prefix(proc_cwd) {
+                return self.root.join(rest);
+            }
+        }
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.root.join(path)
+        }
+    }
+
+    fn spelling(&self, absolute: PathBuf) -> Spelling {
+        let relative = [&self.root, &self.real_root]
+            .iter()
+            .find_map(|root| absolute.strip_prefix(root).ok())
+            .map(Path::to_path_buf);
+        Spelling { absolute, relative }
+    }
+}
+
+/// `path` (absolute) with `.`, `..` and repeated separators removed without touching the file
+/// system; relative paths are taken against `base`.
+pub fn lexical(base: &Path, path: &Path) -> PathBuf {
+    let mut clean = PathBuf::new();
+    let joined;
+    let path = if path.is_absolute() {
+        path
+    } else {
+        joined = base.join(path);
+        &joined
+    };
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    clean
+}
+
+/// What the kernel opens for `path` (absolute): each existing component that is a symlink
+/// replaced by its target, `..` applied to what it resolved to, the rest (which does not exist
+/// and holds no symlink) appended lexically. A dangling symlink counts too: writing through it
+/// creates its target.
+pub fn real(path: &Path) -> PathBuf {
+    walk(path, 0)
+}
+
+/// Symlinks followed at most this many times, as the kernel's `ELOOP` limit.
+const MAX_LINKS: u32 = 40;
+
+fn walk(path: &Path, links: u32) -> PathBuf {
+    let components: Vec<Component<'_>> = path.components().collect();
+    let mut out = PathBuf::from("/");
+    for (i, c) in components.iter().enumerate() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => {
+                let next = out.join(name);
+                let is_link =
+                    std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+                let target = is_link
+                    .then(|| std::fs::read_link(&next).ok())
+                    .flatten()
+                    .filter(|_| links < MAX_LINKS);
+                match target {
+                    Some(target) => {
+                        let rest: PathBuf = components[i + 1..].iter().collect();
+                        return walk(&out.join(target).join(rest), links + 1);
+                    }
+                    None => out = next,
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_path_key_counts_and_ka_path_comes_first() {
+        let args =
+            json!({"shadowed_path": "b", "file_path": "c", "path": "a", "paths": ["d", "a"]});
+        assert_eq!(touched(args.as_object()), ["a", "c", "b", "d"]);
+    }
+
+    #[test]
+    fn spellings_resolve_symlinks_and_dots() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("proj");
+        std::fs::create_dir_all(root.join("secrets")).expect("mkdir");
+        std::fs::create_dir_all(root.join("src")).expect("mkdir");
+        std::os::unix::fs::symlink("../secrets", root.join("src/s")).expect("symlink");
+        std::os::unix::fs::symlink(&root, dir.path().join("link")).expect("symlink");
+        let r = Resolver::new(&dir.path().join("link"));
+        let rel = |w: &str| -> Vec<PathBuf> {
+            r.spellings(w)
+                .into_iter()
+                .map(|s| s.for_globs().to_path_buf())
+                .collect()
+        };
+        assert!(rel("src/s/key").contains(&PathBuf::from("secrets/key")));
+        assert!(rel("src/s/key").contains(&PathBuf::from("src/s/key")));
+        assert!(rel("./secrets//k")
+            .iter()
+            .all(|p| p == Path::new("secrets/k")));
+        assert!(
+            rel("src/s/../k").contains(&PathBuf::from("k")),
+            "kernel `..`"
+        );
+        let real_abs = root.canonicalize().expect("real").join("secrets/k");
+        assert!(rel(&real_abs.to_string_lossy()).contains(&PathBuf::from("secrets/k")));
+        assert!(rel("/proc/self/cwd/secrets/k").contains(&PathBuf::from("secrets/k")));
+        assert_eq!(rel("/elsewhere/x"), [PathBuf::from("/elsewhere/x")]);
+        // A dangling link: writing through it creates its target.
+        std::os::unix::fs::symlink("../secrets/new", root.join("src/d")).expect("symlink");
+        assert!(rel("src/d").contains(&PathBuf::from("secrets/new")));
+        // A loop ends.
+        std::os::unix::fs::symlink("loop", root.join("loop")).expect("symlink");
+        assert!(!rel("loop/x").is_empty());
+    }
+}
