@@ -23,6 +23,8 @@ pub(crate) struct CallMatch<'c> {
     hits: Vec<(usize, usize)>,
     /// Whether `hits` comes from an index (else each filter is asked on its own).
     indexed: bool,
+    /// Guards whose `if` passed because it could not be checked statically, with why.
+    unchecked: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'c> CallMatch<'c> {
@@ -48,7 +50,16 @@ impl<'c> CallMatch<'c> {
             candidates,
             hits,
             indexed,
+            unchecked: std::cell::RefCell::default(),
         }
+    }
+
+    /// Why guards ran whose `if` could not be checked statically, for the outcome's
+    /// diagnostics (each once).
+    pub fn take_unchecked(&self) -> Vec<String> {
+        let mut notes = self.unchecked.take();
+        notes.dedup();
+        notes
     }
 
     /// Whether the hook at `i` of [`Config::hooks`] passes this call's `paths` and `if` (its tool
@@ -65,10 +76,13 @@ impl<'c> CallMatch<'c> {
             // A nested layer's root (or no index): this filter alone.
             Some(filter) => filter.matches(&self.call.written, hook_root),
         };
-        paths_pass
-            && hook
-                .rule
-                .as_ref()
-                .is_none_or(|r| r.matches(self.tool, self.arguments, hook_root))
+        if !paths_pass {
+            return false;
+        }
+        let (pass, unchecked) = hook.rule_passes(self.tool, self.arguments, hook_root);
+        if let Some(note) = unchecked.filter(|_| hook.matches_tool(self.tool)) {
+            self.unchecked.borrow_mut().push(note);
+        }
+        pass
     }
 }

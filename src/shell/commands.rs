@@ -323,8 +323,8 @@ fn env(rest: &[Word], depth: usize, out: &mut CommandLine) -> Option<Vec<Word>> 
         } else if t == "--split-string" {
             i += 1;
             rest.get(i - 1).map(|w| w.text.clone())
-        } else if t.starts_with("--") {
-            i += usize::from(options.long_values.contains(&&t[2..]));
+        } else if let Some(long) = t.strip_prefix("--") {
+            i += usize::from(options.long_values.contains(&long));
             None
         } else {
             let cluster = &t[1..];

@@ -216,8 +216,7 @@ impl Lexer {
     fn heredoc_bodies(&mut self, out: &mut Vec<Token>) -> Result<(), String> {
         for doc in std::mem::take(&mut self.heredocs) {
             let mut body = String::new();
-            loop {
-                let Some(_) = self.peek(0) else { break };
+            while self.peek(0).is_some() {
                 let start = self.i;
                 while self.peek(0).is_some_and(|c| c != '\n') {
                     self.i += 1;
