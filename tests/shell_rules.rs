@@ -31,7 +31,9 @@ fn guarded(rule: &str, says: &str) -> Project {
     let p = Project::new();
     let script = p.write(
         "guards/guard.sh",
-        &format!("cat >/dev/null\necho ran >> \"$KA_PROJECT_DIR/ran\"\necho '{says}' >&2\nexit 2\n"),
+        &format!(
+            "cat >/dev/null\necho ran >> \"$KA_PROJECT_DIR/ran\"\necho '{says}' >&2\nexit 2\n"
+        ),
     );
     p.write_user_toml(&format!(
         "[[hooks]]\nname = \"guard\"\nevent = \"pre_tool_use\"\ntool = \"bash\"\nif = {rule:?}\n\
