@@ -17,6 +17,8 @@ pub struct SimpleCommand {
     /// For each word: whether its value is only known when the shell runs (`$x`, `$(…)`, a
     /// glob).
     pub dynamic: Vec<bool>,
+    /// The program as written (`./bin/rm`), where `words[0]` is its basename.
+    pub program: String,
 }
 
 impl SimpleCommand {
@@ -24,6 +26,7 @@ impl SimpleCommand {
         let mut out = SimpleCommand {
             words: words.iter().map(|w| w.text.clone()).collect(),
             dynamic: words.iter().map(|w| w.dynamic).collect(),
+            program: words.first().map(|w| w.text.clone()).unwrap_or_default(),
         };
         if let Some(first) = out.words.first_mut() {
             if let Some((_, base)) = first.rsplit_once('/').filter(|(_, b)| !b.is_empty()) {
@@ -52,6 +55,14 @@ pub struct CommandLine {
 pub fn simple_commands(line: &str) -> CommandLine {
     let mut out = CommandLine::default();
     read_line(line, 0, &mut out);
+    out
+}
+
+/// The simple commands of one run of words (no separators): the command itself with its
+/// wrappers peeled, and what it runs in turn.
+pub fn simple_commands_of(words: &[Word]) -> CommandLine {
+    let mut out = CommandLine::default();
+    simple(words, 0, &mut out);
     out
 }
 

@@ -20,7 +20,7 @@
 pub mod commands;
 pub mod lexer;
 
-pub use commands::{simple_commands, CommandLine, SimpleCommand};
+pub use commands::{simple_commands, simple_commands_of, CommandLine, SimpleCommand};
 pub use lexer::{tokens, Token, Word};
 
 #[cfg(test)]
