@@ -75,7 +75,8 @@ fn read_line(line: &str, depth: usize, out: &mut CommandLine) {
 
 /// Reserved words that may start a simple command's token run without being its program.
 const LEADING_KEYWORDS: &[&str] = &[
-    "{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "esac", "in",
+    "{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until", "esac",
+    "in", "coproc",
 ];
 
 /// Compound commands whose first words are no command: `for x in a b`, `case $x in`.
@@ -155,6 +156,19 @@ fn command(words: &[Word], depth: usize, out: &mut CommandLine) {
             }
             let text: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
             read_line(&text.join(" "), depth + 1, out);
+        }
+        // `shopt -s expand_aliases; alias r=rm; r -f a` runs `rm`.
+        "alias" if rest.iter().any(|w| w.text.contains('=')) => out.unknown.push(
+            "it defines an alias, which the shell may expand in place of any later command"
+                .to_owned(),
+        ),
+        "source" | "." => {
+            if let Some(w) = rest.first().filter(|w| w.dynamic) {
+                out.unknown.push(format!(
+                    "`{program}` reads `{}`, known only when the shell runs",
+                    w.raw
+                ));
+            }
         }
         "find" => {
             let mut i = 0;
@@ -396,6 +410,16 @@ fn git(words: &[Word], out: &mut CommandLine) {
         let t = w.text.as_str();
         if w.dynamic || !t.starts_with('-') {
             break;
+        }
+        // `git -c alias.p=push p`: the subcommand is an alias made on the spot.
+        let value = words
+            .get(i + 1)
+            .map(|v| v.text.as_str())
+            .unwrap_or_default();
+        if t == "-c" && value.to_ascii_lowercase().starts_with("alias.") {
+            out.unknown.push(format!(
+                "`git -c {value}` defines an alias for the command it runs"
+            ));
         }
         i += if VALUES.contains(&t) { 2 } else { 1 };
     }

