@@ -8,6 +8,7 @@ use globset::Candidate;
 use serde_json::{Map, Value};
 
 use super::paths_filter::{passes_hits, CallPaths};
+use super::rule::ShellCache;
 use super::{Config, Hook};
 
 /// A call's paths, matched once against the include globs of every hook (the config's
@@ -25,6 +26,8 @@ pub(crate) struct CallMatch<'c> {
     indexed: bool,
     /// Guards whose `if` passed because it could not be checked statically, with why.
     unchecked: std::cell::RefCell<Vec<String>>,
+    /// The call's command line, read once for every hook's `Bash(…)` rule.
+    shell: ShellCache,
 }
 
 impl<'c> CallMatch<'c> {
@@ -51,6 +54,7 @@ impl<'c> CallMatch<'c> {
             hits,
             indexed,
             unchecked: std::cell::RefCell::default(),
+            shell: ShellCache::default(),
         }
     }
 
@@ -79,7 +83,7 @@ impl<'c> CallMatch<'c> {
         if !paths_pass {
             return false;
         }
-        let (pass, unchecked) = hook.rule_passes(self.tool, self.arguments, hook_root);
+        let (pass, unchecked) = hook.rule_passes(self.tool, self.arguments, hook_root, &self.shell);
         if let Some(note) = unchecked.filter(|_| hook.matches_tool(self.tool)) {
             self.unchecked.borrow_mut().push(note);
         }

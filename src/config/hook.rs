@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::filter::ToolFilter;
 use super::paths_filter::{touched, PathFilter};
-use super::rule::{Rule, RuleMatch};
+use super::rule::{Rule, RuleMatch, ShellCache};
 use super::template::Template;
 use crate::event::Event;
 use serde_json::{Map, Value};
@@ -164,7 +164,9 @@ impl Hook {
         self.paths
             .as_ref()
             .is_none_or(|p| p.matches(&touched(arguments), root))
-            && self.rule_passes(tool, arguments, root).0
+            && self
+                .rule_passes(tool, arguments, root, &ShellCache::default())
+                .0
     }
 
     /// Whether the call passes the hook's `if`. A rule that cannot be checked statically (the
@@ -176,11 +178,12 @@ impl Hook {
         tool: Option<&str>,
         arguments: Option<&Map<String, Value>>,
         root: &std::path::Path,
+        shell: &ShellCache,
     ) -> (bool, Option<String>) {
         let Some(rule) = &self.rule else {
             return (true, None);
         };
-        match rule.check(tool, arguments, root) {
+        match rule.check_with(tool, arguments, root, shell) {
             RuleMatch::Yes => (true, None),
             RuleMatch::No => (false, None),
             RuleMatch::Unknown(why) if self.event.is_pipeline() => (

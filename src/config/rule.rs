@@ -24,12 +24,15 @@
 //!
 //! Tool names may be Claude's or ka's; they are read through the translation table.
 
+use std::cell::RefCell;
 use std::path::Path;
+use std::rc::Rc;
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
 use super::paths_filter::touched;
+use crate::shell::CommandLine;
 
 /// ka's tools that edit files (what `Edit(...)` and `Write(...)` rules cover).
 const EDITING: &[&str] = &[
@@ -147,6 +150,18 @@ impl Rule {
         arguments: Option<&Map<String, Value>>,
         root: &Path,
     ) -> RuleMatch {
+        self.check_with(tool, arguments, root, &ShellCache::default())
+    }
+
+    /// [`Rule::check`], reading the command line through `shell` (one reading for every rule
+    /// of a dispatch).
+    pub fn check_with(
+        &self,
+        tool: Option<&str>,
+        arguments: Option<&Map<String, Value>>,
+        root: &Path,
+        shell: &ShellCache,
+    ) -> RuleMatch {
         let Some(tool) = tool else {
             return RuleMatch::No;
         };
@@ -158,7 +173,7 @@ impl Rule {
             Pattern::Any => true,
             Pattern::Command(re, lead) => {
                 return match args.and_then(|a| a.get("command")).and_then(Value::as_str) {
-                    Some(cmd) => command_match(re, lead, &crate::shell::simple_commands(cmd)),
+                    Some(cmd) => command_match(re, lead, &shell.read(cmd)),
                     None => RuleMatch::No,
                 };
             }
@@ -188,6 +203,25 @@ impl Rule {
     }
 }
 
+/// A call's command line as [`crate::shell`] reads it, kept for the next rule that asks about the
+/// same text (a dispatch checks every hook's `if` against one call).
+#[derive(Debug, Default)]
+pub struct ShellCache(RefCell<Option<(String, Rc<CommandLine>)>>);
+
+impl ShellCache {
+    fn read(&self, command: &str) -> Rc<CommandLine> {
+        let mut slot = self.0.borrow_mut();
+        if let Some((text, line)) = &*slot {
+            if text == command {
+                return Rc::clone(line);
+            }
+        }
+        let line = Rc::new(crate::shell::simple_commands(command));
+        *slot = Some((command.to_owned(), Rc::clone(&line)));
+        line
+    }
+}
+
 /// The answer of [`Rule::check`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleMatch {
@@ -200,11 +234,7 @@ pub enum RuleMatch {
 /// A command rule against every simple command of a line: any match is a match; else a
 /// program or a word the pattern needs that is only known at run time, or a part of the line
 /// that could not be read, leaves it unknown.
-fn command_match(
-    re: &regex::bytes::Regex,
-    lead: &[String],
-    line: &crate::shell::CommandLine,
-) -> RuleMatch {
+fn command_match(re: &regex::bytes::Regex, lead: &[String], line: &CommandLine) -> RuleMatch {
     let mut unknown = line.unknown.first().cloned();
     for cmd in &line.commands {
         let text = cmd.text();
