@@ -578,6 +578,11 @@ proptest! {
     fn the_shell_reader_never_panics(line in shell_text()) {
         let _ = ka_hooks::shell::tokens(&line);
         let _ = ka_hooks::shell::simple_commands(&line);
+        // The trust coverage reads every hook command the same way.
+        let _ = ka_hooks::config::scripts::coverage(
+            std::path::Path::new("/nonexistent-ka-root"),
+            [("hooks[0]", line.as_str())],
+        );
     }
 
     /// `rm` however quoted, behind any chain of wrappers and separators, is found as `rm`.
