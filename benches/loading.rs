@@ -87,7 +87,8 @@ impl World {
         // the file judged alone; loaded, they merge into the user's hooks.
         let (commands, _) =
             config::ReviewBase::default().file_commands(config::Layer::Project, &file, text);
-        let coverage = config::scripts::coverage(root, commands.iter().map(String::as_str));
+        let coverage =
+            config::scripts::coverage(root, commands.iter().map(|(h, c)| (h.as_str(), c.as_str())));
         let data_dir = self.opts.paths.data_dir.as_deref().expect("data dir");
         trust::keep_reviewed(data_dir, text.as_bytes()).expect("keep reviewed copy");
         TrustStore::update(self.opts.paths.trust_file().as_deref(), |store| {

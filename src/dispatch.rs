@@ -224,6 +224,8 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         }
         None => matching_hooks(config, event, tool.as_deref(), &payload, &call),
     };
+    // Guards let through because their `if` could not be checked statically: say why.
+    outcome.diagnostics.extend(call.take_unchecked());
     if let Some(why) = &config.settings.disabled {
         if only_hook.is_none() {
             // Managed hooks cannot be turned off from below.

@@ -151,6 +151,7 @@ pub mod process;
 pub mod protect;
 pub mod review;
 pub mod schema;
+pub mod shell;
 pub mod terminal;
 pub mod trust;
 pub mod verdict;

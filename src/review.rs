@@ -176,7 +176,10 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
                         crate::terminal::escape_path(&f.path)
                     ));
                 }
-                let coverage = scripts::coverage(&f.root, commands.iter().map(String::as_str));
+                let coverage = scripts::coverage(
+                    &f.root,
+                    commands.iter().map(|(h, c)| (h.as_str(), c.as_str())),
+                );
                 describe(&mut review, f, text, &changes, &coverage, &data_dir);
                 pending.push(Pending {
                     file: f,
@@ -238,7 +241,10 @@ pub fn record_current(opts: &LoadOptions) -> Result<(), String> {
             pending.push(Pending {
                 file: f,
                 bytes: text.as_bytes().to_vec(),
-                coverage: scripts::coverage(&f.root, commands.iter().map(String::as_str)),
+                coverage: scripts::coverage(
+                    &f.root,
+                    commands.iter().map(|(h, c)| (h.as_str(), c.as_str())),
+                ),
             });
         }
     }
@@ -363,8 +369,22 @@ fn scripts_review(out: &mut String, f: &Reviewed, coverage: &Coverage, data_dir:
             }
         }
     }
-    for u in &coverage.uncovered {
-        let _ = writeln!(out, "           not covered: {u}");
+    // Per hook: what trusting it covers, and what it cannot.
+    for h in &coverage.hooks {
+        let covers = if h.covers.is_empty() {
+            "no file of the project".to_owned()
+        } else {
+            h.covers
+                .iter()
+                .map(|c| escape(c))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        // Hook labels and the notes are escaped where they are made.
+        let _ = writeln!(out, "           {} covers {covers}", h.hook);
+        for u in &h.uncovered {
+            let _ = writeln!(out, "             not covered: {u}");
+        }
     }
 }
 

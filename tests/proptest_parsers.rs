@@ -1,6 +1,7 @@
-//! Property tests of the two parsers that read what others write: the action parser
-//! (`action::parse`, a hook's stdout) and the adapters' payload parser (`adapter::parse`, an
-//! agent's stdin), plus the adapters' answers end to end.
+//! Property tests of the parsers that read what others write: the action parser
+//! (`action::parse`, a hook's stdout), the adapters' payload parser (`adapter::parse`, an
+//! agent's stdin), plus the adapters' answers end to end, and the shell reader
+//! (`shell::simple_commands`, the model's command lines).
 //!
 //! Properties: no panic on any input; an object is applied all or nothing; a decision, a rewrite
 //! or feedback never lands on an event that cannot take it; a voided object never changes state.
@@ -498,5 +499,117 @@ fn echo_hook_deny_blocks_pre_tool_use_in_every_agent() {
         );
         assert_eq!(answer.exit, 2, "{agent:?}: {answer:?}");
         assert_eq!(answer.stderr, "no\n", "{agent:?}");
+    }
+}
+
+/// Command-line text: shell syntax characters, quotes, nesting openers, and words.
+fn shell_text() -> impl Strategy<Value = String> {
+    prop::collection::vec(
+        prop_oneof![
+            "[a-z]{1,4}",
+            prop::sample::select(vec![
+                " ",
+                "\t",
+                "\n",
+                ";",
+                "&",
+                "&&",
+                "|",
+                "||",
+                "(",
+                ")",
+                "{",
+                "}",
+                "$(",
+                "`",
+                "'",
+                "\"",
+                "\\",
+                "$'",
+                "${",
+                "$((",
+                "))",
+                "<<",
+                "<<-",
+                "<(",
+                ">",
+                "2>&1",
+                "#",
+                "*",
+                "=",
+                "$x",
+                "-c",
+                "bash -c ",
+                "eval ",
+                "sudo ",
+                "env -S ",
+                "git -C ",
+                "\u{0}",
+                "é",
+                "\\x7",
+                "EOF",
+                "\\u{1F600}",
+            ])
+            .prop_map(str::to_owned),
+        ],
+        0..40,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+/// A word quoted one of the ways the shell removes again.
+fn spelled(word: &'static str) -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        word.to_owned(),
+        format!("\"{word}\""),
+        format!("'{word}'"),
+        format!("\\{word}"),
+        format!("$'{word}'"),
+        format!("{}''{}", &word[..1], &word[1..]),
+        format!("/usr/bin/{word}"),
+    ])
+}
+
+proptest! {
+    #![proptest_config(cases(512))]
+
+    /// The shell reader never panics, whatever the line.
+    #[test]
+    fn the_shell_reader_never_panics(line in shell_text()) {
+        let _ = ka_hooks::shell::tokens(&line);
+        let _ = ka_hooks::shell::simple_commands(&line);
+        // The trust coverage reads every hook command the same way.
+        let _ = ka_hooks::config::scripts::coverage(
+            std::path::Path::new("/nonexistent-ka-root"),
+            [("hooks[0]", line.as_str())],
+        );
+    }
+
+    /// `rm` however quoted, behind any chain of wrappers and separators, is found as `rm`.
+    #[test]
+    fn a_wrapped_rm_is_always_found(
+        prefix in prop::collection::vec(prop::sample::select(vec![
+            "sudo ", "sudo -u x ", "env ", "env -i A=1 ", "command ", "nohup ", "nice -n 5 ",
+            "timeout 5 ", "exec ", "builtin ", "time ", "stdbuf -oL ", "xargs ",
+        ]), 0..4),
+        before in prop::sample::select(vec![
+            "", "X=1 ", "ls; ", "ls && ", "ls | ", "( ", "{ ", "echo $(", "bash -c ",
+        ]),
+        rm in spelled("rm"),
+    ) {
+        let line = format!("{before}{}{rm} -f a", prefix.concat());
+        let line = match before {
+            "( " => format!("{line} )"),
+            "{ " => format!("{line}; }}"),
+            "echo $(" => format!("{line})"),
+            "bash -c " => format!("bash -c {}", shell_words::quote(&line["bash -c ".len()..])),
+            _ => line,
+        };
+        let read = ka_hooks::shell::simple_commands(&line);
+        prop_assert!(
+            read.commands.iter().any(|c| c.text() == "rm -f a"),
+            "{:?} gave {:?}", line, read
+        );
+        prop_assert!(read.unknown.is_empty(), "{:?}: {:?}", line, read.unknown);
     }
 }

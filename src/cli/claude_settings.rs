@@ -79,7 +79,15 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
 /// Why `command`'s program would not start where Claude Code runs it, with the fix; `None` when
 /// it resolves (a path to an executable file, or a name on `PATH`).
 fn unresolved(command: &str, dir: &Path) -> Option<String> {
-    let words = shell_words::split(command).ok()?;
+    // The first simple command's words, as the shell reads them.
+    let tokens = crate::shell::tokens(command).ok()?;
+    let words: Vec<String> = tokens
+        .iter()
+        .map_while(|t| match t {
+            crate::shell::Token::Word(w) => Some(w.text.clone()),
+            _ => None,
+        })
+        .collect();
     let program = words.first()?;
     let path_var = std::env::var("PATH").unwrap_or_default();
     let found = if program.contains('/') {

@@ -8,6 +8,7 @@ use globset::Candidate;
 use serde_json::{Map, Value};
 
 use super::paths_filter::{passes_hits, CallPaths};
+use super::rule::ShellCache;
 use super::{Config, Hook};
 
 /// A call's paths, matched once against the include globs of every hook (the config's
@@ -23,6 +24,10 @@ pub(crate) struct CallMatch<'c> {
     hits: Vec<(usize, usize)>,
     /// Whether `hits` comes from an index (else each filter is asked on its own).
     indexed: bool,
+    /// Guards whose `if` passed because it could not be checked statically, with why.
+    unchecked: std::cell::RefCell<Vec<String>>,
+    /// The call's command line, read once for every hook's `Bash(…)` rule.
+    shell: ShellCache,
 }
 
 impl<'c> CallMatch<'c> {
@@ -48,7 +53,17 @@ impl<'c> CallMatch<'c> {
             candidates,
             hits,
             indexed,
+            unchecked: std::cell::RefCell::default(),
+            shell: ShellCache::default(),
         }
+    }
+
+    /// Why guards ran whose `if` could not be checked statically, for the outcome's
+    /// diagnostics (each once).
+    pub fn take_unchecked(&self) -> Vec<String> {
+        let mut notes = self.unchecked.take();
+        notes.dedup();
+        notes
     }
 
     /// Whether the hook at `i` of [`Config::hooks`] passes this call's `paths` and `if` (its tool
@@ -72,10 +87,13 @@ impl<'c> CallMatch<'c> {
             // A nested layer's root (or no index): this filter alone.
             (Some(filter), None) => filter.matches(&self.call.written, hook_root),
         };
-        paths_pass
-            && hook
-                .rule
-                .as_ref()
-                .is_none_or(|r| r.matches(self.tool, self.arguments, hook_root))
+        if !paths_pass {
+            return false;
+        }
+        let (pass, unchecked) = hook.rule_passes(self.tool, self.arguments, hook_root, &self.shell);
+        if let Some(note) = unchecked.filter(|_| hook.matches_tool(self.tool)) {
+            self.unchecked.borrow_mut().push(note);
+        }
+        pass
     }
 }

@@ -498,21 +498,33 @@ impl ReviewBase {
             .collect()
     }
 
-    /// The commands and errors of one file on top of what came before it; the file then counts
-    /// as below the next one.
+    /// The commands of one file (each with the hook as the review names it, `hooks[0] "guard"`)
+    /// and its errors, on top of what came before it; the file then counts as below the next
+    /// one.
     pub fn file_commands(
         &mut self,
         layer: Layer,
         path: &Path,
         text: &str,
-    ) -> (Vec<String>, Vec<ConfigError>) {
+    ) -> (Vec<(String, String)>, Vec<ConfigError>) {
         let mut errors = Vec::new();
         let file = parse_reviewed(layer, path, text, &mut errors);
         validate_alone(&self.l.below(), &file, &mut errors);
         let commands = file
             .hooks
             .iter()
-            .filter_map(|(_, raw)| raw.command.as_ref().map(|c| c.value.clone()))
+            .filter_map(|(source, raw)| {
+                let command = raw.command.as_ref()?.value.clone();
+                let label = match &raw.name {
+                    Some(name) => format!(
+                        "hooks[{}] \"{}\"",
+                        source.index,
+                        crate::terminal::escape(&name.value)
+                    ),
+                    None => format!("hooks[{}]", source.index),
+                };
+                Some((label, command))
+            })
             .collect();
         if errors.is_empty() {
             self.l.push_parsed(file);

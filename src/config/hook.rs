@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::filter::ToolFilter;
 use super::paths_filter::{touched, PathFilter};
-use super::rule::Rule;
+use super::rule::{Rule, RuleMatch, ShellCache};
 use super::template::Template;
 use crate::event::Event;
 use serde_json::{Map, Value};
@@ -175,9 +175,39 @@ impl Hook {
             Some(search) => p.reaches_search(search, arguments, root),
             None => p.matches(&touched(arguments), root),
         }) && self
-            .rule
-            .as_ref()
-            .is_none_or(|r| r.matches(tool, arguments, root))
+            .rule_passes(tool, arguments, root, &ShellCache::default())
+            .0
+    }
+
+    /// Whether the call passes the hook's `if`. A rule that cannot be checked statically (the
+    /// program is `$cmd`, a quote never closes; see [`super::rule::Rule::check`]) passes for a
+    /// guard, a hook that can veto the call, so that it runs and judges the call itself (fail
+    /// closed), and not for any other hook; the second value says why it passed unchecked.
+    pub fn rule_passes(
+        &self,
+        tool: Option<&str>,
+        arguments: Option<&Map<String, Value>>,
+        root: &std::path::Path,
+        shell: &ShellCache,
+    ) -> (bool, Option<String>) {
+        let Some(rule) = &self.rule else {
+            return (true, None);
+        };
+        match rule.check_with(tool, arguments, root, shell) {
+            RuleMatch::Yes => (true, None),
+            RuleMatch::No => (false, None),
+            RuleMatch::Unknown(why) if self.event.is_pipeline() => (
+                true,
+                Some(format!(
+                    "hook `{}`: `if = {:?}` could not be checked without running the shell \
+                     ({}); the guard runs (fail closed)",
+                    crate::terminal::escape(&self.name),
+                    crate::terminal::escape(&rule.source),
+                    crate::terminal::escape(&why)
+                )),
+            ),
+            RuleMatch::Unknown(_) => (false, None),
+        }
     }
 
     /// The command to run for this call: placeholders replaced by shell-quoted values.

@@ -33,6 +33,7 @@ pub mod paths_filter;
 mod pieces;
 mod read;
 pub mod rule;
+mod script_names;
 pub mod scripts;
 mod settings;
 mod stale;

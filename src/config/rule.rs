@@ -8,6 +8,14 @@
 //!   ` *` also matches the bare `git`); the older `Bash(git commit:*)` is a prefix. As Claude Code
 //!   does since v2.1.89, a compound command (`ls && git push`) is matched per subcommand, and
 //!   leading `VAR=value` assignments are ignored, so a guard cannot be dodged by chaining.
+//!   ka goes further (issue 21): the command line is read as the shell reads it
+//!   ([`crate::shell`]), and the pattern is matched against each simple command's words joined
+//!   by one space, after quotes and escapes are removed and wrappers peeled (`sudo rm`, `\rm`,
+//!   `/bin/rm`, `$(rm …)`, `bash -c 'rm …'`, `git -C . push` all meet `Bash(rm:*)` or
+//!   `Bash(git push *)`). Where the command cannot be known statically (a program `$cmd`, a
+//!   word `${IFS}push` where the pattern needs a literal, an unterminated quote, `eval "$x"`),
+//!   [`Rule::check`] says [`RuleMatch::Unknown`] with why, and a guard's `if` then passes
+//!   (fail closed; see [`super::Hook::rule_passes`]).
 //! - `Edit(*.ts)`, `Write(src/**)`, `Read(…)`: gitignore-style paths. A pattern without `/`
 //!   matches the name in any directory; `/x` is relative to the project root, `//x` absolute,
 //!   `~/x` under the home directory. `Edit` and `Write` rules apply to every tool that edits files
@@ -23,20 +31,24 @@
 //!
 //! Tool names may be Claude's or ka's; they are read through the translation table.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
 use super::filter::{FILE_READS, FILE_WRITES, SEARCHES};
 use super::touched::{literal_dir, reaches, search_dirs, touched, Resolver, Spelling};
+use crate::shell::CommandLine;
 
 #[derive(Debug, Clone)]
 enum Pattern {
     /// No parentheses: every call of the tool.
     Any,
-    /// A shell command: anchored regex built from the wildcard form.
-    Command(regex::bytes::Regex),
+    /// A shell command: anchored regex built from the wildcard form, and the literal words it
+    /// starts with (`git push *` → `git`, `push`).
+    Command(regex::bytes::Regex, Vec<String>),
     /// A path glob (one per spelling of the home directory for `~/`), matched against paths
     /// relative to the root (or absolute).
     Path(Vec<PathGlob>),
@@ -106,7 +118,7 @@ impl Rule {
         };
         let pattern = match inner.map(str::trim) {
             None | Some("") | Some("*") => Pattern::Any,
-            Some(p) if ka == "bash" => Pattern::Command(command_regex(p)?),
+            Some(p) if ka == "bash" => Pattern::Command(command_regex(p)?, literal_lead(p)),
             Some(p) if family.is_some() => Pattern::Path(path_globs(p)?),
             Some(p) if ka == "web_fetch" => match p.strip_prefix("domain:") {
                 Some(host) => Pattern::Domain(host.trim().to_ascii_lowercase()),
@@ -134,26 +146,52 @@ impl Rule {
                 && narrower.tools.iter().all(|t| self.tools.contains(t)))
     }
 
-    /// Whether a call of `tool` with `arguments` passes, with `root` the project root.
+    /// Whether a call of `tool` with `arguments` matches, with `root` the project root; a rule
+    /// that cannot be checked statically does not (see [`Rule::check`] for the third answer).
     pub fn matches(
         &self,
         tool: Option<&str>,
         arguments: Option<&Map<String, Value>>,
         root: &Path,
     ) -> bool {
+        self.check(tool, arguments, root) == RuleMatch::Yes
+    }
+
+    /// Whether a call of `tool` with `arguments` matches, does not, or cannot be known to
+    /// without running the shell (then why).
+    pub fn check(
+        &self,
+        tool: Option<&str>,
+        arguments: Option<&Map<String, Value>>,
+        root: &Path,
+    ) -> RuleMatch {
+        self.check_with(tool, arguments, root, &ShellCache::default())
+    }
+
+    /// [`Rule::check`], reading the command line through `shell` (one reading for every rule
+    /// of a dispatch).
+    pub fn check_with(
+        &self,
+        tool: Option<&str>,
+        arguments: Option<&Map<String, Value>>,
+        root: &Path,
+        shell: &ShellCache,
+    ) -> RuleMatch {
         let Some(tool) = tool else {
-            return false;
+            return RuleMatch::No;
         };
         if !self.tools.iter().any(|t| t == tool) {
-            return false;
+            return RuleMatch::No;
         }
         let args = arguments;
-        match &self.pattern {
+        let yes = match &self.pattern {
             Pattern::Any => true,
-            Pattern::Command(re) => args
-                .and_then(|a| a.get("command"))
-                .and_then(Value::as_str)
-                .is_some_and(|cmd| subcommands(cmd).any(|sub| re.is_match(sub.as_bytes()))),
+            Pattern::Command(re, lead) => {
+                return match args.and_then(|a| a.get("command")).and_then(Value::as_str) {
+                    Some(cmd) => command_match(re, lead, &shell.read(cmd)),
+                    None => RuleMatch::No,
+                };
+            }
             Pattern::Path(globs) => path_matches(globs, tool, args, root),
             Pattern::Domain(domain) => args
                 .and_then(|a| a.get("url"))
@@ -163,8 +201,87 @@ impl Rule {
             Pattern::Exact(want) => {
                 args.is_some_and(|a| a.values().any(|v| v.as_str() == Some(want.as_str())))
             }
+        };
+        if yes {
+            RuleMatch::Yes
+        } else {
+            RuleMatch::No
         }
     }
+}
+
+/// A call's command line as [`crate::shell`] reads it, kept for the next rule that asks about the
+/// same text (a dispatch checks every hook's `if` against one call).
+#[derive(Debug, Default)]
+pub struct ShellCache(RefCell<Option<(String, Rc<CommandLine>)>>);
+
+impl ShellCache {
+    fn read(&self, command: &str) -> Rc<CommandLine> {
+        let mut slot = self.0.borrow_mut();
+        if let Some((text, line)) = &*slot {
+            if text == command {
+                return Rc::clone(line);
+            }
+        }
+        let line = Rc::new(crate::shell::simple_commands(command));
+        *slot = Some((command.to_owned(), Rc::clone(&line)));
+        line
+    }
+}
+
+/// The answer of [`Rule::check`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RuleMatch {
+    Yes,
+    No,
+    /// The call may match; only running the shell would tell (why).
+    Unknown(String),
+}
+
+/// A command rule against every simple command of a line: any match is a match; else a
+/// program or a word the pattern needs that is only known at run time, or a part of the line
+/// that could not be read, leaves it unknown.
+fn command_match(re: &regex::bytes::Regex, lead: &[String], line: &CommandLine) -> RuleMatch {
+    let mut unknown = line.unknown.first().cloned();
+    for cmd in &line.commands {
+        let text = cmd.text();
+        if re.is_match(text.as_bytes()) {
+            return RuleMatch::Yes;
+        }
+        if unknown.is_some() {
+            continue;
+        }
+        if cmd.dynamic.first() == Some(&true) {
+            unknown = Some(format!(
+                "the program `{}` is only known when the shell runs",
+                cmd.words[0]
+            ));
+            continue;
+        }
+        // `git $sub` may be `git push`: a word the pattern spells out, known only at run time.
+        let dynamic_at = (1..lead.len().min(cmd.words.len()))
+            .find(|&k| cmd.dynamic[k])
+            .filter(|&k| cmd.words[..k] == lead[..k]);
+        if let Some(k) = dynamic_at {
+            unknown = Some(format!(
+                "`{}` in `{text}` is only known when the shell runs",
+                cmd.words[k]
+            ));
+        }
+    }
+    match unknown {
+        Some(why) => RuleMatch::Unknown(why),
+        None => RuleMatch::No,
+    }
+}
+
+/// The literal words a command pattern starts with, up to its first `*`.
+fn literal_lead(pattern: &str) -> Vec<String> {
+    let body = pattern.strip_suffix(":*").unwrap_or(pattern);
+    body.split_whitespace()
+        .take_while(|w| !w.contains('*'))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `git commit:*` (prefix), `git *` (wildcard; a trailing ` *` also matches the bare word) or an
@@ -287,30 +404,6 @@ fn path_globs(pattern: &str) -> Result<Vec<PathGlob>, String> {
             })
         })
         .collect()
-}
-
-/// The simple commands of `command`: split at `&&`, `||`, `;`, `|` and newlines, each without
-/// leading `VAR=value` assignments. An assignment ends where the shell ends a word, at a space or
-/// a tab: `X=1\u{a0}y git push` is one assignment (a no-break space is no blank to bash) and then
-/// `git push`.
-fn subcommands(command: &str) -> impl Iterator<Item = String> + '_ {
-    command
-        .split(['\n', ';', '|', '&'])
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            let mut rest = s;
-            while let Some((word, tail)) = rest.split_once([' ', '\t']) {
-                let is_assignment = word.split_once('=').is_some_and(|(name, _)| {
-                    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                });
-                if !is_assignment {
-                    break;
-                }
-                rest = tail.trim_start();
-            }
-            rest.to_owned()
-        })
 }
 
 fn host(url: &str) -> Option<String> {
