@@ -18,6 +18,7 @@
 //! and skipped, and the other layers load and run. A corrupt trust store makes project layers
 //! untrusted; it never disables the user's own hooks.
 
+mod broken;
 pub(crate) mod call;
 mod discover;
 mod error;
@@ -32,8 +33,10 @@ mod read;
 pub mod rule;
 pub mod scripts;
 mod settings;
+mod snapshot;
 mod stale;
 pub mod template;
+mod weakened;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -205,12 +208,19 @@ pub struct Config {
     /// What the load noticed and the user should know: an unreadable trust store, a tool name
     /// no agent has, an override of a managed hook that was ignored.
     pub warnings: Vec<String>,
+    /// What weakened guards, which the user must hear: a managed or user file that does not
+    /// load, a guard that an unreviewed edit removed or weakened, `stale = "skip"` keeping a
+    /// changed project file's guards from failing closed. Every dispatch copies these into
+    /// [`crate::Outcome::announcements`], and every adapter says them to the user.
+    pub announcements: Vec<String>,
     /// What `check` and `doctor` say for the record: tool names read in another agent's
     /// spelling (`Write` matches ka's `write`).
     pub notes: Vec<String>,
     /// The files and directories that hold ka's own configuration (see [`crate::protect`]),
     /// absolute and resolved.
     pub protected: Vec<PathBuf>,
+    /// Snapshots of unreviewed layer files to replace at the first dispatch (see [`snapshot`]).
+    pub(crate) pending: snapshot::Pending,
     /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).
     by_event: [Vec<usize>; Event::ALL.len()],
     /// The include globs of every hook's `paths`, in one set (see [`call::CallMatch`]).
