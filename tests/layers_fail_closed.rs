@@ -232,7 +232,10 @@ fn assert_blocked(said: &Said, needles: &[&str], what: &str) {
 #[track_caller]
 fn assert_told(said: &Said, needles: &[&str], what: &str) {
     for n in needles {
-        assert!(said.to_user.contains(n), "{what}: {n:?} not said in {said:#?}");
+        assert!(
+            said.to_user.contains(n),
+            "{what}: {n:?} not said in {said:#?}"
+        );
     }
 }
 
@@ -252,8 +255,16 @@ fn last_good_guards_hold(p: &Project, where_: &str) {
         let write = ask(p, via, Tool::Write);
         assert_blocked(&write, &["`user-guard`", &file, where_], &what);
         assert_told(&write, &["does not load", &file, where_], &what);
-        assert_blocked(&ask(p, via, Tool::Bash), &["managed guard: no shell"], &what);
-        assert_blocked(&ask(p, via, Tool::Edit), &["project guard: no edits"], &what);
+        assert_blocked(
+            &ask(p, via, Tool::Bash),
+            &["managed guard: no shell"],
+            &what,
+        );
+        assert_blocked(
+            &ask(p, via, Tool::Edit),
+            &["project guard: no edits"],
+            &what,
+        );
     }
     // `check` still reports the file as an error.
     cli(p).arg("check").assert().code(1);
@@ -310,7 +321,11 @@ fn a_broken_managed_file_keeps_its_guards_and_the_user_guard_runs() {
         let bash = ask(&p, via, Tool::Bash);
         assert_blocked(&bash, &["`managed-guard`", &file, "line 6"], &what);
         assert_told(&bash, &["does not load", &file], &what);
-        assert_blocked(&ask(&p, via, Tool::Write), &["user guard: no writes"], &what);
+        assert_blocked(
+            &ask(&p, via, Tool::Write),
+            &["user guard: no writes"],
+            &what,
+        );
     }
 }
 
@@ -327,8 +342,16 @@ fn a_broken_user_file_that_never_loaded_lets_the_other_layers_run_and_says_so() 
             &["does not load", "line 6", "none of its guards hold"],
             &what,
         );
-        assert_blocked(&ask(&p, via, Tool::Bash), &["managed guard: no shell"], &what);
-        assert_blocked(&ask(&p, via, Tool::Edit), &["project guard: no edits"], &what);
+        assert_blocked(
+            &ask(&p, via, Tool::Bash),
+            &["managed guard: no shell"],
+            &what,
+        );
+        assert_blocked(
+            &ask(&p, via, Tool::Edit),
+            &["project guard: no edits"],
+            &what,
+        );
     }
 }
 
@@ -363,7 +386,10 @@ fn ka_hooks_disable_is_said_in_every_answer() {
         assert_eq!(said.blocked, None, "{what}: {said:#?}");
         assert_told(
             &said,
-            &["every ka hook except managed ones is off", "KA_HOOKS_DISABLE"],
+            &[
+                "every ka hook except managed ones is off",
+                "KA_HOOKS_DISABLE",
+            ],
             &what,
         );
     }
@@ -396,7 +422,10 @@ fn a_user_guard_made_report_only_is_named_in_the_next_answer() {
         assert_told(&said, &["`user-guard`", "enforce = false", &file], &what);
         // Said once: the snapshot moved on.
         let again = ask(&p, via, Tool::Edit);
-        assert!(!again.to_user.contains("`user-guard`"), "{what}: {again:#?}");
+        assert!(
+            !again.to_user.contains("`user-guard`"),
+            "{what}: {again:#?}"
+        );
     }
 }
 

@@ -16,7 +16,14 @@
 //!
 //! Failures stay in their layer: an untrusted, unreadable or invalid project file is reported
 //! and skipped, and the other layers load and run. A corrupt trust store makes project layers
-//! untrusted; it never disables the user's own hooks.
+//! untrusted; it never disables the user's own hooks. A managed or user file that does not load
+//! is skipped the same way, never the whole load, and fails closed ([`broken`]): its last good
+//! version ([`snapshot`]) stands in for it, and its guards block every call they would have
+//! matched, with the file, the line and the fix. A guard that an unreviewed edit (of the
+//! managed or user file, or of a project file under `trusted_roots`) removed or weakened is
+//! named in the next dispatch's answer ([`weakened`]); these, `disable_all`,
+//! `KA_HOOKS_DISABLE` and `stale = "skip"` are [`Config::announcements`], which every dispatch
+//! copies into its outcome.
 
 mod broken;
 pub(crate) mod call;
@@ -237,8 +244,8 @@ pub struct CheckReport {
     pub config: Option<Config>,
 }
 
-/// Failure to load at all: a configuration error in the managed or user layer (errors of a
-/// project layer only skip that layer).
+/// Failure to load at all: a configuration error outside every layer, such as a bad
+/// `KA_HOOKS_*` variable (errors of a layer file only skip that file).
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error(transparent)]
@@ -247,7 +254,9 @@ pub enum LoadError {
 
 impl Config {
     /// Load all layers for a session. Project layers that did not load are in
-    /// [`Config::untrusted`]; a configuration error in the managed or user layer fails the load.
+    /// [`Config::untrusted`]; a managed or user file that does not load is in
+    /// [`Config::announcements`], and the guards of its last good version fail closed. Only an
+    /// error outside every layer (a `KA_HOOKS_TIMEOUT` that is not a number) fails the load.
     pub fn load(opts: &LoadOptions) -> Result<Config, LoadError> {
         let (config, errors) = gate::load(opts, false);
         match config {
