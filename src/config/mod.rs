@@ -42,6 +42,7 @@ pub mod scripts;
 mod settings;
 mod snapshot;
 mod stale;
+pub mod strength;
 pub mod template;
 mod weakened;
 

@@ -119,6 +119,15 @@ impl Rule {
         })
     }
 
+    /// Whether every call `narrower` matches is provably matched by this rule too: the same rule,
+    /// or a bare `Tool` (any argument) over every tool `narrower` applies to. Anything else is
+    /// not provably as broad (see [`super::strength`]).
+    pub fn covers(&self, narrower: &Rule) -> bool {
+        self.source.trim() == narrower.source.trim()
+            || (matches!(self.pattern, Pattern::Any)
+                && narrower.tools.iter().all(|t| self.tools.contains(t)))
+    }
+
     /// Whether a call of `tool` with `arguments` passes, with `root` the project root.
     pub fn matches(
         &self,
