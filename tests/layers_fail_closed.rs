@@ -419,7 +419,11 @@ fn a_user_guard_made_report_only_is_named_in_the_next_answer() {
         dispatch_once(&p);
         p.write_user_toml(USER_GUARD_REPORT_ONLY);
         let said = ask(&p, via, Tool::Edit);
-        assert_told(&said, &["`user-guard`", "enforce = false", &file], &what);
+        assert_told(
+            &said,
+            &["`user-guard`", "is weaker", "enforce: true -> false", &file],
+            &what,
+        );
         // Said once: the snapshot moved on.
         let again = ask(&p, via, Tool::Edit);
         assert!(

@@ -21,6 +21,7 @@ use super::hook::{Hook, Layer};
 use super::merge::merge_hooks;
 use super::parse::{parse_file, ParsedFile};
 use super::settings::Settings;
+use super::strength::weakenings;
 
 /// A layer file that loads without review and differs from its snapshot.
 #[derive(Debug, Clone)]
@@ -95,8 +96,9 @@ pub(super) fn announce(before: &[Hook], after: &[Hook], changed: &Changed) -> Ve
                     if weaker.is_empty() {
                         return None;
                     }
+                    // `Weakening`'s text escapes what came from the file.
                     let list: Vec<String> = weaker.iter().map(ToString::to_string).collect();
-                    format!("is weaker: {}", crate::terminal::escape(&list.join("; ")))
+                    format!("is weaker ({})", list.join("; "))
                 }
             };
             Some(format!(
@@ -106,71 +108,4 @@ pub(super) fn announce(before: &[Hook], after: &[Hook], changed: &Changed) -> Ve
             ))
         })
         .collect()
-}
-
-// ---------------------------------------------------------------------------------------------
-// Stand-in for `config::strength` (the `merge` helper's, issue 21 item 1), with its signature.
-// ---------------------------------------------------------------------------------------------
-
-/// One way a hook got weaker.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Weakening(String);
-
-impl std::fmt::Display for Weakening {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// How `after` is weaker than `before` (the same hook, two versions).
-pub fn weakenings(before: &Hook, after: &Hook) -> Vec<Weakening> {
-    let mut out = Vec::new();
-    let mut say = |what: String| out.push(Weakening(what));
-    if before.enabled && !after.enabled {
-        say("`enabled = false`".into());
-    }
-    if before.enforce && !after.enforce {
-        say("`enforce = false` (report-only)".into());
-    }
-    if before.event != after.event {
-        say(format!("event `{}` -> `{}`", before.event, after.event));
-    }
-    if before.command != after.command {
-        say("another command".into());
-    }
-    let rank = |o: super::OnError| match o {
-        super::OnError::Block => 2,
-        super::OnError::Ask => 1,
-        super::OnError::Ignore => 0,
-    };
-    if rank(after.on_error) < rank(before.on_error) {
-        say(format!(
-            "`on_error = \"{}\"` -> `\"{}\"`",
-            before.on_error.as_str(),
-            after.on_error.as_str()
-        ));
-    }
-    if after.timeout > before.timeout {
-        say(format!(
-            "timeout {}s -> {}s",
-            before.timeout.as_secs_f64(),
-            after.timeout.as_secs_f64()
-        ));
-    }
-    if before.filter.describe() != after.filter.describe() {
-        say(format!(
-            "tools `{}` -> `{}`",
-            before.filter.describe(),
-            after.filter.describe()
-        ));
-    }
-    let paths = |h: &Hook| h.paths.as_ref().map(|p| p.patterns.clone());
-    if paths(after).is_some() && paths(before) != paths(after) {
-        say(format!("`paths` {:?} -> {:?}", paths(before), paths(after)));
-    }
-    let rule = |h: &Hook| h.rule.as_ref().map(|r| r.source.clone());
-    if rule(after).is_some() && rule(before) != rule(after) {
-        say(format!("`if` {:?} -> {:?}", rule(before), rule(after)));
-    }
-    out
 }
