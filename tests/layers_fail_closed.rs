@@ -476,3 +476,58 @@ fn a_trusted_root_project_guard_weakened_without_review_is_named() {
         assert_told(&said, &["`project-guard`", "disabled", &file], &what);
     }
 }
+
+/// Dispatches at once each replace the last good version by a rename: none leaves it torn or
+/// leaves a temporary file behind, and the guard of the version they kept still holds.
+#[test]
+fn concurrent_dispatches_never_tear_the_last_good_version() {
+    let p = guarded();
+    let mut big = String::from(USER_GUARD);
+    for i in 0..200 {
+        big.push_str(&support::hook(
+            &format!("fmt-{i}"),
+            "post_tool_use",
+            "true",
+            &[],
+        ));
+    }
+    p.write_user_toml(&big);
+    let bin = assert_cmd::cargo::cargo_bin("ka-hooks");
+    let children: Vec<std::process::Child> = (0..8)
+        .map(|_| {
+            let mut cmd = std::process::Command::new(&bin);
+            for var in support::AMBIENT_VARS {
+                cmd.env_remove(var);
+            }
+            cmd.env("KA_CONFIG_DIR", &p.config_dir)
+                .env("KA_DATA_DIR", &p.data_dir)
+                .env("KA_MANAGED_DIR", managed_dir(&p))
+                .current_dir(&p.root)
+                .args(["run", "pre_tool_use", "--tool", "bash"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn ka-hooks")
+        })
+        .collect();
+    for mut child in children {
+        assert_eq!(child.wait().expect("wait").code(), Some(2));
+    }
+    let kept: Vec<PathBuf> = fs::read_dir(p.data_dir.join("layers"))
+        .expect("layers/")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    // The user file's and the managed file's, and nothing half-written beside them.
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert!(
+        kept.iter()
+            .any(|k| fs::read_to_string(k).is_ok_and(|t| t == big)),
+        "{kept:?}"
+    );
+    append(&p, b"[[hooks\n");
+    assert_blocked(
+        &ask(&p, Via::Claude, Tool::Write),
+        &["`user-guard`", "does not load"],
+        "after the race",
+    );
+}
