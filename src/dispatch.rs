@@ -163,7 +163,16 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     let mut outcome = Outcome::new(event, tool.clone());
     outcome.untrusted = config.untrusted.clone();
     outcome.announcements = config.announcements.clone();
-    outcome.diagnostics.extend(config.warnings.iter().cloned());
+    // A refused weakening is news for the user on every call (a guard someone tried to switch
+    // off still guards); the other warnings are diagnostics.
+    outcome.messages.extend(config.refused.iter().cloned());
+    outcome.diagnostics.extend(
+        config
+            .warnings
+            .iter()
+            .filter(|w| !config.refused.contains(w))
+            .cloned(),
+    );
 
     // The payload's `cwd`, else the process's: worked out once (a `getcwd` each time otherwise).
     let fallback_cell = std::cell::OnceCell::new();

@@ -155,6 +155,7 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
                 let _ = base.file_commands(f.layer, &f.path, text);
             }
             Ok(Some(text)) => {
+                let changes = base.changes(f.layer, &f.path, text);
                 let (commands, errors) = base.file_commands(f.layer, &f.path, text);
                 if !errors.is_empty() {
                     // The caller puts `error: ` before the first.
@@ -176,7 +177,7 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
                     ));
                 }
                 let coverage = scripts::coverage(&f.root, commands.iter().map(String::as_str));
-                describe(&mut review, f, text, &coverage, &data_dir);
+                describe(&mut review, f, text, &changes, &coverage, &data_dir);
                 pending.push(Pending {
                     file: f,
                     bytes: text.as_bytes().to_vec(),
@@ -287,7 +288,15 @@ fn record(opts: &LoadOptions, data_dir: &Path, pending: &[Pending<'_>]) -> Resul
 }
 
 /// The review of one file: a diff against the last trusted version, or the whole inventory.
-fn describe(out: &mut String, f: &Reviewed, text: &str, coverage: &Coverage, data_dir: &Path) {
+/// `changes` are its overrides of hooks of other files (see [`config::ReviewBase::changes`]).
+fn describe(
+    out: &mut String,
+    f: &Reviewed,
+    text: &str,
+    changes: &[String],
+    coverage: &Coverage,
+    data_dir: &Path,
+) {
     let now = describe_entries(f.layer, &f.path, text, &mut Vec::new());
     let before_text = f
         .record
@@ -314,6 +323,9 @@ fn describe(out: &mut String, f: &Reviewed, text: &str, coverage: &Coverage, dat
                 let _ = writeln!(out, "           {line}");
             }
         }
+    }
+    for line in changes {
+        let _ = writeln!(out, "           {line}");
     }
     scripts_review(out, f, coverage, data_dir);
 }

@@ -199,12 +199,13 @@ fn project_flag_finds_the_root_from_a_nested_dir() {
 #[test]
 fn list_shows_order_origin_and_what_overrode_or_disabled() {
     let w = World::new();
-    w.user(
+    // The local file changes its own project's hooks (a project file may not weaken the user's).
+    w.project(
         "[[hooks]]\nname = \"fmt\"\nevent = \"post_tool_use\"\ncommand = \"fmt\"\n\
          [[hooks]]\nname = \"lint\"\nevent = \"post_tool_use\"\ncommand = \"lint\"\n",
     )
-    .project(
-        "[[hooks]]\nname = \"fmt\"\nenabled = false\n[[hooks]]\nname = \"lint\"\ntimeout = 3\n",
+    .local(
+        "[[hooks]]\nname = \"fmt\"\nenabled = false\n[[hooks]]\nname = \"lint\"\ntimeout = 90\n",
     );
     let out = w.cmd().args(["list", "--trust"]).assert().success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
@@ -215,9 +216,9 @@ fn list_shows_order_origin_and_what_overrode_or_disabled() {
         text.contains("fmt  tool = ") || text.contains("fmt  *  [disabled]"),
         "{text}"
     );
-    assert!(text.contains("disabled by project"), "{text}");
-    assert!(text.contains("set timeout by project"), "{text}");
-    assert!(text.contains("(timeout 3s"), "{text}");
+    assert!(text.contains("disabled by local"), "{text}");
+    assert!(text.contains("set timeout by local"), "{text}");
+    assert!(text.contains("(timeout 90s"), "{text}");
 }
 
 #[test]

@@ -142,30 +142,53 @@ fn entry_with_same_name_merges_key_by_key_in_place() {
     assert_eq!(names(&config, Event::PostToolUse), ["fmt", "after"]);
 }
 
+/// The local file (the user's own, per project) turns off a project hook by name. It cannot turn
+/// off the user's own hook: the merge is monotone (issue 21), and that is refused, with a warning.
 #[test]
-fn enabled_false_by_name_disables_a_user_hook_for_one_project() {
+fn enabled_false_by_name_in_the_local_file_disables_a_project_hook() {
     let w = World::new();
-    w.user(USER_FMT)
+    w.project(USER_FMT)
         .local("[[hooks]]\nname = \"fmt\"\nenabled = false\n");
     let config = w.load();
     assert!(names(&config, Event::PostToolUse).is_empty());
     let fmt = config.hook("fmt").expect("still listed");
     assert!(!fmt.enabled);
     assert_eq!(fmt.overrides[0].source.layer, Layer::Local);
+
+    let w = World::new();
+    w.user(USER_FMT)
+        .local("[[hooks]]\nname = \"fmt\"\nenabled = false\n");
+    let config = w.load();
+    assert_eq!(names(&config, Event::PostToolUse), ["fmt"]);
+    assert!(config.hook("fmt").expect("fmt").overrides.is_empty());
+    assert_eq!(config.refused.len(), 1, "{:?}", config.refused);
+    assert!(config.warnings.contains(&config.refused[0]));
 }
 
+/// A later identical handler replaces an earlier one when it is as strong (here: a shorter
+/// timeout); one of another layer that guards less does not (issue 21: de-duplication never
+/// merges hooks of different layers into the weaker copy).
 #[test]
 fn identical_handlers_run_once_with_the_later_settings() {
     let w = World::new();
     w.user("[[hooks]]\nevent = \"stop\"\ncommand = \"notify\"\ntimeout = 3\n")
-        .project("[[hooks]]\nevent = \"stop\"\ncommand = \"notify\"\ntimeout = 9\n");
+        .project("[[hooks]]\nevent = \"stop\"\ncommand = \"notify\"\ntimeout = 2\n");
     let config = w.load();
     let hooks: Vec<_> = config.hooks_for(Event::Stop, None).collect();
     assert_eq!(hooks.len(), 1);
-    assert_eq!(hooks[0].timeout, Duration::from_secs(9));
+    assert_eq!(hooks[0].timeout, Duration::from_secs(2));
     assert_eq!(hooks[0].source.layer, Layer::Project);
     assert_eq!(config.deduplicated.len(), 1);
     assert_eq!(config.deduplicated[0].source.layer, Layer::User);
+
+    w.project("[[hooks]]\nevent = \"stop\"\ncommand = \"notify\"\ntimeout = 9\n");
+    let config = w.load();
+    let hooks: Vec<_> = config.hooks_for(Event::Stop, None).collect();
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0].timeout, Duration::from_secs(3));
+    assert_eq!(hooks[0].source.layer, Layer::User);
+    assert_eq!(config.deduplicated[0].source.layer, Layer::Project);
+    assert_eq!(config.refused.len(), 1, "{:?}", config.refused);
 }
 
 #[test]
@@ -602,7 +625,7 @@ fn env_values_must_be_strings() {
 #[test]
 fn a_later_matcher_replaces_an_earlier_tool_filter() {
     let w = World::new();
-    w.user(
+    w.project(
         "[[hooks]]\nname = \"g\"\nevent = \"pre_tool_use\"\ntool = \"write\"\ncommand = \"c\"\n",
     )
     .local("[[hooks]]\nname = \"g\"\nmatcher = \"Edit\"\n");

@@ -589,12 +589,12 @@ fn a_project_override_that_breaks_a_user_hook_cannot_switch_the_users_guards_off
 }
 
 /// `trust` judges a file on top of the layers below it, as loading does: an entry that only
-/// overrides a user hook by name (the README's `enabled = false` in `.ka/ka.local.toml`) can be
-/// trusted, and an override that would break the hook is refused with the override's error.
+/// overrides a project hook by name (the README's `enabled = false` in `.ka/ka.local.toml`) can
+/// be trusted, and an override that would break the hook is refused with the override's error.
 #[test]
 fn trust_judges_overrides_by_name_with_the_hooks_they_override() {
     let p = Project::new();
-    p.user("[[hooks]]\nname = \"fmt\"\nevent = \"stop\"\ncommand = \"true\"\n");
+    p.project("[[hooks]]\nname = \"fmt\"\nevent = \"stop\"\ncommand = \"true\"\n");
     p.local("[[hooks]]\nname = \"fmt\"\nenabled = false\n");
     p.cli().args(["trust", "--yes"]).assert().success();
     let config = p.load();

@@ -9,6 +9,7 @@ use super::discover::{self, GATED_FILES};
 use super::error::ConfigError;
 use super::hook::{Hook, Layer};
 use super::merge::{merge_hooks, own_errors, Below};
+use super::monotone;
 use super::parse::{parse_file, ParsedFile};
 use super::read::{self, Found};
 use super::settings::{layer_settings, Gate, StalePolicy};
@@ -114,7 +115,19 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
             (c, hooks)
         })
         .collect();
-    let (mut hooks, deduplicated) = merge_hooks(parsed, &settings, &mut errors, &mut warnings);
+    let merged = merge_hooks(parsed, &settings, &mut errors, &mut warnings);
+    let (mut hooks, deduplicated) = (merged.hooks, merged.deduplicated);
+    // A refused weakening is `check`'s error (naming both files); a load goes on with the
+    // original hook guarding, and says so on every dispatch.
+    let mut refused = Vec::with_capacity(merged.refused.len());
+    for refusal in merged.refused {
+        if check_all {
+            errors.push(refusal.error());
+        } else {
+            refused.push(refusal.message());
+        }
+    }
+    warnings.extend(refused.iter().cloned());
     if !errors.is_empty() {
         // Report in reading order: layer by layer, top to bottom (errors are found in phases).
         let file_rank = |e: &ConfigError| {
@@ -170,6 +183,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         untrusted,
         warnings,
         announcements,
+        refused,
         notes,
         pending: Pending::new(opts.paths.data_dir.clone(), updates),
         by_event: Default::default(),
@@ -504,7 +518,7 @@ fn load_gated(
             };
             l.tombstones.extend(guards);
             l.untrusted.push(skipped(state, what, count));
-            check_text(l, check_all, layer, &path, text);
+            check_text(l, check_all, (layer, root), &path, text);
         }
         (state, _) => {
             let why = match &found {
@@ -516,19 +530,29 @@ fn load_gated(
                 why.map(|w| w.trim_start_matches(" — ").to_owned()),
                 0,
             ));
-            check_text(l, check_all, layer, &path, text);
+            check_text(l, check_all, (layer, root), &path, text);
         }
     }
     l.layers.push(layer_file);
 }
 
 /// `check` reports every error of a file that does not load, as if it did (on top of the files
-/// loaded before it).
-fn check_text(l: &mut Loading, check_all: bool, layer: Layer, path: &Path, text: Option<&str>) {
+/// loaded before it), a weakening it would make of a hook below included.
+fn check_text(
+    l: &mut Loading,
+    check_all: bool,
+    (layer, root): (Layer, &Path),
+    path: &Path,
+    text: Option<&str>,
+) {
     if let (true, Some(text)) = (check_all, text) {
-        let file = parse_file(layer, path, text, &mut l.errors);
+        let mut file = parse_file(layer, path, text, &mut l.errors);
+        file.root = Some(root.to_path_buf());
         let errors = own_errors(&file, &l.below());
         l.errors.extend(errors);
+        let refused = monotone::refusals(&file, &l.below());
+        l.errors
+            .extend(refused.iter().map(monotone::Refusal::error));
     }
 }
 
@@ -617,6 +641,18 @@ impl ReviewBase {
         ReviewBase { l }
     }
 
+    /// What one file changes in the hooks of the files before it, by name: for each, which hook
+    /// of which file, every key before and after, and whether loading refuses it as a weakening
+    /// (see [`super::monotone`]). One line each, for the review; call it before
+    /// [`ReviewBase::file_commands`] adds the file.
+    pub fn changes(&self, layer: Layer, path: &Path, text: &str) -> Vec<String> {
+        let file = parse_reviewed(layer, path, text, &mut Vec::new());
+        monotone::changes(&file, &self.l.below())
+            .iter()
+            .flat_map(monotone::Change::review)
+            .collect()
+    }
+
     /// The commands and errors of one file on top of what came before it; the file then counts
     /// as below the next one.
     pub fn file_commands(
@@ -626,7 +662,7 @@ impl ReviewBase {
         text: &str,
     ) -> (Vec<String>, Vec<ConfigError>) {
         let mut errors = Vec::new();
-        let file = parse_file(layer, path, text, &mut errors);
+        let file = parse_reviewed(layer, path, text, &mut errors);
         validate_alone(&self.l.below(), &file, &mut errors);
         let commands = file
             .hooks
@@ -638,4 +674,17 @@ impl ReviewBase {
         }
         (commands, errors)
     }
+}
+
+/// A reviewed gated file, parsed with its project root (`<root>/.ka/<file>`), so that the files
+/// after it see whose hooks they change.
+fn parse_reviewed(
+    layer: Layer,
+    path: &Path,
+    text: &str,
+    errors: &mut Vec<ConfigError>,
+) -> ParsedFile {
+    let mut file = parse_file(layer, path, text, errors);
+    file.root = path.parent().and_then(Path::parent).map(Path::to_path_buf);
+    file
 }

@@ -1,5 +1,13 @@
 //! Entries of all layers into effective hooks: merge by name, validate, de-duplicate.
 //!
+//! The merge is monotone across trust boundaries ([`super::monotone`]): an override by name, or
+//! a de-duplicated copy, that would weaken a hook of a layer its own layer may not weaken is not
+//! applied, and comes back as a [`Refusal`] (a warning on every dispatch, an error in `check`).
+//! Each override is judged against the hook as merged so far, so a chain of entries cannot
+//! weaken a hook step by step. The hook's owner is the layer whose entry first made it a hook:
+//! a user entry that only changes a project's hook (`name = "fmt"`, `enabled = false`) leaves
+//! the hook the project's, and is applied again after every other entry, as the user's word.
+//!
 //! Both passes are linear in the number of entries (maps by name and by handler), so a file of
 //! 10 000 hooks loads in about ten times the time of 1 000 (`cargo bench --bench loading`). The
 //! gate's validation of each project file ([`own_errors`]) looks at that file's own entries only.
@@ -10,8 +18,10 @@ use std::path::PathBuf;
 use super::error::ConfigError;
 use super::filter::ToolFilter;
 use super::hook::{Deduplicated, Hook, Layer, Override, Source};
+use super::monotone::{Owner, Refusal};
 use super::parse::{ParsedFile, RawHook};
 use super::settings::Settings;
+use super::strength::{weakenings, Weakening};
 use super::template::Template;
 use super::{event_slot, DEFAULT_TIMEOUT};
 use crate::event::Event;
@@ -23,9 +33,20 @@ struct Slot {
     overrides: Vec<(usize, usize)>,
 }
 
+/// What [`merge_hooks`] makes of the parsed files.
+pub(super) struct Merged {
+    /// Every effective hook in run order.
+    pub hooks: Vec<Hook>,
+    /// Hooks replaced by a later identical one.
+    pub deduplicated: Vec<Deduplicated>,
+    /// Entries that would have weakened another layer's hook, not applied (see [`monotone`]).
+    pub refused: Vec<Refusal>,
+}
+
 /// Merge entries by name in run order, validate the merged hooks, compile filters, dedupe.
 /// An entry of another layer that names a managed hook is ignored, with a warning: managed hooks
-/// cannot be disabled or changed from above.
+/// cannot be disabled or changed from above. An entry that would weaken a hook of a layer it may
+/// not weaken (see [`monotone`]) is not applied, and comes back in [`Merged::refused`].
 ///
 /// Entries are moved out of `files` straight into their hooks (an entry is large: a copy of all
 /// of them in between was a second few-MB array on 10 000 hooks, written and read once each).
@@ -34,24 +55,14 @@ pub(super) fn merge_hooks(
     settings: &Settings,
     errors: &mut Vec<ConfigError>,
     warnings: &mut Vec<String>,
-) -> (Vec<Hook>, Vec<Deduplicated>) {
+) -> Merged {
     let slots = by_name(&files, warnings);
     let mut hooks: Vec<Hook> = Vec::with_capacity(slots.len());
+    let mut refused = Vec::new();
     let mut counts = [0usize; Event::ALL.len()];
     for slot in slots {
-        let (f, e) = slot.first;
-        let root = files[f].root.clone();
-        let (source, mut raw) = files[f].take(e);
-        let overrides = slot
-            .overrides
-            .into_iter()
-            .map(|(f, e)| {
-                let (source, over) = files[f].take(e);
-                let keys = over.keys().into_iter().filter(|k| k != "name").collect();
-                raw.merge(over);
-                Override { source, keys }
-            })
-            .collect();
+        let root = files[slot.first.0].root.clone();
+        let (source, raw, overrides) = merge_slot(&mut files, slot, settings, &mut refused);
         let (event, template) = match validate(&raw, &source) {
             Ok(valid) => valid,
             Err(e) => {
@@ -72,8 +83,108 @@ pub(super) fn merge_hooks(
         ));
     }
 
-    let deduplicated = dedupe(&mut hooks);
-    (hooks, deduplicated)
+    let deduplicated = dedupe(&mut hooks, settings, &mut refused);
+    Merged {
+        hooks,
+        deduplicated,
+        refused,
+    }
+}
+
+/// Whether an entry defines a hook on its own (an entry without both only changes one).
+pub(super) fn defines(raw: &RawHook) -> bool {
+    raw.event.is_some() && raw.command.is_some()
+}
+
+/// The entries of one slot merged in order, under the monotone rule: each override is checked
+/// against the hook as merged so far, and one that weakens a hook its layer may not weaken is
+/// left out (and recorded in `refused`). The hook's owner is the layer whose entry first made it
+/// a hook: the user file's `name = "fmt"`, `enabled = false` for a project's `fmt` changes the
+/// project's hook, and (the user's word about a repository being final) is applied again last.
+fn merge_slot(
+    files: &mut [ParsedFile],
+    slot: Slot,
+    settings: &Settings,
+    refused: &mut Vec<Refusal>,
+) -> (Source, RawHook, Vec<Override>) {
+    let (f, e) = slot.first;
+    let first_owner = Owner::new(files[f].layer, files[f].root.as_deref());
+    let (source, mut raw) = files[f].take(e);
+    let mut owner = defines(&raw).then(|| (first_owner.clone(), source.clone()));
+    let mut users_word = Vec::new();
+    if owner.is_none() && first_owner.layer == Layer::User {
+        users_word.push(raw.clone());
+    }
+    let mut overrides = Vec::with_capacity(slot.overrides.len());
+    for (f, e) in slot.overrides {
+        let by = Owner::new(files[f].layer, files[f].root.as_deref());
+        let (at, over) = files[f].take(e);
+        let keys = over.keys().into_iter().filter(|k| k != "name").collect();
+        if owner.is_none() && by.layer == Layer::User {
+            users_word.push(over.clone());
+        }
+        let mut merged = raw.clone();
+        merged.merge(over);
+        if let Some((_, original)) = owner.as_ref().filter(|(o, _)| !o.may_be_weakened_by(&by)) {
+            let weakenings = weakened(&raw, &merged, &source, settings);
+            if !weakenings.is_empty() {
+                refused.push(Refusal {
+                    name: raw
+                        .name
+                        .as_ref()
+                        .map(|n| n.value.clone())
+                        .unwrap_or_default(),
+                    original: original.clone(),
+                    at,
+                    weakenings,
+                    copy: false,
+                });
+                continue;
+            }
+        }
+        raw = merged;
+        if owner.is_none() && defines(&raw) {
+            owner = Some((by, at.clone()));
+        }
+        overrides.push(Override { source: at, keys });
+    }
+    for word in users_word.into_iter().filter(|_| owner.is_some()) {
+        raw.merge(word);
+    }
+    (source, raw, overrides)
+}
+
+/// The hook a merged entry makes, as far as comparing its strength goes (its name and place do
+/// not count); `None` when it is not a valid hook.
+pub(super) fn probe(raw: &RawHook, source: &Source, settings: &Settings) -> Option<Hook> {
+    let (event, template) = validate(raw, source).ok()?;
+    Some(hook(
+        raw.clone(),
+        event,
+        template,
+        0,
+        settings,
+        source.clone(),
+        Vec::new(),
+        None,
+    ))
+}
+
+/// How `after` weakens the hook `before` makes. Nothing, when `before` is not a hook yet (there
+/// is nothing to weaken) or `after` is invalid (its error is reported and it does not load).
+fn weakened(
+    before: &RawHook,
+    after: &RawHook,
+    source: &Source,
+    settings: &Settings,
+) -> Vec<Weakening> {
+    match (
+        probe(before, source, settings),
+        probe(after, source, settings),
+    ) {
+        (Some(before), Some(after)) => weakenings(&before, &after),
+        _ => Vec::new(),
+    }
 }
 
 /// The hook a validated merged entry makes; `n` counts the hooks of its event so far (the name
@@ -133,8 +244,36 @@ pub(super) struct Below<'a> {
 }
 
 impl Below<'_> {
-    fn contains(&self, name: &str) -> bool {
+    pub(super) fn contains(&self, name: &str) -> bool {
         self.names.contains_key(name)
+    }
+
+    /// The hook named `name` as the files below make it, as [`Below::merged`] makes it, with its
+    /// owner: the layer whose entry first made it a hook, and that entry (see [`merge_slot`]).
+    /// `None` when the files below do not make it a hook.
+    pub(super) fn owned(&self, name: &str) -> Option<(Owner, &Source, RawHook)> {
+        let (_, merged) = self.merged(name)?;
+        let mut so_far: Option<RawHook> = None;
+        for &(f, e) in self.names.get(name)? {
+            let Some(file) = self.files.get(f) else {
+                continue;
+            };
+            let Some((source, raw)) = file.hooks.get(e) else {
+                continue;
+            };
+            let next = match so_far.take() {
+                None => raw.clone(),
+                Some(mut base) => {
+                    base.merge(raw.clone());
+                    base
+                }
+            };
+            if defines(&next) {
+                return Some((Owner::new(file.layer, file.root.as_deref()), source, merged));
+            }
+            so_far = Some(next);
+        }
+        None
     }
 
     /// The hook named `name` as the files below make it: where it was first defined, and its
@@ -406,26 +545,59 @@ fn check_call_keys(
 }
 
 /// Identical enabled handlers (event, filter, command) run once; the later one (its settings and
-/// place) wins. One pass from the end: the first occurrence seen from there is the one kept.
-fn dedupe(hooks: &mut Vec<Hook>) -> Vec<Deduplicated> {
-    let mut kept_by_handler: HashMap<(Event, String, &str), usize> =
-        HashMap::with_capacity(hooks.len());
-    let mut drop = vec![None; hooks.len()];
-    for (i, hook) in hooks.iter().enumerate().rev() {
+/// place) wins, unless it is a copy across a trust boundary that guards less (see [`monotone`]):
+/// then the earlier one runs, and the copy is refused. A managed hook is replaced only by a copy
+/// as strong, and only when nothing turns the other layers off (`disable_all`,
+/// `KA_HOOKS_DISABLE`, `allow_managed_hooks_only`), which would take the copy, and the guard,
+/// away. One pass in order, keeping the winner of each handler so far.
+fn dedupe(
+    hooks: &mut Vec<Hook>,
+    settings: &Settings,
+    refused: &mut Vec<Refusal>,
+) -> Vec<Deduplicated> {
+    let mut winner: HashMap<(Event, String, &str), usize> = HashMap::with_capacity(hooks.len());
+    let mut dropped = vec![false; hooks.len()];
+    let others_off = settings.disabled.is_some() || settings.managed_only;
+    for (i, hook) in hooks.iter().enumerate() {
         if !hook.enabled {
             continue;
         }
         let key = (hook.event, hook.filter.describe(), hook.command.as_str());
-        match kept_by_handler.get(&key) {
-            Some(&kept) => drop[i] = Some(kept),
-            None => {
-                kept_by_handler.insert(key, i);
+        let Some(&w) = winner.get(&key) else {
+            winner.insert(key, i);
+            continue;
+        };
+        let kept = &hooks[w];
+        let weaker = || weakenings(kept, hook);
+        let replaces = if kept.is_managed() && !hook.is_managed() {
+            !others_off && weaker().is_empty()
+        } else {
+            Owner::of(kept).may_be_weakened_by(&Owner::of(hook)) || weaker().is_empty()
+        };
+        if replaces {
+            dropped[w] = true;
+            winner.insert(key, i);
+        } else {
+            dropped[i] = true;
+            let weakenings = weaker();
+            if !weakenings.is_empty() {
+                refused.push(Refusal {
+                    name: kept.name.clone(),
+                    original: kept.source.clone(),
+                    at: hook.source.clone(),
+                    weakenings,
+                    copy: true,
+                });
             }
         }
     }
-    let kept_names: Vec<Option<String>> = drop
+    let kept_names: Vec<Option<String>> = hooks
         .iter()
-        .map(|d| d.map(|k| hooks[k].name.clone()))
+        .zip(&dropped)
+        .map(|(hook, &dropped)| {
+            let key = (hook.event, hook.filter.describe(), hook.command.as_str());
+            dropped.then(|| winner.get(&key).map(|&k| hooks[k].name.clone()))?
+        })
         .collect();
     let mut deduplicated = Vec::new();
     let mut i = 0;
@@ -490,7 +662,7 @@ mod tests {
         );
         let [below] = files;
         let mut all = Vec::new();
-        merge_hooks(
+        let _ = merge_hooks(
             vec![below, file],
             &Settings::default(),
             &mut all,

@@ -10,7 +10,9 @@
 //!    gate and parsed. A gated file loads only when its record matches its bytes and the scripts
 //!    its hooks run ([`scripts`]).
 //! 3. **Parse** ([`parse`]): entries with `file:line:column` errors for every problem.
-//! 4. **Merge** ([`merge`], [`settings`]): entries by name, settings by figment, de-duplication.
+//! 4. **Merge** ([`merge`], [`settings`]): entries by name, settings by figment, de-duplication,
+//!    monotone across trust boundaries ([`monotone`], [`strength`]): no layer weakens a hook of
+//!    a layer it does not own; such an entry is refused, said on every dispatch and in `check`.
 //! 5. **Fail closed** ([`stale`]): the guards of a trusted layer that changed or vanished block
 //!    every call they would have matched, until a person reviews the change.
 //!
@@ -33,6 +35,7 @@ mod filter;
 mod gate;
 mod hook;
 mod merge;
+mod monotone;
 mod parse;
 pub mod paths_filter;
 mod pieces;
@@ -221,6 +224,9 @@ pub struct Config {
     /// changed project file's guards from failing closed. Every dispatch copies these into
     /// [`crate::Outcome::announcements`], and every adapter says them to the user.
     pub announcements: Vec<String>,
+    /// Entries that would have weakened another layer's hook and were not applied (the merge is
+    /// monotone: see [`monotone`]). Each is in `warnings` too; every dispatch tells the user.
+    pub refused: Vec<String>,
     /// What `check` and `doctor` say for the record: tool names read in another agent's
     /// spelling (`Write` matches ka's `write`).
     pub notes: Vec<String>,

@@ -741,12 +741,32 @@ pub fn describe_entries(
             if let Some(env) = &raw.env {
                 line.push_str(&format!(" env={:?}", env.value));
             }
+            // Every key that decides what a guard guards (issue 21: a review that hides
+            // `enforce = false` or a narrowing `paths` hides a switched-off guard).
+            if let Some(enforce) = &raw.enforce {
+                line.push_str(&format!(" enforce={}", enforce.value));
+            }
+            if let Some(paths) = &raw.paths {
+                line.push_str(&format!(" paths={:?}", paths.value.patterns));
+            }
+            if let Some(rule) = &raw.rule {
+                line.push_str(&format!(" if={:?}", rule.value.source));
+            }
+            if let Some(on_error) = &raw.on_error {
+                line.push_str(&format!(" on_error={}", on_error.value.as_str()));
+            }
+            if let Some(timeout) = &raw.timeout {
+                line.push_str(&format!(" timeout={}s", timeout.value.as_secs_f64()));
+            }
+            if let Some(is_async) = &raw.is_async {
+                line.push_str(&format!(" async={}", is_async.value));
+            }
             match &raw.command {
                 Some(command) => line.push_str(&format!(
                     "\n             runs: {}",
                     crate::terminal::escape(&command.value)
                 )),
-                None => line.push_str(" (overrides settings only)"),
+                None => line.push_str(" (no command: changes the hook of this name)"),
             }
             line
         })

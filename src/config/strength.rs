@@ -104,6 +104,25 @@ pub fn weakenings(before: &Hook, after: &Hook) -> Vec<Weakening> {
     out
 }
 
+/// Every key of `hook` that decides what it guards, with its value as [`weakenings`] shows it,
+/// in the order it compares them (the filter is `tool` whether written `tool` or `matcher`):
+/// what a review prints before and after an override.
+pub fn guard_keys(hook: &Hook) -> Vec<(&'static str, String)> {
+    vec![
+        ("enabled", hook.enabled.to_string()),
+        ("enforce", hook.enforce.to_string()),
+        ("event", hook.event.to_string()),
+        ("tool", hook.filter.describe()),
+        ("paths", show_paths(hook.paths.as_deref())),
+        ("if", show_rule(hook.rule.as_deref())),
+        ("command", hook.command.clone()),
+        ("env", show_env(&hook.env)),
+        ("on_error", hook.on_error.as_str().to_owned()),
+        ("timeout", seconds(hook.timeout)),
+        ("async", hook.is_async.to_string()),
+    ]
+}
+
 /// block > ask > ignore: what a failing guard does, from most to least guarding.
 fn rank(on_error: OnError) -> u8 {
     match on_error {
@@ -208,12 +227,13 @@ mod tests {
         let mut errors = Vec::new();
         let file = parse_file(Layer::User, Path::new("ka.toml"), &text, &mut errors);
         assert!(errors.is_empty(), "{errors:?}");
-        let (mut hooks, _) = merge_hooks(
+        let mut hooks = merge_hooks(
             vec![file],
             &Settings::default(),
             &mut errors,
             &mut Vec::new(),
-        );
+        )
+        .hooks;
         assert!(errors.is_empty(), "{errors:?}");
         hooks.remove(0)
     }

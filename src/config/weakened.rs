@@ -62,7 +62,7 @@ pub(super) fn before(files: &[ParsedFile], changed: &Changed, settings: &Setting
         }
     }
     let (mut errors, mut warnings): (Vec<ConfigError>, Vec<String>) = (Vec::new(), Vec::new());
-    merge_hooks(files, settings, &mut errors, &mut warnings).0
+    merge_hooks(files, settings, &mut errors, &mut warnings).hooks
 }
 
 /// What a guard is known by across two loads: its name, or its event and command.
