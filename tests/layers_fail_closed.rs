@@ -531,3 +531,34 @@ fn concurrent_dispatches_never_tear_the_last_good_version() {
         "after the race",
     );
 }
+
+/// An entry appended to the user file that only changes a hook no layer defines changes
+/// nothing: it is ignored with a warning, and every guard still runs (it used to fail the whole
+/// load, and the adapters then failed open). `check` still reports it.
+#[test]
+fn a_user_override_of_a_hook_no_layer_defines_switches_nothing_off() {
+    let p = guarded();
+    append(
+        &p,
+        b"\n[[hooks]]\nname = \"no-such-hook\"\nenabled = false\n",
+    );
+    for via in EVERY_WAY {
+        let what = format!("{via:?}");
+        assert_blocked(
+            &ask(&p, via, Tool::Write),
+            &["user guard: no writes"],
+            &what,
+        );
+        assert_blocked(
+            &ask(&p, via, Tool::Bash),
+            &["managed guard: no shell"],
+            &what,
+        );
+        assert_blocked(
+            &ask(&p, via, Tool::Edit),
+            &["project guard: no edits"],
+            &what,
+        );
+    }
+    cli(&p).arg("check").assert().code(1);
+}

@@ -8,7 +8,7 @@ use super::broken::{self, Ghost};
 use super::discover::{self, GATED_FILES};
 use super::error::ConfigError;
 use super::hook::{Hook, Layer};
-use super::merge::{merge_hooks, own_errors, Below};
+use super::merge::{defines, merge_hooks, own_errors, Below};
 use super::monotone;
 use super::parse::{parse_file, ParsedFile};
 use super::read::{self, Found};
@@ -105,6 +105,10 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         updates,
         ..
     } = l;
+    let mut parsed = parsed;
+    if !check_all {
+        drop_dangling(&mut parsed, &mut warnings);
+    }
     let settings = layer_settings(&parsed, &opts.paths, &gate, &mut errors);
     let stale_skip = stale_skip_source(&parsed);
     // What the layers made before each unreviewed file changed (only when one did).
@@ -244,7 +248,7 @@ fn load_ungated(
                 l.layers.push(layer_file(LayerState::Loaded, Some(sha256)));
                 return;
             }
-            validate_alone(&l.below(), &file, &mut errors);
+            validate_ungated(l, &file, &mut errors);
             if !errors.is_empty() {
                 l.layers.push(layer_file(LayerState::Invalid, Some(sha256)));
                 broken_file(l, data_dir, check_all, layer, path, errors);
@@ -254,6 +258,63 @@ fn load_ungated(
             l.layers.push(layer_file(LayerState::Loaded, Some(sha256)));
             watch(l, last_good(), layer, path, None, text);
         }
+    }
+}
+
+/// The errors of a managed or user file on top of the files before it, as [`validate_alone`],
+/// except for entries that only change a hook by name that no file so far defines
+/// (`name = "fmt"`, `enabled = false`): such an entry may change a project's hook, which loads
+/// later (the user's word, see [`super::merge`]). They are judged once every layer is read
+/// ([`drop_dangling`]), so one of them never makes the whole file fail.
+fn validate_ungated(l: &Loading, file: &ParsedFile, errors: &mut Vec<ConfigError>) {
+    let in_file: std::collections::HashSet<&str> = file
+        .hooks
+        .iter()
+        .filter(|(_, raw)| defines(raw))
+        .filter_map(|(_, raw)| raw.name.as_ref().map(|n| n.value.as_str()))
+        .collect();
+    let later = |raw: &super::parse::RawHook| {
+        !defines(raw)
+            && raw.name.as_ref().is_some_and(|n| {
+                !in_file.contains(n.value.as_str()) && !l.names.contains_key(&n.value)
+            })
+    };
+    if !file.hooks.iter().any(|(_, raw)| later(raw)) {
+        return validate_alone(&l.below(), file, errors);
+    }
+    let mut now = file.clone();
+    now.hooks.retain(|(_, raw)| !later(raw));
+    validate_alone(&l.below(), &now, errors);
+}
+
+/// Entries of a managed or user file that only change a hook by name that no layer defines: they
+/// change nothing, so they are left out with a warning instead of failing the load (`check`
+/// still reports each as an error).
+fn drop_dangling(parsed: &mut [ParsedFile], warnings: &mut Vec<String>) {
+    let mut defined: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for file in parsed.iter() {
+        for (_, raw) in &file.hooks {
+            if let (Some(name), true) = (&raw.name, defines(raw)) {
+                defined.insert(name.value.clone());
+            }
+        }
+    }
+    for file in parsed.iter_mut().filter(|f| !f.layer.is_gated()) {
+        file.hooks.retain(|(source, raw)| {
+            let dangling = !defines(raw)
+                && raw
+                    .name
+                    .as_ref()
+                    .is_some_and(|n| !defined.contains(&n.value));
+            if let (true, Some(name)) = (dangling, &raw.name) {
+                warnings.push(format!(
+                    "{source}: `name = \"{}\"` changes a hook that no layer here defines; \
+                     ignored (`ka-hooks check` reports it)",
+                    crate::terminal::escape(&name.value)
+                ));
+            }
+            !dangling
+        });
     }
 }
 
@@ -307,7 +368,7 @@ fn broken_file(
         Some(Some(text)) => {
             let mut errors = Vec::new();
             let file = parse_file(layer, path, &text, &mut errors);
-            validate_alone(&l.below(), &file, &mut errors);
+            validate_ungated(l, &file, &mut errors);
             if errors.is_empty() {
                 l.push_parsed(file);
                 ghost.kept = true;
