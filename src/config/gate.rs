@@ -16,6 +16,7 @@ use super::settings::{layer_settings, Gate, StalePolicy};
 use super::snapshot::{self, Pending, Update};
 use super::stale::{tombstones, Change};
 use super::weakened::{self, Changed};
+
 use super::{scripts, trust_command, Config, LayerFile, LayerState, LoadOptions, Untrusted};
 use crate::paths;
 use crate::trust::{TrustRecord, TrustStatus, TrustStore};
@@ -66,33 +67,7 @@ impl Loading {
 /// Load every layer. With `check_all`, gated files that do not load are parsed too, and their
 /// errors returned (reading is safe; running is what the gate guards).
 pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<ConfigError>) {
-    let mut l = Loading::default();
-    let start = paths::absolute(&opts.start_dir);
-    let trust_file = opts.paths.trust_file();
-    let store = match TrustStore::load(trust_file.as_deref()) {
-        Ok(store) => store,
-        Err(e) => {
-            l.warnings.push(format!(
-                "{e}; until then every project layer is treated as untrusted"
-            ));
-            TrustStore::default()
-        }
-    };
-    let data_dir = opts.paths.data_dir.as_deref();
-    for (layer, path) in discover::ungated(&opts.paths) {
-        load_ungated(&mut l, data_dir, check_all, layer, &path);
-    }
-    // A broken file's last good version stands in for it here too: its `trusted_roots` hold.
-    let gate = Gate::from_files(&l.parsed);
-    let roots = discover::roots(&start, &store);
-    for root in &roots {
-        for (layer, rel) in GATED_FILES {
-            let judged = judge(root, rel, &store);
-            // Each file is validated on top of what loaded before it (overrides by name).
-            load_gated(&mut l, opts, &gate, check_all, root, layer, judged);
-        }
-    }
-
+    let (l, gate, roots) = read_layers(opts, check_all);
     let Loading {
         mut errors,
         mut warnings,
@@ -112,13 +87,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     let settings = layer_settings(&parsed, &opts.paths, &gate, &mut errors);
     let stale_skip = stale_skip_source(&parsed);
     // What the layers made before each unreviewed file changed (only when one did).
-    let before: Vec<(Changed, Vec<Hook>)> = changed
-        .into_iter()
-        .map(|c| {
-            let hooks = weakened::before(&parsed, &c, &settings);
-            (c, hooks)
-        })
-        .collect();
+    let before = weakened::befores(changed, &parsed, &settings);
     let merged = merge_hooks(parsed, &settings, &mut errors, &mut warnings);
     let (mut hooks, deduplicated) = (merged.hooks, merged.deduplicated);
     // A refused weakening is `check`'s error (naming both files); a load goes on with the
@@ -163,19 +132,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         hooks.splice(0..0, tombstones);
     }
     announcements.extend(stale_skip_announcement(&settings, &untrusted, stale_skip));
-    let mut notes = Vec::new();
-    for hook in &hooks {
-        let (translated, unknown) = hook.filter.review();
-        let at = |w: String| {
-            format!(
-                "hook `{}` ({}): {w}",
-                crate::terminal::escape(&hook.name),
-                hook.source
-            )
-        };
-        notes.extend(translated.into_iter().map(at));
-        warnings.extend(unknown.into_iter().map(at));
-    }
+    let notes = filter_notes(&hooks, &mut warnings);
     let mut config = Config {
         project_root: roots.last().cloned(),
         protected: protected_paths(opts, &roots),
@@ -196,6 +153,55 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     };
     config.index();
     (Some(config), errors)
+}
+
+/// Every layer file read, judged and parsed, with the gate's settings and the project roots.
+fn read_layers(opts: &LoadOptions, check_all: bool) -> (Loading, Gate, Vec<PathBuf>) {
+    let mut l = Loading::default();
+    let start = paths::absolute(&opts.start_dir);
+    let trust_file = opts.paths.trust_file();
+    let store = match TrustStore::load(trust_file.as_deref()) {
+        Ok(store) => store,
+        Err(e) => {
+            l.warnings.push(format!(
+                "{e}; until then every project layer is treated as untrusted"
+            ));
+            TrustStore::default()
+        }
+    };
+    let data_dir = opts.paths.data_dir.as_deref();
+    for (layer, path) in discover::ungated(&opts.paths) {
+        load_ungated(&mut l, data_dir, check_all, layer, &path);
+    }
+    // A broken file's last good version stands in for it here too: its `trusted_roots` hold.
+    let gate = Gate::from_files(&l.parsed);
+    let roots = discover::roots(&start, &store);
+    for root in &roots {
+        for (layer, rel) in GATED_FILES {
+            let judged = judge(root, rel, &store);
+            // Each file is validated on top of what loaded before it (overrides by name).
+            load_gated(&mut l, opts, &gate, check_all, root, layer, judged);
+        }
+    }
+    (l, gate, roots)
+}
+
+/// Tool names read in another agent's spelling (notes), and names no agent has (warnings).
+fn filter_notes(hooks: &[Hook], warnings: &mut Vec<String>) -> Vec<String> {
+    let mut notes = Vec::new();
+    for hook in hooks {
+        let (translated, unknown) = hook.filter.review();
+        let at = |w: String| {
+            format!(
+                "hook `{}` ({}): {w}",
+                crate::terminal::escape(&hook.name),
+                hook.source
+            )
+        };
+        notes.extend(translated.into_iter().map(at));
+        warnings.extend(unknown.into_iter().map(at));
+    }
+    notes
 }
 
 /// The managed or user file: loaded as it is. One that does not load is reported and skipped,

@@ -35,9 +35,24 @@ pub(super) struct Changed {
     pub removed: bool,
 }
 
+/// Each changed file with the hooks the layers made before it changed.
+pub(super) fn befores(
+    changed: Vec<Changed>,
+    files: &[ParsedFile],
+    settings: &Settings,
+) -> Vec<(Changed, Vec<Hook>)> {
+    changed
+        .into_iter()
+        .map(|c| {
+            let hooks = before(files, &c, settings);
+            (c, hooks)
+        })
+        .collect()
+}
+
 /// The hooks the layers made with `changed`'s snapshot in place of the file as it is now
 /// (`files` as loaded, before merging).
-pub(super) fn before(files: &[ParsedFile], changed: &Changed, settings: &Settings) -> Vec<Hook> {
+fn before(files: &[ParsedFile], changed: &Changed, settings: &Settings) -> Vec<Hook> {
     let mut old = parse_file(
         changed.layer,
         &changed.file,
