@@ -386,14 +386,52 @@ fn project_file_cannot_widen_the_trust_gate() {
 }
 
 #[test]
-fn disable_all_in_any_loaded_layer_turns_every_hook_off() {
+fn disable_all_in_the_user_file_turns_every_hook_off() {
     let w = World::new();
-    w.user(USER_FMT)
-        .project("[hook_settings]\ndisable_all = true\n");
+    w.user(&format!("[hook_settings]\ndisable_all = true\n{USER_FMT}"))
+        .project("[[hooks]]\nevent = \"stop\"\ncommand = \"p\"\n");
     let config = w.load();
     assert!(!config.has_hooks(Event::PostToolUse));
+    assert!(!config.has_hooks(Event::Stop));
     let why = config.settings.disabled.expect("disabled");
     assert!(why.contains("disable_all"), "{why}");
+}
+
+/// The merge is monotone (issue 21): a project's `disable_all` and `timeout` apply to its own
+/// hooks, never to the user's (before, its `disable_all` turned every user hook off).
+#[test]
+fn a_projects_settings_apply_to_its_own_hooks_only() {
+    let w = World::new();
+    w.user(USER_FMT).project(
+        "[hook_settings]\ndisable_all = true\ntimeout = 90\n\
+         [[hooks]]\nevent = \"stop\"\ncommand = \"p\"\n",
+    );
+    let config = w.load();
+    assert!(config.settings.disabled.is_none());
+    assert_eq!(names(&config, Event::PostToolUse), ["fmt"]);
+    assert_eq!(
+        config.hook("fmt").expect("fmt").timeout,
+        Duration::from_secs(60)
+    );
+    assert!(!config.has_hooks(Event::Stop));
+    assert!(
+        config
+            .warnings
+            .iter()
+            .any(|w| w.contains("turns off its own project's hooks only")),
+        "{:?}",
+        config.warnings
+    );
+    w.project("[hook_settings]\ntimeout = 90\n[[hooks]]\nevent = \"stop\"\ncommand = \"p\"\n");
+    let config = w.load();
+    assert_eq!(
+        config.hook("fmt").expect("fmt").timeout,
+        Duration::from_secs(60)
+    );
+    assert_eq!(
+        config.hook("stop#1").expect("stop#1").timeout,
+        Duration::from_secs(90)
+    );
 }
 
 #[test]

@@ -364,6 +364,22 @@ fn the_user_file_can_still_disable_a_project_hook_by_name() {
     assert!(!config.hook("guard").expect("guard").enabled);
     assert!(config.refused.is_empty(), "{:?}", config.refused);
     p.cli().arg("check").assert().success();
+
+    // In a project without that hook, the entry changes nothing, and the user's own guards run
+    // (an error there would fail the user file's load, and with it every guard).
+    let q = Project::new();
+    q.user(&format!(
+        "[[hooks]]\nname = \"fmt\"\nenabled = false\n\n{}",
+        user_guard()
+    ));
+    guard_holds(&q, &q.root, &[]);
+    let out = q.cli().arg("check").output().expect("check");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("changes the hook `fmt`, which no other loaded layer defines here"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -395,4 +411,18 @@ fn the_review_shows_every_key_of_an_override_before_and_after() {
         assert!(review.contains(&needle), "missing {needle:?} in:\n{review}");
     }
     assert!(!review.contains("overrides settings only"), "{review}");
+}
+
+#[test]
+fn a_projects_disable_all_or_timeout_does_not_reach_the_users_guard() {
+    let p = attacked(
+        "[hook_settings]\ndisable_all = true\ntimeout = 600\n\n\
+         [[hooks]]\nname = \"own\"\nevent = \"pre_tool_use\"\ncommand = \"exit 2\"\n",
+    );
+    guard_holds(&p, &p.root, &[]);
+    let config = p.load();
+    assert!(config.settings.disabled.is_none());
+    assert_eq!(config.hook("guard").expect("guard").timeout.as_secs(), 60);
+    // Its own hooks it may turn off.
+    assert!(!config.hook("own").expect("own").enabled);
 }

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use super::error::ConfigError;
 use super::filter::ToolFilter;
 use super::hook::{Deduplicated, Hook, Layer, Override, Source};
-use super::monotone::{Owner, Refusal};
+use super::monotone::{apply_scoped, scoped_settings, Owner, Refusal};
 use super::parse::{ParsedFile, RawHook};
 use super::settings::Settings;
 use super::strength::{weakenings, Weakening};
@@ -57,12 +57,17 @@ pub(super) fn merge_hooks(
     warnings: &mut Vec<String>,
 ) -> Merged {
     let slots = by_name(&files, warnings);
+    let scoped = scoped_settings(&files);
     let mut hooks: Vec<Hook> = Vec::with_capacity(slots.len());
     let mut refused = Vec::new();
     let mut counts = [0usize; Event::ALL.len()];
     for slot in slots {
         let root = files[slot.first.0].root.clone();
         let (source, raw, overrides) = merge_slot(&mut files, slot, settings, &mut refused);
+        if let Some(warning) = change_of_nothing(&source, &raw, &overrides) {
+            warnings.push(warning);
+            continue;
+        }
         let (event, template) = match validate(&raw, &source) {
             Ok(valid) => valid,
             Err(e) => {
@@ -71,7 +76,8 @@ pub(super) fn merge_hooks(
             }
         };
         counts[event_slot(event)] += 1;
-        hooks.push(hook(
+        let own_timeout = raw.timeout.is_some();
+        let mut hook = hook(
             raw,
             event,
             template,
@@ -80,6 +86,19 @@ pub(super) fn merge_hooks(
             source,
             overrides,
             root,
+        );
+        if !scoped.is_empty() {
+            apply_scoped(&mut hook, own_timeout, &scoped);
+        }
+        hooks.push(hook);
+    }
+    for s in scoped.iter().filter(|s| s.disable_all) {
+        warnings.push(format!(
+            "`disable_all = true` in the {} layer {} turns off its own project's hooks only; \
+             a project or local file cannot turn off the user's, managed or an outer project's \
+             hooks",
+            s.owner.layer,
+            crate::terminal::escape_path(&s.file),
         ));
     }
 
@@ -89,6 +108,28 @@ pub(super) fn merge_hooks(
         deduplicated,
         refused,
     }
+}
+
+/// A user entry that only changes a hook by name (`name = "fmt"`, `enabled = false`: no `event`,
+/// no `command`) in a session where no other layer defines that hook changes nothing: a warning,
+/// not an error, since the user's file serves every project and failing its load would take
+/// every guard with it.
+fn change_of_nothing(source: &Source, raw: &RawHook, overrides: &[Override]) -> Option<String> {
+    let users_only = source.layer == Layer::User
+        && raw.name.is_some()
+        && overrides.iter().all(|o| o.source.layer == Layer::User)
+        && raw.event.is_none()
+        && raw.command.is_none();
+    users_only.then(|| {
+        format!(
+            "{}:{}: `hooks[{}]` changes the hook `{}`, which no other loaded layer defines here; \
+             it changes nothing in this session",
+            crate::terminal::escape_path(&source.file),
+            source.line,
+            source.index,
+            crate::terminal::escape(raw.name.as_ref().map_or("", |n| n.value.as_str())),
+        )
+    })
 }
 
 /// Whether an entry defines a hook on its own (an entry without both only changes one).
@@ -123,26 +164,30 @@ fn merge_slot(
         if owner.is_none() && by.layer == Layer::User {
             users_word.push(over.clone());
         }
-        let mut merged = raw.clone();
-        merged.merge(over);
-        if let Some((_, original)) = owner.as_ref().filter(|(o, _)| !o.may_be_weakened_by(&by)) {
-            let weakenings = weakened(&raw, &merged, &source, settings);
-            if !weakenings.is_empty() {
-                refused.push(Refusal {
-                    name: raw
-                        .name
-                        .as_ref()
-                        .map(|n| n.value.clone())
-                        .unwrap_or_default(),
-                    original: original.clone(),
-                    at,
-                    weakenings,
-                    copy: false,
-                });
-                continue;
+        match owner.as_ref().filter(|(o, _)| !o.may_be_weakened_by(&by)) {
+            // Across a boundary that may not weaken: judge the result before keeping it.
+            Some((_, original)) => {
+                let mut merged = raw.clone();
+                merged.merge(over);
+                let weakenings = weakened(&raw, &merged, &source, settings);
+                if !weakenings.is_empty() {
+                    refused.push(Refusal {
+                        name: raw
+                            .name
+                            .as_ref()
+                            .map(|n| n.value.clone())
+                            .unwrap_or_default(),
+                        original: original.clone(),
+                        at,
+                        weakenings,
+                        copy: false,
+                    });
+                    continue;
+                }
+                raw = merged;
             }
+            None => raw.merge(over),
         }
-        raw = merged;
         if owner.is_none() && defines(&raw) {
             owner = Some((by, at.clone()));
         }
@@ -620,77 +665,4 @@ fn dedupe(
 }
 
 #[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use super::*;
-    use crate::config::parse::parse_file;
-
-    fn parsed(layer: Layer, path: &str, text: &str) -> ParsedFile {
-        let mut errors = Vec::new();
-        let file = parse_file(layer, Path::new(path), text, &mut errors);
-        assert!(errors.is_empty(), "{errors:?}");
-        file
-    }
-
-    #[test]
-    fn own_errors_are_the_errors_of_merging_on_top_of_the_files_below() {
-        let below = parsed(
-            Layer::User,
-            "user.toml",
-            "[[hooks]]\nname = \"u\"\nevent = \"stop\"\ncommand = \"u\"\n",
-        );
-        let file = parsed(
-            Layer::Project,
-            "project.toml",
-            "[[hooks]]\nname = \"a\"\nevent = \"stop\"\n\
-             [[hooks]]\nname = \"b\"\nevent = \"stop\"\ntool = \"write\"\ncommand = \"b\"\n\
-             [[hooks]]\nname = \"a\"\ncommand = \"a\"\n\
-             [[hooks]]\nname = \"u\"\ntool = \"write\"\n\
-             [[hooks]]\nname = \"c\"\ntimeout = 3\n\
-             [[hooks]]\nevent = \"stop\"\n\
-             [[hooks]]\nname = \"c\"\nevent = \"pre_tool_use\"\n",
-        );
-        let names: HashMap<String, Vec<(usize, usize)>> = [("u".to_owned(), vec![(0, 0)])].into();
-        let files = [below];
-        let own = own_errors(
-            &file,
-            &Below {
-                names: &names,
-                files: &files,
-            },
-        );
-        let [below] = files;
-        let mut all = Vec::new();
-        let _ = merge_hooks(
-            vec![below, file],
-            &Settings::default(),
-            &mut all,
-            &mut Vec::new(),
-        );
-        // Merging files the override's error under the user file (where `u` was defined);
-        // `own_errors` files it under the project file, at the overriding entry.
-        let (user, project): (Vec<ConfigError>, Vec<ConfigError>) = all
-            .into_iter()
-            .partition(|e| e.file == Path::new("user.toml"));
-        assert_eq!(user.len(), 1, "{user:?}");
-        let (overrides, rest): (Vec<ConfigError>, Vec<ConfigError>) = own
-            .into_iter()
-            .partition(|e| e.message.contains("overrides `u`"));
-        assert_eq!(rest, project);
-        assert_eq!(overrides.len(), 1, "{overrides:?}");
-        assert_eq!(overrides[0].file, Path::new("project.toml"));
-        assert_eq!(overrides[0].key.as_deref(), Some("hooks[3]"));
-        assert!(
-            overrides[0].message.contains(&user[0].message),
-            "{:?}",
-            overrides[0]
-        );
-        let keys: Vec<_> = rest.iter().filter_map(|e| e.key.as_deref()).collect();
-        // `a` merges its two entries (no error); `c` merges too.
-        assert_eq!(
-            keys,
-            ["hooks[1].tool", "hooks[4].command", "hooks[5].command"]
-        );
-    }
-}
+mod tests;

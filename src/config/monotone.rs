@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use super::error::ConfigError;
 use super::hook::{Hook, Layer, Source};
 use super::merge::{probe, Below};
-use super::parse::ParsedFile;
+use super::parse::{seconds, ParsedFile};
 use super::settings::Settings;
 use super::strength::{guard_keys, weakenings, Weakening};
 
@@ -269,6 +269,52 @@ impl Change {
             ));
         }
         lines
+    }
+}
+
+/// The `[hook_settings]` of a project or local file that apply to the hooks it may weaken only
+/// (see [`super::settings::SCOPED_KEYS`]).
+pub(super) struct Scoped {
+    pub owner: Owner,
+    pub file: std::sync::Arc<std::path::Path>,
+    pub disable_all: bool,
+    pub timeout: Option<std::time::Duration>,
+}
+
+pub(super) fn scoped_settings(files: &[ParsedFile]) -> Vec<Scoped> {
+    files
+        .iter()
+        .filter(|f| f.layer.is_gated())
+        .filter_map(|f| {
+            let table = f.settings.as_ref()?;
+            let disable_all = table.get("disable_all").and_then(toml::Value::as_bool) == Some(true);
+            // Parsing validated it; an invalid one is already that file's error.
+            let timeout = table.get("timeout").and_then(|t| seconds(t).ok());
+            (disable_all || timeout.is_some()).then(|| Scoped {
+                owner: Owner::new(f.layer, f.root.as_deref()),
+                file: std::sync::Arc::clone(&f.path),
+                disable_all,
+                timeout,
+            })
+        })
+        .collect()
+}
+
+/// A project or local file's `disable_all` turns off, and its `timeout` is the default of, the
+/// hooks it may weaken: its own, and a local file's its project's (the last such file's
+/// `timeout` wins, as layering would have it).
+pub(super) fn apply_scoped(hook: &mut Hook, own_timeout: bool, scoped: &[Scoped]) {
+    let owner = Owner::of(hook);
+    if !owner.layer.is_gated() {
+        return;
+    }
+    for s in scoped.iter().filter(|s| owner.may_be_weakened_by(&s.owner)) {
+        if s.disable_all {
+            hook.enabled = false;
+        }
+        if let (false, Some(t)) = (own_timeout, s.timeout) {
+            hook.timeout = t;
+        }
     }
 }
 

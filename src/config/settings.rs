@@ -14,6 +14,10 @@ use super::hook::Layer;
 use super::parse::{seconds, ParsedFile, GATE_KEYS};
 use crate::paths::{self, Paths};
 
+/// `[hook_settings]` keys that, in a project or local file, apply to the hooks that file may
+/// weaken only (see [`super::merge`]), never to the user's, managed or an outer project's.
+pub(super) const SCOPED_KEYS: [&str; 2] = ["disable_all", "timeout"];
+
 /// Why every hook is off when `KA_HOOKS_DISABLE` is set.
 const DISABLED_BY_ENV: &str = "KA_HOOKS_DISABLE is set";
 
@@ -99,7 +103,8 @@ impl Default for Settings {
 }
 
 /// Layer `timeout`, `log` and `disable_all` of every loaded file with figment; the gate's own
-/// settings come from [`Gate`], never from a project file.
+/// settings come from [`Gate`], never from a project file, and a project or local file's
+/// `timeout` and `disable_all` apply to its own project's hooks only ([`SCOPED_KEYS`]).
 pub(super) fn layer_settings(
     files: &[ParsedFile],
     paths: &Paths,
@@ -127,7 +132,10 @@ fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigErro
     let mut disabled_by = None;
     for file in files {
         if let Some(table) = &file.settings {
-            if table.get("disable_all").and_then(toml::Value::as_bool) == Some(true) {
+            // A project or local file's `disable_all` and `timeout` are scoped to the hooks it
+            // may weaken (its own project's), by the merge: the merge is monotone.
+            let scoped = file.layer.is_gated();
+            if !scoped && table.get("disable_all").and_then(toml::Value::as_bool) == Some(true) {
                 disabled_by = Some(format!(
                     "`disable_all = true` in the {} layer {}",
                     file.layer,
@@ -138,6 +146,11 @@ fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigErro
             let mut table = table.clone();
             for key in GATE_KEYS.iter().chain(["allow_managed_hooks_only"].iter()) {
                 table.remove(*key);
+            }
+            if scoped {
+                for key in SCOPED_KEYS {
+                    table.remove(key);
+                }
             }
             figment = figment.merge(SettingsLayer {
                 layer: file.layer,
