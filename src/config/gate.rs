@@ -293,9 +293,9 @@ fn validate_ungated(l: &Loading, file: &ParsedFile, errors: &mut Vec<ConfigError
     validate_alone(&l.below(), &now, errors);
 }
 
-/// Entries of a managed or user file that only change a hook by name that no layer defines: they
+/// Entries of the managed file that only change a hook by name that no layer defines: they
 /// change nothing, so they are left out with a warning instead of failing the load (`check`
-/// still reports each as an error).
+/// still reports each as an error). The merge does the same for the user file's.
 fn drop_dangling(parsed: &mut [ParsedFile], warnings: &mut Vec<String>) {
     let mut defined: std::collections::HashSet<String> = std::collections::HashSet::new();
     for file in parsed.iter() {
@@ -305,7 +305,8 @@ fn drop_dangling(parsed: &mut [ParsedFile], warnings: &mut Vec<String>) {
             }
         }
     }
-    for file in parsed.iter_mut().filter(|f| !f.layer.is_gated()) {
+    // The user file's are the merge's to judge (a warning there too); the managed file's here.
+    for file in parsed.iter_mut().filter(|f| f.layer == Layer::Managed) {
         file.hooks.retain(|(source, raw)| {
             let dangling = !defines(raw)
                 && raw
