@@ -109,9 +109,15 @@ fn ka_toml_example_loads_as_a_project_file_without_errors() {
         .find(|l| l.file.ends_with(".ka/ka.toml"))
         .expect("the project layer was read");
     assert_eq!(project_layer.state, LayerState::TrustedOnce);
+    // A project file's default timeout is its own hooks' (issue 21: the merge is monotone, so
+    // it never lengthens the user's).
+    assert_eq!(config.settings.timeout, None);
     assert_eq!(
-        config.settings.timeout,
-        Some(std::time::Duration::from_secs(30))
+        config
+            .hook("format-feedback")
+            .expect("format-feedback")
+            .timeout,
+        std::time::Duration::from_secs(30)
     );
     assert_eq!(config.settings.disabled, None);
 }

@@ -289,7 +289,11 @@ pub(super) fn scoped_settings(files: &[ParsedFile]) -> Vec<Scoped> {
             let table = f.settings.as_ref()?;
             let disable_all = table.get("disable_all").and_then(toml::Value::as_bool) == Some(true);
             // Parsing validated it; an invalid one is already that file's error.
-            let timeout = table.get("timeout").and_then(|t| seconds(t).ok());
+            // `KA_HOOKS_TIMEOUT` overrides every file's default, as it does when layered.
+            let timeout = table
+                .get("timeout")
+                .and_then(|t| seconds(t).ok())
+                .filter(|_| std::env::var_os("KA_HOOKS_TIMEOUT").is_none());
             (disable_all || timeout.is_some()).then(|| Scoped {
                 owner: Owner::new(f.layer, f.root.as_deref()),
                 file: std::sync::Arc::clone(&f.path),

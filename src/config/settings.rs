@@ -15,7 +15,7 @@ use super::parse::{seconds, ParsedFile, GATE_KEYS};
 use crate::paths::{self, Paths};
 
 /// `[hook_settings]` keys that, in a project or local file, apply to the hooks that file may
-/// weaken only (see [`super::merge`]), never to the user's, managed or an outer project's.
+/// weaken only (see [`super::monotone`]), never to the user's, managed or an outer project's.
 pub(super) const SCOPED_KEYS: [&str; 2] = ["disable_all", "timeout"];
 
 /// Why every hook is off when `KA_HOOKS_DISABLE` is set.
