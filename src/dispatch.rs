@@ -130,7 +130,12 @@ pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchEr
         Some(_) => Vec::new(),
         None => background::collect(request.payload.get("session_id").and_then(Value::as_str)),
     };
+    let replay = request.only_hook.is_some();
     let mut outcome = run_hooks(config, request)?;
+    if !replay {
+        // What changed since the last dispatch is said in this answer: the snapshots move on.
+        outcome.diagnostics.extend(config.pending.record());
+    }
     if !delivered.is_empty() {
         background::deliver(&mut outcome, delivered);
     }
@@ -166,6 +171,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     let mut outcome = Outcome::new(event, tool.clone());
     outcome.denials.clone_from(&denials);
     outcome.untrusted = config.untrusted.clone();
+    outcome.announcements = config.announcements.clone();
     // A refused weakening is news for the user on every call (a guard someone tried to switch
     // off still guards); the other warnings are diagnostics.
     outcome.messages.extend(config.refused.iter().cloned());
@@ -233,6 +239,16 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             outcome
                 .diagnostics
                 .push(format!("every hook is off: {why}"));
+            outcome.announcements.push(format!(
+                "every ka hook except managed ones is off ({}): no user or project guard ran \
+                 for this call; {}",
+                crate::terminal::escape(why),
+                if why.starts_with("KA_HOOKS_DISABLE") {
+                    "unset KA_HOOKS_DISABLE to turn them back on"
+                } else {
+                    "remove `disable_all = true` to turn them back on"
+                }
+            ));
         }
     }
     // A permission request is the same call on its way to a human: a hook's `allow` there must

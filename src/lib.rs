@@ -121,7 +121,13 @@
 //! content, and a project that was renamed or moved is judged changed, not unreviewed.
 //! `trust` refuses inside an agent's tool call, and a tool call aimed at ka's own
 //! files asks a human first ([`protect`]). A broken, unreadable or untrusted project file, or a
-//! corrupt trust store, is reported and skipped; it never disables the user's own hooks.
+//! corrupt trust store, is reported and skipped; it never disables the user's own hooks. A
+//! managed or user file that does not load (one stray byte appended by the model's shell) is
+//! skipped too, never the whole load: the other layers run, and the guards of its last good
+//! version (kept in the data dir) block what they matched. What weakens guards is said to the
+//! user on every dispatch it concerns ([`Outcome::announcements`]): a broken file,
+//! `disable_all`, `KA_HOOKS_DISABLE`, `stale = "skip"`, and, once, a guard removed or weakened by
+//! an edit no one reviewed.
 //! Settings of the gate are read only from the user's own file (or the managed one). Trust does
 //! not cover programs on `PATH`, files outside the project, or what a script runs in turn; and
 //! none of this is a sandbox: the model can run any program.

@@ -51,6 +51,11 @@ pub struct Outcome {
     pub diagnostics: Vec<String>,
     /// Layers skipped by the trust gate: their hooks did not run.
     pub untrusted: Vec<Untrusted>,
+    /// What weakened guards, which the user must hear: every hook but managed ones turned off
+    /// (`disable_all`, `KA_HOOKS_DISABLE`), a managed or user file that does not load, a guard an
+    /// unreviewed edit removed or weakened, `stale = "skip"`. Said on every dispatch it
+    /// concerns, never silent: every adapter puts these in its answer to the user.
+    pub announcements: Vec<String>,
     /// What report-only hooks (`enforce = false`) would have done; none of it was applied.
     pub report_only: Vec<WouldHave>,
     /// Why the dispatch was cancelled (its `CancelToken`, its deadline, or a signal to
@@ -96,6 +101,7 @@ impl Outcome {
             hooks: Vec::new(),
             diagnostics: Vec::new(),
             untrusted: Vec::new(),
+            announcements: Vec::new(),
             report_only: Vec::new(),
             cancelled: None,
             background: Vec::new(),

@@ -1479,13 +1479,21 @@ fn cli_run_exits_1_on_malformed_input_json() {
 }
 
 #[test]
-fn cli_run_exits_1_on_a_configuration_error() {
+/// A user file with an error no longer fails the whole run (issue 21, item 2): it is skipped and
+/// said, with the error and its fix; `check` still exits 1 on it.
+fn cli_run_says_a_configuration_error_of_the_user_file() {
     let p = Project::with_user_toml(&hook("bad", "pre_tool_use", "true", &["timout = 5"]));
     p.cli()
         .args(["run", "pre_tool_use", "--tool", "write"])
         .assert()
+        .code(0)
+        .stdout(predicates::str::contains("does not load"))
+        .stdout(predicates::str::contains("timout"))
+        .stdout(predicates::str::contains("did you mean `timeout`?"));
+    p.cli()
+        .arg("check")
+        .assert()
         .code(1)
-        .stderr(predicates::str::contains("timout"))
         .stderr(predicates::str::contains("did you mean `timeout`?"));
 }
 

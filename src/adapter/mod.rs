@@ -45,7 +45,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::action::Decision;
-use crate::config::{Config, LoadError, LoadOptions, OnError};
+use crate::config::{Config, LayerState, LoadError, LoadOptions, OnError};
 use crate::dispatch::{PayloadMirror, Request};
 use crate::event::Event;
 use crate::outcome::{Outcome, Status};
@@ -218,6 +218,20 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
         Ok(config) => config,
         Err(message) => return fail(agent, args, Some(call.event), &message),
     };
+    if args.fail_closed && call.event.is_pipeline() {
+        // `--fail-closed` asked for a block whenever a configuration error keeps hooks from
+        // running: a managed or user file that does not load is one, whatever still runs.
+        if let Some(broken) = config.layers.iter().find(|l| {
+            !l.layer.is_gated() && matches!(l.state, LayerState::Invalid | LayerState::Refused)
+        }) {
+            let why = format!(
+                "the {} file {} does not load (see `ka-hooks check`)",
+                broken.layer,
+                crate::terminal::escape_path(&broken.file)
+            );
+            return fail(agent, args, Some(call.event), &why);
+        }
+    }
     let tracker = ctx
         .paths
         .data_dir
@@ -667,6 +681,13 @@ impl Verdict {
             halt: outcome.halt.clone(),
             ..Verdict::default()
         };
+        // What weakened guards comes first: the user must hear it on every call it concerns.
+        verdict.messages.extend(
+            outcome
+                .announcements
+                .iter()
+                .map(|a| format!("ka-hooks: {a}")),
+        );
         for untrusted in &outcome.untrusted {
             verdict.messages.push(untrusted.to_string());
         }

@@ -49,6 +49,11 @@ pub fn list(
 ) -> Result<u8, String> {
     let event = event.map(parse_event).transpose()?;
     let config = load(opts, out)?;
+    // What weakened guards (a broken user file, ...): `list` says it too, without moving the
+    // snapshots on (only a dispatch does).
+    for a in &config.announcements {
+        out.warn(a);
+    }
     let mut hooks: Vec<&Hook> = config
         .hooks
         .iter()
@@ -76,6 +81,7 @@ pub fn list(
             "deduplicated": config.deduplicated,
             "layers": config.layers,
             "untrusted": config.untrusted,
+            "announcements": config.announcements,
             "settings": config.settings,
         });
         outln!(

@@ -390,6 +390,10 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
         _ => out.paint("1;32", &word),
     };
     let _ = writeln!(w, "{}{tool}: {painted}", outcome.event);
+    // What weakened guards, first: the user must hear it.
+    for a in &outcome.announcements {
+        let _ = writeln!(w, "  {}: {}", out.paint("1;33", "warning"), escape_line(a));
+    }
     if let Some(skipped) = skipped_layers(outcome) {
         let _ = writeln!(w, "  {skipped}");
     }
@@ -479,6 +483,11 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
         let _ = writeln!(w, "  diagnostic: {}", escape(d));
     }
     w
+}
+
+/// `text` escaped, on one line.
+fn escape_line(text: &str) -> String {
+    crate::terminal::escape(text).into_owned()
 }
 
 /// `text` escaped line by line, the lines after the first indented by `indent`.

@@ -4,15 +4,19 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::broken::{self, Ghost};
 use super::discover::{self, GATED_FILES};
 use super::error::ConfigError;
 use super::hook::{Hook, Layer};
-use super::merge::{merge_hooks, own_errors, Below};
+use super::merge::{defines, merge_hooks, own_errors, Below};
 use super::monotone;
 use super::parse::{parse_file, ParsedFile};
 use super::read::{self, Found};
 use super::settings::{layer_settings, Gate, StalePolicy};
+use super::snapshot::{self, Pending, Update};
 use super::stale::{tombstones, Change};
+use super::weakened::{self, Changed};
+
 use super::{scripts, trust_command, Config, LayerFile, LayerState, LoadOptions, Untrusted};
 use crate::paths;
 use crate::trust::{TrustRecord, TrustStatus, TrustStore};
@@ -29,6 +33,12 @@ struct Loading {
     /// file on top of them.
     names: HashMap<String, Vec<(usize, usize)>>,
     tombstones: Vec<Hook>,
+    /// Managed or user files that did not load (see [`broken`]).
+    ghosts: Vec<Ghost>,
+    /// Files that load without review and changed since their snapshot (see [`weakened`]).
+    changed: Vec<Changed>,
+    /// Snapshots the first dispatch replaces.
+    updates: Vec<Update>,
 }
 
 impl Loading {
@@ -57,31 +67,7 @@ impl Loading {
 /// Load every layer. With `check_all`, gated files that do not load are parsed too, and their
 /// errors returned (reading is safe; running is what the gate guards).
 pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<ConfigError>) {
-    let mut l = Loading::default();
-    let start = paths::absolute(&opts.start_dir);
-    let trust_file = opts.paths.trust_file();
-    let store = match TrustStore::load(trust_file.as_deref()) {
-        Ok(store) => store,
-        Err(e) => {
-            l.warnings.push(format!(
-                "{e}; until then every project layer is treated as untrusted"
-            ));
-            TrustStore::default()
-        }
-    };
-    for (layer, path) in discover::ungated(&opts.paths) {
-        load_ungated(&mut l, layer, &path);
-    }
-    let gate = Gate::from_files(&l.parsed);
-    let roots = discover::roots(&start, &store);
-    for root in &roots {
-        for (layer, rel) in GATED_FILES {
-            let judged = judge(root, rel, &store);
-            // Each file is validated on top of what loaded before it (overrides by name).
-            load_gated(&mut l, opts, &gate, check_all, root, layer, judged);
-        }
-    }
-
+    let (l, gate, roots) = read_layers(opts, check_all);
     let Loading {
         mut errors,
         mut warnings,
@@ -89,9 +75,19 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         untrusted,
         parsed,
         tombstones,
+        ghosts,
+        changed,
+        updates,
         ..
     } = l;
+    let mut parsed = parsed;
+    if !check_all {
+        drop_dangling(&mut parsed, &mut warnings);
+    }
     let settings = layer_settings(&parsed, &opts.paths, &gate, &mut errors);
+    let stale_skip = stale_skip_source(&parsed);
+    // What the layers made before each unreviewed file changed (only when one did).
+    let before = weakened::befores(changed, &parsed, &settings);
     let merged = merge_hooks(parsed, &settings, &mut errors, &mut warnings);
     let (mut hooks, deduplicated) = (merged.hooks, merged.deduplicated);
     // A refused weakening is `check`'s error (naming both files); a load goes on with the
@@ -116,6 +112,11 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         errors.sort_by_key(|e| (file_rank(e), e.line, e.column));
         return (None, errors);
     }
+    let mut announcements: Vec<String> = before
+        .iter()
+        .flat_map(|(c, old)| weakened::announce(old, &hooks, c))
+        .collect();
+    announcements.extend(broken::hold(&mut hooks, &ghosts));
     if settings.managed_only {
         let before = hooks.len();
         hooks.retain(Hook::is_managed);
@@ -130,8 +131,65 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     if settings.stale == StalePolicy::Block && !settings.managed_only {
         hooks.splice(0..0, tombstones);
     }
+    announcements.extend(stale_skip_announcement(&settings, &untrusted, stale_skip));
+    let notes = filter_notes(&hooks, &mut warnings);
+    let mut config = Config {
+        project_root: roots.last().cloned(),
+        protected: protected_paths(opts, &roots),
+        roots,
+        hooks,
+        deduplicated,
+        settings,
+        layers,
+        untrusted,
+        warnings,
+        announcements,
+        refused,
+        notes,
+        pending: Pending::new(opts.paths.data_dir.clone(), updates),
+        by_event: Default::default(),
+        paths_index: None,
+        has_paths: false,
+    };
+    config.index();
+    (Some(config), errors)
+}
+
+/// Every layer file read, judged and parsed, with the gate's settings and the project roots.
+fn read_layers(opts: &LoadOptions, check_all: bool) -> (Loading, Gate, Vec<PathBuf>) {
+    let mut l = Loading::default();
+    let start = paths::absolute(&opts.start_dir);
+    let trust_file = opts.paths.trust_file();
+    let store = match TrustStore::load(trust_file.as_deref()) {
+        Ok(store) => store,
+        Err(e) => {
+            l.warnings.push(format!(
+                "{e}; until then every project layer is treated as untrusted"
+            ));
+            TrustStore::default()
+        }
+    };
+    let data_dir = opts.paths.data_dir.as_deref();
+    for (layer, path) in discover::ungated(&opts.paths) {
+        load_ungated(&mut l, data_dir, check_all, layer, &path);
+    }
+    // A broken file's last good version stands in for it here too: its `trusted_roots` hold.
+    let gate = Gate::from_files(&l.parsed);
+    let roots = discover::roots(&start, &store);
+    for root in &roots {
+        for (layer, rel) in GATED_FILES {
+            let judged = judge(root, rel, &store);
+            // Each file is validated on top of what loaded before it (overrides by name).
+            load_gated(&mut l, opts, &gate, check_all, root, layer, judged);
+        }
+    }
+    (l, gate, roots)
+}
+
+/// Tool names read in another agent's spelling (notes), and names no agent has (warnings).
+fn filter_notes(hooks: &[Hook], warnings: &mut Vec<String>) -> Vec<String> {
     let mut notes = Vec::new();
-    for hook in &hooks {
+    for hook in hooks {
         let (translated, unknown) = hook.filter.review();
         let at = |w: String| {
             format!(
@@ -162,48 +220,241 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
             }
         }
     }
-    let mut config = Config {
-        project_root: roots.last().cloned(),
-        protected: protected_paths(opts, &roots),
-        roots,
-        hooks,
-        deduplicated,
-        settings,
-        layers,
-        untrusted,
-        warnings,
-        refused,
-        notes,
-        by_event: Default::default(),
-        paths_index: None,
-        has_paths: false,
-    };
-    config.index();
-    (Some(config), errors)
+    notes
 }
 
-/// The managed or user file: loaded as it is; its errors fail the load.
-fn load_ungated(l: &mut Loading, layer: Layer, path: &Path) {
+/// The managed or user file: loaded as it is. One that does not load is reported and skipped,
+/// and its last good version stands in for it ([`broken`]); `check` reports its errors.
+fn load_ungated(
+    l: &mut Loading,
+    data_dir: Option<&Path>,
+    check_all: bool,
+    layer: Layer,
+    path: &Path,
+) {
+    let layer_file = |state, sha256| LayerFile {
+        layer,
+        file: path.to_path_buf(),
+        root: None,
+        state,
+        sha256,
+    };
+    let last_good = || data_dir.and_then(|d| snapshot::read(d, layer, path));
     match read::ungated(path) {
-        Found::Missing => {}
-        Found::Refused(why) => l.errors.push(ConfigError::unpositioned(
-            path,
-            None,
-            format!("the {layer} file {why}"),
-            None,
-        )),
+        Found::Missing => {
+            if let (false, Some(before)) = (check_all, last_good()) {
+                l.changed.push(Changed {
+                    layer,
+                    file: path.to_path_buf(),
+                    root: None,
+                    before,
+                    removed: true,
+                });
+                l.updates.push(Update {
+                    layer,
+                    file: path.to_path_buf(),
+                    text: None,
+                });
+            }
+        }
+        Found::Refused(why) => {
+            let error =
+                ConfigError::unpositioned(path, None, format!("the {layer} file {why}"), None);
+            l.layers.push(layer_file(LayerState::Refused, None));
+            broken_file(l, data_dir, check_all, layer, path, vec![error]);
+        }
         Found::Text { text, sha256 } => {
-            let file = parse_file(layer, path, &text, &mut l.errors);
+            let mut errors = Vec::new();
+            let file = parse_file(layer, path, &text, &mut errors);
+            if check_all {
+                // `check` reports every error, the ones only merging finds included.
+                l.push_parsed(file);
+                l.errors.extend(errors);
+                l.layers.push(layer_file(LayerState::Loaded, Some(sha256)));
+                return;
+            }
+            validate_ungated(l, &file, &mut errors);
+            if !errors.is_empty() {
+                l.layers.push(layer_file(LayerState::Invalid, Some(sha256)));
+                broken_file(l, data_dir, check_all, layer, path, errors);
+                return;
+            }
             l.push_parsed(file);
-            l.layers.push(LayerFile {
-                layer,
-                file: path.to_path_buf(),
-                root: None,
-                state: LayerState::Loaded,
-                sha256: Some(sha256),
-            });
+            l.layers.push(layer_file(LayerState::Loaded, Some(sha256)));
+            watch(l, last_good(), layer, path, None, text);
         }
     }
+}
+
+/// The errors of a managed or user file on top of the files before it, as [`validate_alone`],
+/// except for entries that only change a hook by name that no file so far defines
+/// (`name = "fmt"`, `enabled = false`): such an entry may change a project's hook, which loads
+/// later (the user's word, see [`super::merge`]). They are judged once every layer is read
+/// ([`drop_dangling`]), so one of them never makes the whole file fail.
+fn validate_ungated(l: &Loading, file: &ParsedFile, errors: &mut Vec<ConfigError>) {
+    let in_file: std::collections::HashSet<&str> = file
+        .hooks
+        .iter()
+        .filter(|(_, raw)| defines(raw))
+        .filter_map(|(_, raw)| raw.name.as_ref().map(|n| n.value.as_str()))
+        .collect();
+    let later = |raw: &super::parse::RawHook| {
+        !defines(raw)
+            && raw.name.as_ref().is_some_and(|n| {
+                !in_file.contains(n.value.as_str()) && !l.names.contains_key(&n.value)
+            })
+    };
+    if !file.hooks.iter().any(|(_, raw)| later(raw)) {
+        return validate_alone(&l.below(), file, errors);
+    }
+    let mut now = file.clone();
+    now.hooks.retain(|(_, raw)| !later(raw));
+    validate_alone(&l.below(), &now, errors);
+}
+
+/// Entries of the managed file that only change a hook by name that no layer defines: they
+/// change nothing, so they are left out with a warning instead of failing the load (`check`
+/// still reports each as an error). The merge does the same for the user file's.
+fn drop_dangling(parsed: &mut [ParsedFile], warnings: &mut Vec<String>) {
+    let mut defined: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for file in parsed.iter() {
+        for (_, raw) in &file.hooks {
+            if let (Some(name), true) = (&raw.name, defines(raw)) {
+                defined.insert(name.value.clone());
+            }
+        }
+    }
+    // The user file's are the merge's to judge (a warning there too); the managed file's here.
+    for file in parsed.iter_mut().filter(|f| f.layer == Layer::Managed) {
+        file.hooks.retain(|(source, raw)| {
+            let dangling = !defines(raw)
+                && raw
+                    .name
+                    .as_ref()
+                    .is_some_and(|n| !defined.contains(&n.value));
+            if let (true, Some(name)) = (dangling, &raw.name) {
+                warnings.push(format!(
+                    "{source}: `name = \"{}\"` changes a hook that no layer here defines; \
+                     ignored (`ka-hooks check` reports it)",
+                    crate::terminal::escape(&name.value)
+                ));
+            }
+            !dangling
+        });
+    }
+}
+
+/// A file that loads without review: when it differs from its snapshot, compare what it makes
+/// with what the snapshot made, and replace the snapshot at the next dispatch.
+fn watch(
+    l: &mut Loading,
+    last_good: Option<String>,
+    layer: Layer,
+    path: &Path,
+    root: Option<&Path>,
+    text: String,
+) {
+    if last_good.as_deref() == Some(text.as_str()) {
+        return;
+    }
+    if let Some(before) = last_good {
+        l.changed.push(Changed {
+            layer,
+            file: path.to_path_buf(),
+            root: root.map(Path::to_path_buf),
+            before,
+            removed: false,
+        });
+    }
+    l.updates.push(Update {
+        layer,
+        file: path.to_path_buf(),
+        text: Some(text),
+    });
+}
+
+/// A managed or user file that does not load: for `check`, its errors; otherwise its last good
+/// version stands in for it, if one is kept and still loads.
+fn broken_file(
+    l: &mut Loading,
+    data_dir: Option<&Path>,
+    check_all: bool,
+    layer: Layer,
+    path: &Path,
+    errors: Vec<ConfigError>,
+) {
+    if check_all {
+        l.errors.extend(errors);
+        return;
+    }
+    let mut ghost = Ghost::new(layer, path, &errors);
+    match data_dir.map(|d| snapshot::read(d, layer, path)) {
+        None => ghost.why_not = Some("no data dir is set to keep its last good version in"),
+        Some(None) => ghost.why_not = Some("no last good version of it is kept on this machine"),
+        Some(Some(text)) => {
+            let mut errors = Vec::new();
+            let file = parse_file(layer, path, &text, &mut errors);
+            validate_ungated(l, &file, &mut errors);
+            if errors.is_empty() {
+                l.push_parsed(file);
+                ghost.kept = true;
+            } else {
+                ghost.why_not = Some("its last good version no longer loads either");
+            }
+        }
+    }
+    l.ghosts.push(ghost);
+}
+
+/// The managed or user file that says `stale = "skip"` and is heeded (the managed file has the
+/// last word).
+fn stale_skip_source(parsed: &[ParsedFile]) -> Option<PathBuf> {
+    fn says(f: &ParsedFile) -> Option<&str> {
+        f.settings
+            .as_ref()
+            .and_then(|s| s.get("stale"))
+            .and_then(toml::Value::as_str)
+    }
+    let last = |layer| {
+        parsed
+            .iter()
+            .rev()
+            .filter(|f| f.layer == layer)
+            .find_map(|f| says(f).map(|v| (f, v)))
+    };
+    match last(Layer::Managed).or_else(|| last(Layer::User)) {
+        Some((f, "skip")) => Some(f.path.to_path_buf()),
+        _ => None,
+    }
+}
+
+/// `stale = "skip"` kept the guards of changed or removed project files from failing closed:
+/// said on every dispatch while it does.
+fn stale_skip_announcement(
+    settings: &super::Settings,
+    untrusted: &[Untrusted],
+    source: Option<PathBuf>,
+) -> Option<String> {
+    if settings.stale != StalePolicy::Skip {
+        return None;
+    }
+    let skipped: Vec<String> = untrusted
+        .iter()
+        .filter(|u| matches!(u.state, LayerState::Stale | LayerState::Removed))
+        .map(|u| crate::terminal::escape_path(&u.file))
+        .collect();
+    if skipped.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "`stale = \"skip\"` in {}: the guards of {} changed or removed project layer(s) ({}) do          not run, where they would block every call they matched until a person reviews the          change; remove the setting to have them fail closed",
+        source.map_or_else(
+            || "the user or managed file".to_owned(),
+            |p| crate::terminal::escape_path(&p)
+        ),
+        skipped.len(),
+        skipped.join(", ")
+    ))
 }
 
 /// A gated file as found, judged against its trust record.
@@ -329,6 +580,15 @@ fn load_gated(
             validate_alone(&l.below(), &file, &mut errors);
             if errors.is_empty() {
                 l.push_parsed(file);
+                // Under a trusted root, no person reviews a change: it is watched instead.
+                if state == LayerState::TrustedRoot && !check_all {
+                    let last = opts
+                        .paths
+                        .data_dir
+                        .as_deref()
+                        .and_then(|d| snapshot::read(d, layer, &path));
+                    watch(l, last, layer, &path, Some(root), text.to_owned());
+                }
             } else {
                 layer_file.state = LayerState::Invalid;
                 let why = format!(
@@ -481,7 +741,7 @@ impl ReviewBase {
     pub fn new(opts: &LoadOptions) -> ReviewBase {
         let mut l = Loading::default();
         for (layer, path) in discover::ungated(&opts.paths) {
-            load_ungated(&mut l, layer, &path);
+            load_ungated(&mut l, None, true, layer, &path);
         }
         ReviewBase { l }
     }

@@ -18,8 +18,16 @@
 //!
 //! Failures stay in their layer: an untrusted, unreadable or invalid project file is reported
 //! and skipped, and the other layers load and run. A corrupt trust store makes project layers
-//! untrusted; it never disables the user's own hooks.
+//! untrusted; it never disables the user's own hooks. A managed or user file that does not load
+//! is skipped the same way, never the whole load, and fails closed ([`broken`]): its last good
+//! version ([`snapshot`]) stands in for it, and its guards block every call they would have
+//! matched, with the file, the line and the fix. A guard that an unreviewed edit (of the
+//! managed or user file, or of a project file under `trusted_roots`) removed or weakened is
+//! named in the next dispatch's answer ([`weakened`]); these, `disable_all`,
+//! `KA_HOOKS_DISABLE` and `stale = "skip"` are [`Config::announcements`], which every dispatch
+//! copies into its outcome.
 
+mod broken;
 pub(crate) mod call;
 mod discover;
 mod error;
@@ -36,10 +44,12 @@ pub mod rule;
 mod script_names;
 pub mod scripts;
 mod settings;
+mod snapshot;
 mod stale;
 pub mod strength;
 pub mod template;
 pub mod touched;
+mod weakened;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -211,6 +221,11 @@ pub struct Config {
     /// What the load noticed and the user should know: an unreadable trust store, a tool name
     /// no agent has, an override of a managed hook that was ignored.
     pub warnings: Vec<String>,
+    /// What weakened guards, which the user must hear: a managed or user file that does not
+    /// load, a guard that an unreviewed edit removed or weakened, `stale = "skip"` keeping a
+    /// changed project file's guards from failing closed. Every dispatch copies these into
+    /// [`crate::Outcome::announcements`], and every adapter says them to the user.
+    pub announcements: Vec<String>,
     /// Entries that would have weakened another layer's hook and were not applied (the merge is
     /// monotone: see [`monotone`]). Each is in `warnings` too; every dispatch tells the user.
     pub refused: Vec<String>,
@@ -220,6 +235,8 @@ pub struct Config {
     /// The files and directories that hold ka's own configuration (see [`crate::protect`]),
     /// absolute and resolved.
     pub protected: Vec<PathBuf>,
+    /// Snapshots of unreviewed layer files to replace at the first dispatch (see [`snapshot`]).
+    pub(crate) pending: snapshot::Pending,
     /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).
     by_event: [Vec<usize>; Event::ALL.len()],
     /// The include globs of every hook's `paths`, in one set (see [`call::CallMatch`]).
@@ -236,8 +253,8 @@ pub struct CheckReport {
     pub config: Option<Config>,
 }
 
-/// Failure to load at all: a configuration error in the managed or user layer (errors of a
-/// project layer only skip that layer).
+/// Failure to load at all: a configuration error outside every layer, such as a bad
+/// `KA_HOOKS_*` variable (errors of a layer file only skip that file).
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error(transparent)]
@@ -246,7 +263,9 @@ pub enum LoadError {
 
 impl Config {
     /// Load all layers for a session. Project layers that did not load are in
-    /// [`Config::untrusted`]; a configuration error in the managed or user layer fails the load.
+    /// [`Config::untrusted`]; a managed or user file that does not load is in
+    /// [`Config::announcements`], and the guards of its last good version fail closed. Only an
+    /// error outside every layer (a `KA_HOOKS_TIMEOUT` that is not a number) fails the load.
     pub fn load(opts: &LoadOptions) -> Result<Config, LoadError> {
         let (config, errors) = gate::load(opts, false);
         match config {
