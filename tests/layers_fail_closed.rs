@@ -23,6 +23,7 @@ const USER_GUARD: &str = r#"[[hooks]]
 name = "user-guard"
 event = "pre_tool_use"
 tool = "write"
+paths = ["src/**"]
 command = "cat >/dev/null; echo 'user guard: no writes' >&2; exit 2"
 "#;
 /// The same guard, report-only.
@@ -30,6 +31,7 @@ const USER_GUARD_REPORT_ONLY: &str = r#"[[hooks]]
 name = "user-guard"
 event = "pre_tool_use"
 tool = "write"
+paths = ["src/**"]
 enforce = false
 command = "cat >/dev/null; echo 'user guard: no writes' >&2; exit 2"
 "#;
@@ -43,6 +45,7 @@ const PROJECT_GUARD: &str = r#"[[hooks]]
 name = "project-guard"
 event = "pre_tool_use"
 tool = "edit"
+paths = ["lib/**"]
 command = "cat >/dev/null; echo 'project guard: no edits' >&2; exit 2"
 "#;
 
@@ -64,7 +67,9 @@ enum Via {
 const ADAPTERS: [Via; 3] = [Via::Claude, Via::Codex, Via::Gemini];
 const EVERY_WAY: [Via; 4] = [Via::Run, Via::Claude, Via::Codex, Via::Gemini];
 
-/// A managed guard (bash), a user guard (write) and a trusted project guard (edit).
+/// A managed guard (bash), a user guard (write, in `src/`) and a trusted project guard (edit, in
+/// `lib/`): in a guard `write` and `edit` both stand for every writer, so the paths keep the user
+/// guard and the project guard apart.
 fn guarded() -> Project {
     let p = Project::with_user_toml(USER_GUARD);
     fs::create_dir_all(managed_dir(&p)).expect("mkdir managed");
@@ -106,7 +111,10 @@ fn ask_with(p: &Project, via: Via, tool: Tool, env: &[(&str, &str)]) -> Said {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let path = p.root.join("src/a.rs");
+    let path = p.root.join(match tool {
+        Tool::Edit => "lib/a.rs",
+        _ => "src/a.rs",
+    });
     let path = path.to_string_lossy();
     let output = match via {
         Via::Run => {
@@ -281,7 +289,7 @@ fn a_stray_table_header_appended_to_the_user_file_keeps_its_guards() {
     let p = guarded();
     dispatch_once(&p);
     append(&p, b"[[hooks\n");
-    last_good_guards_hold(&p, "line 6");
+    last_good_guards_hold(&p, "line 7");
 }
 
 #[test]
@@ -289,7 +297,7 @@ fn an_unknown_key_in_the_user_file_keeps_its_guards() {
     let p = guarded();
     dispatch_once(&p);
     append(&p, b"enforcee = false\n");
-    last_good_guards_hold(&p, "line 6");
+    last_good_guards_hold(&p, "line 7");
 }
 
 #[test]
@@ -306,7 +314,7 @@ fn non_utf8_bytes_in_the_user_file_keep_its_guards() {
     let p = guarded();
     dispatch_once(&p);
     append(&p, b"# \xff\xfe\n");
-    last_good_guards_hold(&p, "line 6");
+    last_good_guards_hold(&p, "line 7");
 }
 
 #[test]
@@ -339,7 +347,7 @@ fn a_broken_user_file_that_never_loaded_lets_the_other_layers_run_and_says_so() 
         assert_eq!(write.blocked, None, "{what}: {write:#?}");
         assert_told(
             &write,
-            &["does not load", "line 6", "none of its guards hold"],
+            &["does not load", "line 7", "none of its guards hold"],
             &what,
         );
         assert_blocked(

@@ -447,7 +447,9 @@ fn stale_skip_announcement(
         return None;
     }
     Some(format!(
-        "`stale = \"skip\"` in {}: the guards of {} changed or removed project layer(s) ({}) do          not run, where they would block every call they matched until a person reviews the          change; remove the setting to have them fail closed",
+        "`stale = \"skip\"` in {}: the guards of {} changed or removed project layer(s) ({}) \
+         do not run, where they would block every call they matched until a person reviews the \
+         change; remove the setting to have them fail closed",
         source.map_or_else(
             || "the user or managed file".to_owned(),
             |p| crate::terminal::escape_path(&p)
