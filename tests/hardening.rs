@@ -2,10 +2,8 @@
 //! position-independent (ELF type `ET_DYN`, so the kernel randomises its address), it has full
 //! RELRO (a `PT_GNU_RELRO` segment, and `BIND_NOW` so that the GOT is in it), its stack is not
 //! executable, and it has no text relocations. Read with a small parser of the ELF header, the
-//! program headers, the dynamic section and the section headers: 64-bit little-endian ELF, which
-//! is every Linux target this crate builds for. On x86_64 glibc it also checks that build.rs's
-//! layout of the start-up code (`link/hot-text.ld`) reached the linker: a layout that silently
-//! stopped applying would only show as a slower start.
+//! program headers and the dynamic section: 64-bit little-endian ELF, which is every Linux target
+//! this crate builds for.
 #![cfg(all(
     target_os = "linux",
     target_pointer_width = "64",
@@ -98,27 +96,6 @@ fn parse(data: &[u8]) -> Result<Elf, String> {
     })
 }
 
-/// The size of the section called `name`, if the binary has one.
-fn section_size(data: &[u8], name: &str) -> Result<Option<u64>, String> {
-    let shoff = u64_at(data, 40)?;
-    let shentsize = u64::from(u16_at(data, 58)?);
-    let shnum = u64::from(u16_at(data, 60)?);
-    let names_at = u64_at(data, shoff + u64::from(u16_at(data, 62)?) * shentsize + 24)?;
-    for i in 0..shnum {
-        let header = shoff + i * shentsize;
-        let start = usize::try_from(names_at + u64::from(u32_at(data, header)?))
-            .map_err(|e| e.to_string())?;
-        let found = data
-            .get(start..)
-            .and_then(|rest| rest.split(|b| *b == 0).next())
-            .ok_or("section name past the end of the file")?;
-        if found == name.as_bytes() {
-            return u64_at(data, header + 32).map(Some);
-        }
-    }
-    Ok(None)
-}
-
 fn dynamic_value(elf: &Elf, tag: i64) -> Option<u64> {
     elf.dynamic.iter().find(|(t, _)| *t == tag).map(|(_, v)| *v)
 }
@@ -162,24 +139,6 @@ fn the_binary_is_position_independent_with_full_relro() {
     assert!(
         stack.is_some_and(|s| s.flags & PF_X == 0),
         "{path}: the stack is executable (or PT_GNU_STACK is missing)"
-    );
-}
-
-#[test]
-#[cfg(all(target_arch = "x86_64", target_env = "gnu"))]
-fn the_start_up_code_is_laid_out_together() {
-    if let Some(why) = option_env!("KA_HOOKS_HOT_LAYOUT_SKIPPED") {
-        eprintln!("build.rs left the start-up layout out on purpose: {why}");
-        return;
-    }
-    let path = env!("CARGO_BIN_EXE_ka-hooks");
-    let data = std::fs::read(path).expect("read the ka-hooks binary");
-    let size = section_size(&data, ".text.hot").expect("read the section headers");
-    // Present and not empty: the script reached the linker. How much of it still matches is a
-    // question of speed (a stale layout matches less), which benches/README.md measures.
-    assert!(
-        size.is_some_and(|size| size > 0),
-        "{path}: .text.hot is {size:?} bytes: link/hot-text.ld did not reach the linker (build.rs)"
     );
 }
 
