@@ -1,4 +1,5 @@
-//! The built `ka-hooks` binary keeps the hardening of a default build (`build.rs`): it is
+//! The built `ka-hooks` binary keeps the hardening rustc gives every Linux target by default (no
+//! build script adds or removes link flags; a linker default or a stray flag could): it is
 //! position-independent (ELF type `ET_DYN`, so the kernel randomises its address), it has full
 //! RELRO (a `PT_GNU_RELRO` segment, and `BIND_NOW` so that the GOT is in it), its stack is not
 //! executable, and it has no text relocations. Read with a small parser of the ELF header, the
