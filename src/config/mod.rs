@@ -27,7 +27,6 @@ mod hook;
 mod merge;
 mod parse;
 pub mod paths_filter;
-mod pieces;
 mod read;
 pub mod rule;
 pub mod scripts;
