@@ -3,9 +3,10 @@
 //! set elsewhere. Each step must exit as the README says (2 where its comment says `exit 2`, else
 //! 0) and print what follows its `# →`.
 //!
-//! The first step is a real `cargo install --path . --locked` (a release build into its own
-//! target dir, `<target>/readme-install`, kept between runs); `.config/nextest.toml` runs this
-//! test alone, with a longer timeout.
+//! The first step is a real `cargo install --path . --locked`: a build with the default `release`
+//! profile (no LTO: that is the `dist` profile of the release binaries, so a change rebuilds in
+//! the time of an ordinary release build) into its own target dir, `<target>/readme-install`,
+//! kept between runs; `.config/nextest.toml` runs this test alone, with a longer timeout.
 
 mod support;
 
