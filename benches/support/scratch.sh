@@ -1,6 +1,7 @@
 # The scratch set-up that benches/compare.sh times, sourced by it: one `pre_tool_use` hook `true`
-# for tool `write` in a user layer (KA_CONFIG_DIR, which needs no trust), an empty git project, a ~1 KB tool payload for `ka-hooks run --input`, and
-# Claude Code's PreToolUse payload for a Write of the same content, for `ka-hooks claude`.
+# for tool `write` in a user layer (KA_CONFIG_DIR, which needs no trust), an empty git project,
+# a ~1 KB tool payload for `ka-hooks run --input`, and Claude Code's PreToolUse payload for a
+# Write of the same content, for `ka-hooks claude`.
 #
 #   scratch_setup DIR   exports KA_CONFIG_DIR and KA_DATA_DIR under DIR, creates DIR/project
 #                       (the caller cds there), sets $input and writes DIR/claude.json.
