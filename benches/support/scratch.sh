@@ -19,7 +19,7 @@ tool = "write"
 command = "true"
 TOML
   git init -q "$dir/project" || return 1
-  # Without single quotes, so that it can be single-quoted in hyperfine's command line.
+  # Without single quotes: callers may single-quote it in a command line.
   input="$(python3 -c '
 import json
 content = ("fn main() { println!(\"hello\"); }\n" * 40)[:1024]
