@@ -8,7 +8,7 @@
 # every Linux whatever its libc (glibc 2.17 or 2.40, Alpine), the way ripgrep ships.
 #
 # - x86_64-unknown-linux-musl: static-pie (rustc's default for this target): position-independent
-#   (ET_DYN, address-randomised), full RELRO and BIND_NOW; checked here, and by tests/hardening.rs
+#   (ET_DYN, address-randomised), full RELRO and BIND_NOW; checked here, and by tests/it/hardening.rs
 #   on the same target.
 # - aarch64-unknown-linux-musl: cross-linked with rust-lld and the musl start files Rust ships
 #   (`rustup target add` brings them; no aarch64 C toolchain is needed). rustc (1.95) does not

@@ -5,7 +5,7 @@
 //! never mistaken for our stdout; SIGPIPE ignored, so a closed stdout is an error, not a silent
 //! death; stdout flushed at exit), a panic on the main thread is an ordinary panic (its message,
 //! exit 101), and a stack overflow is reported ("thread 'main' has overflowed its stack") instead
-//! of dying of a bare SIGSEGV. `tests/main_thread.rs` checks the last two.
+//! of dying of a bare SIGSEGV. `tests/it/main_thread.rs` checks the last two.
 
 use std::process::ExitCode;
 
