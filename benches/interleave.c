@@ -1,10 +1,10 @@
-/* The cross-check of `benches/compare.sh`: the same commands, interleaved.
+/* The timing loop of `benches/compare.sh`: every command, interleaved.
  *
  *   cc -O2 -o interleave benches/interleave.c
  *   ./interleave ROUNDS STDIN_FILE LABEL CMD [ARG...] ::: LABEL CMD [ARG...] ::: ...
  *
- * hyperfine times each command in one series after another, and on a small shared machine a whole
- * series can drift by more than the difference being measured. This runs round after round of all
+ * Timing each command in one series after another (as hyperfine does) lets a small shared
+ * machine drift between series by more than the difference being measured. This runs round after round of all
  * the commands in turn (each posix_spawned by absolute path, stdin from STDIN_FILE, stdout and
  * stderr on /dev/null, timed from spawn to waitpid), after 20 untimed rounds, so every command
  * sees the same drift. It prints one line per command: label, median ms, 10th and 90th

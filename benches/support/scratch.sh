@@ -1,7 +1,7 @@
-# The scratch set-up that benches/compare.sh times and scripts/hot-layout.sh profiles, sourced by
-# both: one `pre_tool_use` hook `true` for tool `write` in a user layer (KA_CONFIG_DIR, which
-# needs no trust), an empty git project, a ~1 KB tool payload for `ka-hooks run --input`, and
-# Claude Code's PreToolUse payload for a Write of the same content, for `ka-hooks claude`.
+# The scratch set-up that benches/compare.sh times, sourced by it: one `pre_tool_use` hook `true`
+# for tool `write` in a user layer (KA_CONFIG_DIR, which needs no trust), an empty git project,
+# a ~1 KB tool payload for `ka-hooks run --input`, and Claude Code's PreToolUse payload for a
+# Write of the same content, for `ka-hooks claude`.
 #
 #   scratch_setup DIR   exports KA_CONFIG_DIR and KA_DATA_DIR under DIR, creates DIR/project
 #                       (the caller cds there), sets $input and writes DIR/claude.json.
@@ -19,7 +19,7 @@ tool = "write"
 command = "true"
 TOML
   git init -q "$dir/project" || return 1
-  # Without single quotes, so that it can be single-quoted in hyperfine's command line.
+  # Without single quotes: callers may single-quote it in a command line.
   input="$(python3 -c '
 import json
 content = ("fn main() { println!(\"hello\"); }\n" * 40)[:1024]

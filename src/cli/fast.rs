@@ -1,9 +1,11 @@
 //! The command lines an agent runs once per tool call, read without building clap's command tree.
 //!
 //! `ka-hooks run <event> --tool T --input JSON` and `ka-hooks claude|codex|gemini` run on every
-//! tool call, where start-up is most of the cost. Building clap's tree and matching against it was
-//! about 130k of the 480k instructions of a run with no matching hook (callgrind, static-pie
-//! build; see `benches/README.md`). This reader accepts only the plain forms of those commands
+//! tool call, where start-up is most of the cost. Building clap's tree and matching against it
+//! would more than double a run with no matching hook: on the musl build the release ships, a whole
+//! `ka-hooks claude` dispatch of one hook is 505k instructions with this reader and 785k without
+//! it, a run with no matching hook 245k against 578k (callgrind, the ka-hooks process; see
+//! `benches/README.md`). This reader accepts only the plain forms of those commands
 //! (each flag once, values that do not start with `-`, no `--`, UTF-8) and returns `None` for
 //! anything else, which [`super::Cli`] then parses: clap stays the interface, with every message,
 //! `--help`, error and completion. The test below checks, over generated command lines, that

@@ -94,9 +94,6 @@ pub(super) struct Text<'a> {
     /// `chars[i]`: the number of chars in `text[..i * CHUNK]` (UTF-8 lead bytes, so the count
     /// is right at any byte offset, char boundary or not).
     chars: Vec<usize>,
-    /// Where the text being parsed starts in the file: the offsets of a piece's spans are
-    /// relative to the piece (`config::pieces`), and [`Text::position`] adds this.
-    base: usize,
 }
 
 /// The chars that start in `bytes`: every byte that is not a UTF-8 continuation byte.
@@ -121,18 +118,7 @@ impl<'a> Text<'a> {
             text,
             line_starts,
             chars,
-            base: 0,
         }
-    }
-
-    /// The whole file's text.
-    pub fn text(&self) -> &'a str {
-        self.text
-    }
-
-    /// Read the offsets given from now on as relative to byte `base` of the file.
-    pub fn set_base(&mut self, base: usize) {
-        self.base = base;
     }
 
     /// The number of chars in `text[..offset]` (`offset` at most the text's length).
@@ -146,7 +132,6 @@ impl<'a> Text<'a> {
     /// 1-based line and column (in chars) of a byte offset. An offset past the end is read as
     /// the end; one inside a char (never a span's start) gets column 1.
     pub fn position(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.saturating_add(self.base);
         let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
         let start = self.line_starts[line - 1];
         let end = offset.min(self.text.len());

@@ -38,7 +38,6 @@ mod merge;
 mod monotone;
 mod parse;
 pub mod paths_filter;
-mod pieces;
 mod read;
 pub mod rule;
 mod script_names;

@@ -12,7 +12,6 @@ use super::error::{ConfigError, Text};
 use super::filter::{compile_matcher, compile_tools, ToolFilter};
 use super::hook::{Layer, OnError, Source};
 use super::paths_filter::PathFilter;
-use super::pieces;
 use super::rule::Rule;
 use super::template::Template;
 use crate::event::Event;
@@ -239,27 +238,9 @@ pub(super) fn parse_file(
     text: &str,
     errors: &mut Vec<ConfigError>,
 ) -> ParsedFile {
-    let mut t = Text::new(path, text);
+    let t = Text::new(path, text);
     let mut parsed = ParsedFile::empty(layer, path);
-    if let Some(pieces) = pieces::split(text) {
-        let before = errors.len();
-        let read = parse_pieces(&mut t, &pieces, &mut parsed, errors);
-        t.set_base(0);
-        if read.is_some() {
-            return parsed;
-        }
-        // A piece the parser disagrees with: the whole document decides, with its own errors.
-        errors.truncate(before);
-        parsed.hooks.clear();
-        parsed.settings = None;
-    }
-    parse_whole(&t, &mut parsed, errors);
-    parsed
-}
-
-/// The file as one document: what a file read in pieces must read as.
-fn parse_whole(t: &Text<'_>, parsed: &mut ParsedFile, errors: &mut Vec<ConfigError>) {
-    let raw: RawFile = match toml::from_str(t.text()) {
+    let raw: RawFile = match toml::from_str(text) {
         Ok(raw) => raw,
         Err(e) => {
             let message = e.message().trim().to_owned();
@@ -269,73 +250,30 @@ fn parse_whole(t: &Text<'_>, parsed: &mut ParsedFile, errors: &mut Vec<ConfigErr
                 format!("invalid TOML: {message}"),
                 Some("fix the syntax at this position; `ka-hooks check` re-validates".into()),
             ));
-            return;
+            return parsed;
         }
     };
     if let Some(settings) = raw.hook_settings {
-        parsed.settings = parse_settings(t, parsed.layer, settings.into_inner(), errors);
+        parsed.settings = parse_settings(&t, parsed.layer, settings.into_inner(), errors);
     }
     let entries = raw.hooks.unwrap_or_default();
     // Sized once: an entry is large, and growing by doubling copies them all again and again.
     parsed.hooks.reserve_exact(entries.len());
     let mut compiled = Compiled::default();
-    parse_entries(t, entries, &mut 0, &mut compiled, parsed, errors);
+    parse_entries(&t, entries, &mut compiled, &mut parsed, errors);
+    parsed
 }
 
-/// One piece of a file cut by [`pieces::split`]: nothing but `[[hooks]]` entries.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HookPiece {
-    hooks: Vec<Spanned<SpannedTable>>,
-}
-
-/// The file a piece at a time, each piece's tree freed before the next is built. `None` when
-/// the parser refuses a piece or the rest defines `hooks`: the caller then parses the whole.
-fn parse_pieces(
-    t: &mut Text<'_>,
-    pieces: &pieces::Pieces<'_>,
-    parsed: &mut ParsedFile,
-    errors: &mut Vec<ConfigError>,
-) -> Option<()> {
-    // Most files start with their first entry: a rest of TOML whitespace (not `str::trim`'s,
-    // which also takes characters TOML refuses) holds nothing, and is not parsed.
-    let blank = pieces
-        .rest
-        .bytes()
-        .all(|b| matches!(b, b' ' | b'\t' | b'\n'));
-    if !blank {
-        let rest: RawFile = toml::from_str(&pieces.rest).ok()?;
-        if rest.hooks.is_some() {
-            return None;
-        }
-        if let Some(settings) = rest.hook_settings {
-            parsed.settings = parse_settings(t, parsed.layer, settings.into_inner(), errors);
-        }
-    }
-    let mut compiled = Compiled::default();
-    let mut next = 0;
-    parsed.hooks.reserve_exact(pieces.hooks.len());
-    for range in &pieces.hooks {
-        let piece: HookPiece = toml::from_str(t.text().get(range.clone())?).ok()?;
-        t.set_base(range.start);
-        parse_entries(t, piece.hooks, &mut next, &mut compiled, parsed, errors);
-    }
-    Some(())
-}
-
-/// `[[hooks]]` entries into `parsed.hooks`, numbered from `*next` on (an entry with errors
-/// keeps its number, so the next one's is its position in the file).
+/// `[[hooks]]` entries into `parsed.hooks`, numbered by their position in the file (an entry
+/// with errors keeps its number).
 fn parse_entries(
     t: &Text<'_>,
     entries: Vec<Spanned<SpannedTable>>,
-    next: &mut usize,
     compiled: &mut Compiled,
     parsed: &mut ParsedFile,
     errors: &mut Vec<ConfigError>,
 ) {
-    for entry in entries {
-        let index = *next;
-        *next += 1;
+    for (index, entry) in entries.into_iter().enumerate() {
         let (line, _) = t.position(entry.span().start);
         let source = Source {
             layer: parsed.layer,
@@ -807,6 +745,3 @@ pub fn describe_entries(
     }
     lines
 }
-
-#[cfg(test)]
-mod tests;

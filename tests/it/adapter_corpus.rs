@@ -1,0 +1,350 @@
+//! The shared payload corpus (`tests/corpus/*.json`): each case is one tool call, prompt or turn
+//! end, written as ka's payload and as the payload Claude Code, Codex CLI and Gemini CLI send
+//! for it. Run natively (`ka-hooks run`) and through each adapter (`ka-hooks claude|codex|
+//! gemini`) against the shipped example hooks (`ka.toml.example`, plus
+//! `tests/corpus/ka.local.toml`), every run must reach the same verdict: blocked, allowed,
+//! rewritten input, feedback, a mode switch, an ask, a halt, keep going, context for the model,
+//! a capped continuation or a message for the user (where an agent cannot express a verdict the
+//! case says what it gets instead, in `expect_by_agent`).
+//!
+//! A case file: `about`, `expect` (`verdict`, and text the verdict's detail `contains` or
+//! `lacks`), optional `expect_by_agent`, optional `setup` (files to create), optional `repeat`
+//! (how many times each agent sends its payload; the last answer is checked, as when a stop
+//! hook keeps a turn going), `ka` (`event` and `payload`), and one payload per agent (`$ROOT`
+//! stands for the project root), or `{"unsupported": "why"}`.
+
+use crate::support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use support::Project;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn corpus_dir() -> PathBuf {
+    repo().join("tests").join("corpus")
+}
+
+/// The scratch project: the example config and scripts, the corpus' local layer, `src/`.
+fn corpus_project() -> Project {
+    let p = Project::new();
+    let example = fs::read_to_string(repo().join("ka.toml.example")).expect("ka.toml.example");
+    p.write(".ka/ka.toml", &example);
+    let local = fs::read_to_string(corpus_dir().join("ka.local.toml")).expect("corpus layer");
+    p.write(".ka/ka.local.toml", &local);
+    let dest = p.root.join("examples").join("hooks");
+    fs::create_dir_all(&dest).expect("mkdir examples/hooks");
+    for entry in fs::read_dir(repo().join("examples").join("hooks")).expect("examples/hooks") {
+        let path = entry.expect("dir entry").path();
+        fs::copy(&path, dest.join(path.file_name().expect("file name"))).expect("copy");
+    }
+    fs::create_dir_all(p.root.join("src")).expect("mkdir src");
+    p
+}
+
+/// What a run decided, agent-neutral: the verdict and its detail (reason, input, feedback).
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    verdict: String,
+    detail: String,
+}
+
+fn seen(verdict: &str, detail: impl Into<String>) -> Seen {
+    Seen {
+        verdict: verdict.to_owned(),
+        detail: detail.into(),
+    }
+}
+
+fn text(value: Option<&Value>) -> String {
+    match value {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    }
+}
+
+/// `ka-hooks run` (its `--json` outcome).
+fn native(p: &Project, case: &Value) -> Seen {
+    let ka = &case["ka"];
+    let event = ka["event"].as_str().expect("ka.event");
+    let output = p
+        .cli()
+        .args(["--trust", "run", event, "--json", "--input"])
+        .arg(ka["payload"].to_string())
+        .output()
+        .expect("ka-hooks run");
+    let outcome: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("run --json printed no outcome ({e}): {output:?}"));
+    if !outcome["halt"].is_null() {
+        return seen("halted", text(outcome.get("halt")));
+    }
+    if outcome["blocked"] == true {
+        return seen("blocked", text(outcome.get("reason")));
+    }
+    if outcome["decision"] == "ask" {
+        return seen("ask", text(outcome.get("reason")));
+    }
+    if !outcome["updated_input"].is_null() {
+        return seen("rewritten", outcome["updated_input"].to_string());
+    }
+    if !outcome["keep_going"].is_null() {
+        return seen("keep_going", text(outcome.get("keep_going")));
+    }
+    if !outcome["feedback"].is_null() {
+        return seen("feedback", text(outcome.get("feedback")));
+    }
+    if !outcome["context"].is_null() {
+        return seen("context", text(outcome.get("context")));
+    }
+    if !outcome["mode"].is_null() {
+        return seen("mode", text(outcome.get("mode")));
+    }
+    let notes = outcome["notes"].to_string();
+    if notes.contains("max_continuations") {
+        return seen("capped", notes);
+    }
+    match outcome["messages"].as_array().map(Vec::as_slice) {
+        Some([]) | None => seen("allowed", ""),
+        Some(messages) => seen(
+            "message",
+            messages
+                .iter()
+                .map(|m| text(Some(m)))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    }
+}
+
+/// `ka-hooks <agent>` with the agent's payload on stdin, read back in the agent's contract.
+fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
+    let stdin = payload
+        .to_string()
+        .replace("$ROOT", &p.root.to_string_lossy());
+    let output = p
+        .cli()
+        .args(["--trust", agent])
+        .write_stdin(stdin)
+        .output()
+        .expect("ka-hooks adapter");
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    let event = payload["hook_event_name"].as_str().unwrap_or("");
+    match output.status.code() {
+        // TeammateIdle and TaskCompleted keep going by exit 2.
+        Some(2) if matches!(event, "TeammateIdle" | "TaskCompleted") => {
+            return seen("keep_going", stderr)
+        }
+        Some(2) => return seen("blocked", stderr),
+        Some(0) => {}
+        other => panic!("ka-hooks {agent} exited {other:?}: {stderr}"),
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if stdout.trim().is_empty() {
+        return seen("allowed", "");
+    }
+    let answer: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("ka-hooks {agent} printed no JSON object ({e}): {stdout}"));
+    let hso = &answer["hookSpecificOutput"];
+    let message = text(answer.get("systemMessage"));
+    let said_mode = message.contains("asked to switch to `");
+    if answer["continue"] == false {
+        return seen("halted", text(answer.get("stopReason")));
+    }
+    // PermissionRequest (Claude Code, Codex): `hookSpecificOutput.decision.behavior`.
+    match hso["decision"]["behavior"].as_str() {
+        Some("deny") => return seen("blocked", text(hso["decision"].get("message"))),
+        Some("allow") => return seen("allowed", ""),
+        _ => {}
+    }
+    let stopping = matches!(event, "Stop" | "SubagentStop" | "AfterAgent");
+    match agent {
+        "gemini" => {
+            if answer["decision"] == "deny" && stopping {
+                return seen("keep_going", text(answer.get("reason")));
+            }
+            if answer["decision"] == "deny" {
+                return seen("blocked", text(answer.get("reason")));
+            }
+            if !hso["tool_input"].is_null() {
+                return seen("rewritten", hso["tool_input"].to_string());
+            }
+        }
+        _ => {
+            match hso["permissionDecision"].as_str() {
+                Some("deny") => return seen("blocked", text(hso.get("permissionDecisionReason"))),
+                Some("ask") if hso["updatedInput"].is_null() => {
+                    return seen("ask", text(hso.get("permissionDecisionReason")))
+                }
+                _ => {}
+            }
+            if !hso["updatedInput"].is_null() {
+                return seen("rewritten", hso["updatedInput"].to_string());
+            }
+            if answer["decision"] == "block" && stopping {
+                return seen("keep_going", text(answer.get("reason")));
+            }
+            if answer["decision"] == "block" {
+                let verdict = if answer.get("reason").is_some() && hso.is_null() {
+                    // PostToolUse: the reason goes to the model (a marked result).
+                    "feedback"
+                } else {
+                    "blocked"
+                };
+                let verdict = if payload["hook_event_name"] == "UserPromptSubmit" {
+                    "blocked"
+                } else {
+                    verdict
+                };
+                return seen(verdict, text(answer.get("reason")));
+            }
+        }
+    }
+    if !hso["additionalContext"].is_null() {
+        // Context that rides a tool result is the tool's feedback; elsewhere it is context.
+        let verdict = if matches!(event, "PostToolUse" | "PostToolUseFailure" | "AfterTool") {
+            "feedback"
+        } else {
+            "context"
+        };
+        return seen(verdict, text(hso.get("additionalContext")));
+    }
+    if said_mode {
+        return seen("mode", message);
+    }
+    if message.contains("max_continuations") {
+        return seen("capped", message);
+    }
+    if !message.is_empty() {
+        return seen("message", message);
+    }
+    seen("allowed", "")
+}
+
+#[track_caller]
+fn check(who: &str, got: &Seen, expect: &Value) {
+    let verdict = expect["verdict"].as_str().expect("expect.verdict");
+    assert_eq!(got.verdict, verdict, "{who}: wrong verdict; saw {got:?}");
+    if let Some(needle) = expect["contains"].as_str() {
+        assert!(
+            got.detail.contains(needle),
+            "{who}: {verdict} detail lacks {needle:?}: {:?}",
+            got.detail
+        );
+    }
+    if let Some(needle) = expect["lacks"].as_str() {
+        assert!(
+            !got.detail.contains(needle),
+            "{who}: {verdict} detail still has {needle:?}: {:?}",
+            got.detail
+        );
+    }
+}
+
+fn run_case(name: &str) {
+    let file = corpus_dir().join(format!("{name}.json"));
+    let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let case: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let p = corpus_project();
+    for (rel, content) in case["setup"].as_object().into_iter().flatten() {
+        p.write(rel, content.as_str().expect("setup content is a string"));
+    }
+    let expect = &case["expect"];
+    check(&format!("{name} (native run)"), &native(&p, &case), expect);
+    for agent in ["claude", "codex", "gemini"] {
+        let payload = &case[agent];
+        assert!(
+            payload.is_object(),
+            "{name}: no {agent} payload (give one, or {{\"unsupported\": \"why\"}})"
+        );
+        if let Some(why) = payload["unsupported"].as_str() {
+            assert!(
+                !why.is_empty(),
+                "{name}: {agent} unsupported without a reason"
+            );
+            continue;
+        }
+        let expect = case["expect_by_agent"].get(agent).unwrap_or(expect);
+        let repeat = case["repeat"].as_u64().unwrap_or(1);
+        let mut got = adapter(&p, agent, payload);
+        for _ in 1..repeat {
+            got = adapter(&p, agent, payload);
+        }
+        check(&format!("{name} ({agent})"), &got, expect);
+    }
+}
+
+macro_rules! corpus {
+    ($($test:ident => $case:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                run_case($case);
+            }
+        )*
+
+        /// Every case file is run by a test above.
+        #[test]
+        fn every_corpus_file_has_a_test() {
+            let listed: Vec<&str> = vec![$($case),*];
+            let mut files: Vec<String> = fs::read_dir(corpus_dir())
+                .expect("tests/corpus")
+                .filter_map(|e| {
+                    let path = e.ok()?.path();
+                    if path.extension()? != "json" {
+                        return None;
+                    }
+                    Some(path.file_stem()?.to_string_lossy().into_owned())
+                })
+                .collect();
+            files.sort();
+            for file in &files {
+                assert!(listed.contains(&file.as_str()), "tests/corpus/{file}.json has no test");
+            }
+        }
+    };
+}
+
+corpus! {
+    write_outside_src_is_blocked_everywhere => "write-outside-src",
+    write_inside_src_is_allowed_everywhere => "write-inside-src",
+    edit_outside_src_is_blocked_everywhere => "edit-outside-src",
+    multi_edit_outside_src_is_blocked_everywhere => "multi-edit-outside-src",
+    notebook_edit_outside_src_is_blocked_everywhere => "notebook-edit-outside-src",
+    patch_move_outside_src_is_blocked_everywhere => "patch-move-outside-src",
+    bash_secret_is_rewritten_everywhere => "bash-secret",
+    write_secret_in_src_is_rewritten_everywhere => "write-secret-in-src",
+    post_write_feedback_reaches_the_model_everywhere => "post-write-feedback",
+    failing_tests_mode_switch_is_said_everywhere => "tests-failing-plan-mode",
+    unfiltered_tool_is_allowed_everywhere => "read-no-hook",
+    guarded_prompt_is_blocked_everywhere => "prompt-blocked",
+    ordinary_prompt_is_allowed_everywhere => "prompt-allowed",
+    ask_is_asked_or_blocked_with_why => "fetch-asks",
+    turn_end_changes_nothing_everywhere => "stop",
+    stop_hook_keeps_the_turn_going_everywhere => "stop-until-done",
+    stop_hook_lets_the_turn_end_once_done_everywhere => "stop-until-done-finished",
+    endless_stop_hook_is_capped_everywhere => "stop-until-done-capped",
+    session_start_context_reaches_the_model_everywhere => "session-start-context",
+    session_start_matcher_selects_the_source_everywhere => "session-start-matcher-resume",
+    session_start_plain_stdout_is_context_only_under_claude => "session-start-plain-stdout",
+    prompt_context_reaches_the_model_everywhere => "prompt-context",
+    long_system_message_reaches_the_user_whole_everywhere => "long-system-message",
+    halt_stops_the_turn_everywhere => "halt",
+    defer_is_no_decision_everywhere => "defer",
+    post_tool_block_marks_an_error_everywhere => "post-tool-block",
+    notification_hooks_run_everywhere => "notification",
+    permission_request_denies_everywhere => "permission-request",
+    subagent_start_context_everywhere => "subagent-start",
+    subagent_stop_keeps_going_everywhere => "subagent-stop",
+    post_compact_hooks_run_everywhere => "post-compact",
+    setup_hooks_run_everywhere => "setup",
+    teammate_idle_keeps_going_everywhere => "teammate-idle",
+    task_completed_keeps_going_everywhere => "task-completed",
+    permission_denied_hooks_run_everywhere => "permission-denied",
+    interrupt_hooks_run_everywhere => "interrupt",
+    post_tool_use_failure_hint_everywhere => "post-tool-use-failure",
+}

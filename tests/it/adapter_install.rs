@@ -1,0 +1,273 @@
+//! `ka-hooks install claude`: a dry-run diff, an idempotent merge that keeps the user's settings
+//! as written, and timeouts that cover the hooks. Never touches the real `~/.claude`:
+//! `CLAUDE_CONFIG_DIR` points at a temp dir.
+
+use crate::support;
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+use support::{hook, Project};
+
+fn claude_dir(p: &Project) -> PathBuf {
+    p.base.join("claude-home")
+}
+
+fn install(p: &Project, args: &[&str]) -> (Option<i32>, String, String) {
+    let output = p
+        .cli()
+        .env("CLAUDE_CONFIG_DIR", claude_dir(p))
+        .args(["install", "claude"])
+        .args(args)
+        .output()
+        .expect("ka-hooks install");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn settings_file(p: &Project) -> PathBuf {
+    p.root.join(".claude").join("settings.json")
+}
+
+fn settings(p: &Project) -> Value {
+    serde_json::from_str(&fs::read_to_string(settings_file(p)).expect("settings")).expect("json")
+}
+
+fn two_event_project() -> Project {
+    Project::with_user_toml(&format!(
+        "{}{}{}",
+        hook("guard", "pre_tool_use", "true guard", &["timeout = 10"]),
+        hook("scrub", "pre_tool_use", "true scrub", &["timeout = 4"]),
+        hook("fmt", "post_tool_use", "true fmt", &["timeout = 30"]),
+    ))
+}
+
+/// A settings file as a user wrote it: inline arrays, four-space indent, a hook of their own.
+const USER_SETTINGS: &str = r#"{
+    "model": "opus",
+    "permissions": { "allow": ["Bash(cargo test:*)"], "deny": ["Read(.env)"] },
+    "hooks": {
+        "PreToolUse": [
+            { "matcher": "Bash", "hooks": [ { "type": "command", "command": "./audit.sh" } ] }
+        ]
+    },
+    "env": { "RUST_LOG": "info" }
+}
+"#;
+
+#[test]
+fn dry_run_prints_a_diff_and_writes_nothing() {
+    let p = two_event_project();
+    let (code, stdout, _) = install(&p, &[]);
+    assert_eq!(code, Some(0));
+    assert!(!settings_file(&p).exists(), "a dry run wrote the file");
+    assert!(stdout.contains("+++ "), "{stdout}");
+    assert!(stdout.contains("--- /dev/null\n"), "{stdout}");
+    assert!(stdout.contains("+    \"PreToolUse\": ["), "{stdout}");
+    assert!(
+        stdout.contains("\"command\": \"ka-hooks claude\""),
+        "{stdout}"
+    );
+    assert!(stdout.contains("dry run: nothing written"), "{stdout}");
+}
+
+#[test]
+fn write_then_rerun_is_a_no_op() {
+    let p = two_event_project();
+    let (code, stdout, _) = install(&p, &["--write"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    let first = fs::read(settings_file(&p)).expect("written");
+    let (code, stdout, _) = install(&p, &["--write"]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.starts_with("already installed:"), "{stdout}");
+    assert_eq!(fs::read(settings_file(&p)).expect("still there"), first);
+    let (_, stdout, _) = install(&p, &[]);
+    assert!(stdout.starts_with("already installed:"), "{stdout}");
+}
+
+#[test]
+fn entries_run_the_adapter_for_events_with_hooks_only() {
+    let p = two_event_project();
+    install(&p, &["--write"]);
+    let s = settings(&p);
+    let hooks = s["hooks"].as_object().expect("hooks");
+    // A failed call runs the post_tool_use hooks too, so PostToolUseFailure is registered with
+    // them.
+    assert_eq!(
+        hooks.keys().collect::<Vec<_>>(),
+        ["PreToolUse", "PostToolUse", "PostToolUseFailure"]
+    );
+    assert_eq!(
+        s["hooks"]["PreToolUse"][0],
+        json!({"matcher": "*", "hooks": [{"type": "command", "command": "ka-hooks claude", "timeout": 21}]})
+    );
+}
+
+#[test]
+fn timeout_covers_a_pipeline_sum_and_a_concurrent_max() {
+    let p = two_event_project();
+    install(&p, &["--write"]);
+    let s = settings(&p);
+    // pre_tool_use runs its hooks one after another: 10 + 1 + 4 + 1, plus a 5 s margin.
+    assert_eq!(s["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 21);
+    // post_tool_use runs them concurrently: 30 + 1, plus the margin.
+    assert_eq!(s["hooks"]["PostToolUse"][0]["hooks"][0]["timeout"], 36);
+}
+
+#[test]
+fn keeps_the_users_settings_byte_for_byte_around_the_new_entries() {
+    let p = two_event_project();
+    p.write(".claude/settings.json", USER_SETTINGS);
+    let (code, stdout, _) = install(&p, &["--write"]);
+    assert_eq!(code, Some(0), "{stdout}");
+    let text = fs::read_to_string(settings_file(&p)).expect("settings");
+    // Every line of the user's file is still there, in order.
+    let mut rest = text.as_str();
+    for line in USER_SETTINGS.lines() {
+        let at = rest
+            .find(line)
+            .unwrap_or_else(|| panic!("lost or moved {line:?} in\n{text}"));
+        rest = &rest[at + line.len()..];
+    }
+    let s: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(
+        s.as_object().expect("object").keys().collect::<Vec<_>>(),
+        ["model", "permissions", "hooks", "env"]
+    );
+    assert_eq!(
+        s["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "./audit.sh"
+    );
+    assert_eq!(
+        s["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+        "ka-hooks claude"
+    );
+    // New lines use the file's own four-space indent.
+    assert!(
+        text.contains("\n                \"matcher\": \"*\",\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_changed_timeout_is_updated_in_place() {
+    let p = two_event_project();
+    install(&p, &["--write"]);
+    p.write_user_toml(&hook("guard", "pre_tool_use", "true", &["timeout = 100"]));
+    let (_, stdout, _) = install(&p, &[]);
+    assert!(stdout.contains("-            \"timeout\": 21"), "{stdout}");
+    assert!(stdout.contains("+            \"timeout\": 106"), "{stdout}");
+    install(&p, &["--write"]);
+    let s = settings(&p);
+    assert_eq!(s["hooks"]["PreToolUse"].as_array().map(Vec::len), Some(1));
+    assert_eq!(s["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 106);
+}
+
+#[test]
+fn user_flag_writes_to_claude_config_dir() {
+    let p = two_event_project();
+    let (code, _, _) = install(&p, &["--user", "--write"]);
+    assert_eq!(code, Some(0));
+    assert!(!settings_file(&p).exists());
+    let text = fs::read_to_string(claude_dir(&p).join("settings.json")).expect("user settings");
+    assert!(text.contains("ka-hooks claude"));
+}
+
+#[test]
+fn no_hooks_registers_nothing_unless_all_events() {
+    let p = Project::new();
+    let (code, stdout, _) = install(&p, &["--write"]);
+    assert_eq!(code, Some(0));
+    assert!(stdout.contains("nothing to register"), "{stdout}");
+    assert!(!settings_file(&p).exists());
+    install(&p, &["--write", "--all-events"]);
+    let s = settings(&p);
+    let events: Vec<&String> = s["hooks"].as_object().expect("hooks").keys().collect();
+    assert_eq!(
+        events,
+        [
+            "PreToolUse",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "UserPromptSubmit",
+            "Stop",
+            "SessionStart",
+            "SessionEnd",
+            "PreCompact",
+            "PostCompact",
+            "PermissionRequest",
+            "PermissionDenied",
+            "Notification",
+            "SubagentStart",
+            "SubagentStop",
+            "Setup",
+            "TeammateIdle",
+            "TaskCompleted"
+        ]
+    );
+    assert!(s["hooks"]["Stop"][0].get("matcher").is_none());
+}
+
+#[test]
+fn untrusted_project_hooks_are_registered_and_flagged() {
+    let p = Project::new();
+    p.write(".ka/ka.toml", &hook("guard", "pre_tool_use", "true", &[]));
+    let (_, stdout, _) = install(&p, &["--write"]);
+    assert!(stdout.contains("not trusted yet"), "{stdout}");
+    assert!(settings(&p)["hooks"]["PreToolUse"].is_array());
+}
+
+#[test]
+fn invalid_settings_are_left_alone() {
+    let p = two_event_project();
+    p.write(".claude/settings.json", "{ \"hooks\": [ }");
+    let (code, _, stderr) = install(&p, &["--write"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("not valid JSON"), "{stderr}");
+    assert_eq!(
+        fs::read_to_string(settings_file(&p)).expect("kept"),
+        "{ \"hooks\": [ }"
+    );
+}
+
+#[test]
+fn codex_and_gemini_print_the_entries_and_exit_1() {
+    let p = two_event_project();
+    for (agent, pre, timeout) in [
+        ("codex", "PreToolUse", 21),
+        ("gemini", "BeforeTool", 21_000),
+    ] {
+        let output = p
+            .cli()
+            .args(["install", agent, "--write"])
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&output.stderr).contains("not supported"));
+        let snippet: Value = serde_json::from_slice(&output.stdout).expect("json snippet");
+        assert_eq!(
+            snippet["hooks"][pre][0]["hooks"][0]["command"],
+            format!("ka-hooks {agent}")
+        );
+        assert_eq!(snippet["hooks"][pre][0]["hooks"][0]["timeout"], timeout);
+    }
+    assert!(!p.root.join(".codex").exists() && !p.root.join(".gemini").exists());
+}
+
+#[test]
+fn a_custom_command_is_recognised_on_rerun() {
+    let p = two_event_project();
+    let custom = ["--write", "--command", "/opt/kah claude --fail-closed"];
+    install(&p, &custom);
+    let s = settings(&p);
+    assert_eq!(
+        s["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "/opt/kah claude --fail-closed"
+    );
+    let (_, stdout, _) = install(&p, &custom);
+    assert!(stdout.starts_with("already installed:"), "{stdout}");
+}

@@ -1,0 +1,40 @@
+//! Every integration test, in one test binary (just's pattern): a change relinks one binary, not
+//! one per file. Each module is one concern (the file it was before); `support` is what they
+//! share. Run one with `cargo nextest run -E 'test(/^readme::/)'` (or `cargo test --test it
+//! readme::`).
+
+mod support;
+
+mod adapter_agents;
+mod adapter_claude;
+mod adapter_corpus;
+mod adapter_import;
+mod adapter_install;
+mod adapter_keep_going;
+mod adapter_project_root;
+mod async_hooks;
+mod audit;
+mod cancel;
+mod cli;
+mod cli_claude_settings;
+mod cli_events;
+mod cli_run;
+mod config;
+mod demo;
+mod dispatch;
+mod doctor;
+mod examples;
+mod fail_open;
+mod filters;
+mod golden;
+mod guards_hold;
+mod hardening;
+mod interrupt;
+mod keep_going;
+mod main_thread;
+mod permission_request;
+mod process;
+mod proptest_parsers;
+mod readme;
+mod readme_events;
+mod schema;
