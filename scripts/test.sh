@@ -19,7 +19,7 @@ cargo nextest run "$@"
 # The process tests: the runner's integration suites, and the unit tests of the runner, the
 # cancel token, the interrupt handler and the async supervisor. `helper_threads_run_exactly_when_
 # the_fallback_is_in_use` fails this run should the switch not take effect.
-process_tests='binary(process) | binary(interrupt) | binary(cancel) | binary(async_hooks)'
+process_tests='(binary_id(ka-hooks::it) & test(/^(process|interrupt|cancel|async_hooks)::/))'
 process_tests+=' | (binary_id(ka-hooks) & test(/^(process|cancel|interrupt|background)::/))'
 KA_HOOKS_PROCESS_FALLBACK=1 cargo nextest run -E "$process_tests" "$@"
 

@@ -8,7 +8,7 @@
 //! and the Makefile, `package.json` and the package of `python3 -m` were never recorded: each
 //! edit below ran the edited file unreviewed, and the call went through.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! its guards failing closed, with the `trust` command for the new place, instead of having them
 //! all skipped as unreviewed.
 
-mod support;
+use crate::support;
 
 use std::fs;
 use std::path::Path;

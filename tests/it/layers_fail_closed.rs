@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-mod support;
+use crate::support;
 
 use support::Project;
 

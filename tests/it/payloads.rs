@@ -5,7 +5,7 @@
 //! model did; both used to make the adapters and `ka-hooks run` reject the payload and fail
 //! open, so a model could switch every guard off with one escape in a tool argument.
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::{hook, Project};

@@ -3,7 +3,7 @@
 //! `file_path`, every tool that writes or reads files, and placeholders in any quoting. Each
 //! attack runs through `ka-hooks run` and the adapters, with a real guard spawned through `sh`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-mod support;
+use crate::support;
 
 use support::Project;
 

@@ -1,7 +1,7 @@
 //! The denial backstop (issue 21, item 10): a model denied three times by one guard within a
 //! turn, and then rephrasing the call so that the guard lets it through, meets a person.
 
-mod support;
+use crate::support;
 
 use ka_hooks::action::Decision;
 use ka_hooks::backstop::Denials;

@@ -8,7 +8,7 @@
 //! Before issue 21 the rules were text prefixes of `&&`-split pieces: every matching row below
 //! except the plain `rm -f x`, `FOO=1 rm -f x` and the chained ones was let through.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::Project;
