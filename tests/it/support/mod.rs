@@ -257,14 +257,25 @@ pub fn eventually(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// The pid written (first line) in `rel` under the project root.
+/// The pid written (first line) in `rel` under the project root. A hook's `echo $$ > pid`
+/// creates the file before it writes the line, so this waits (up to 10 s) for a whole line
+/// rather than read the file the moment it exists.
 #[track_caller]
 pub fn pid_in(project: &Project, rel: &str) -> i32 {
-    let text = project
-        .read(rel)
-        .unwrap_or_else(|| panic!("the hook did not write its pid to {rel}"));
-    text.lines()
-        .next()
-        .and_then(|l| l.trim().parse().ok())
-        .unwrap_or_else(|| panic!("expected a pid in {rel}, got {text:?}"))
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = project.read(rel);
+        let pid = text
+            .as_deref()
+            .and_then(|t| t.split_once('\n'))
+            .and_then(|(line, _)| line.trim().parse().ok());
+        match (pid, text) {
+            (Some(pid), _) => return pid,
+            (None, text) if Instant::now() >= deadline => match text {
+                None => panic!("the hook did not write its pid to {rel}"),
+                Some(text) => panic!("expected a pid in {rel}, got {text:?}"),
+            },
+            _ => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
 }
