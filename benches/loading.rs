@@ -141,14 +141,15 @@ fn user_layer(n: usize) -> String {
 }
 
 /// The project layer: `n` entries over a user layer of at least `n` hooks. Every tenth entry
-/// overrides the user hook of its number by name (a distinct one each time); of the rest, every
-/// seventh is unnamed. Commands run one of the guard scripts with a distinct flag.
+/// overrides the user hook of its number by name (a distinct one each time), strengthening it (a
+/// shorter timeout, `on_error = "block"`: a project may only strengthen a user hook); of the rest,
+/// every seventh is unnamed. Commands run one of the guard scripts with a distinct flag.
 fn project_layer(n: usize) -> String {
     let mut out = String::new();
     for i in 0..n {
         if i % PROJECT_OVERRIDE_EVERY == 0 {
             out.push_str(&format!(
-                "[[hooks]]\nname = \"user-{i}\"\ntimeout = 7\nenv = {{ FROM_PROJECT = \"{i}\" }}\n\n"
+                "[[hooks]]\nname = \"user-{i}\"\ntimeout = 7\non_error = \"block\"\n\n"
             ));
             continue;
         }
