@@ -11,7 +11,9 @@
 //! The order of `on_error` is block > ask > ignore (a failing guard that blocks guards more than
 //! one that asks a person, which guards more than one that lets the call through). A longer
 //! `timeout` is weaker: a guard that takes longer is one a slow or stuck script can hold up, and
-//! its failure mode (`on_error`) decides later. `async = true` is weaker: the call no longer waits.
+//! its failure mode (`on_error`) decides later. A shorter one is weaker too unless the hook then
+//! has `on_error = "block"`: a guard cut short by its timeout is a failing guard, which `ignore`
+//! lets through (and `ask` hands to a person) where the slower script would have blocked. `async = true` is weaker: the call no longer waits.
 //!
 //! A disabled hook guards nothing, so nothing is weaker than it.
 
@@ -95,7 +97,12 @@ pub fn weakenings(before: &Hook, after: &Hook) -> Vec<Weakening> {
             after.on_error.as_str().into(),
         );
     }
-    if after.timeout > before.timeout {
+    // Longer is weaker (a stuck script holds the call up longer); shorter is weaker too unless a
+    // timed-out hook blocks: with `ignore` (or `ask`) a timeout cut short lets the call through
+    // (or hands it to a person) where the slower script would have blocked it.
+    if after.timeout > before.timeout
+        || (after.timeout < before.timeout && after.on_error != OnError::Block)
+    {
         push("timeout", seconds(before.timeout), seconds(after.timeout));
     }
     if after.is_async && !before.is_async {
@@ -275,10 +282,21 @@ mod tests {
     }
 
     #[test]
+    fn a_shorter_timeout_is_weaker_unless_a_timed_out_hook_blocks() {
+        // Cut short with `ignore`, the guard fails open where the slow script would have blocked.
+        assert_eq!(keys("", "timeout = 0.05"), ["timeout"]);
+        assert_eq!(keys("", "timeout = 5\non_error = \"ask\""), ["timeout"]);
+        assert_eq!(
+            keys("", "timeout = 5\non_error = \"block\""),
+            Vec::<&str>::new()
+        );
+    }
+
+    #[test]
     fn stronger_keys_are_not_weakenings() {
         for after in [
             "on_error = \"block\"",
-            "timeout = 5",
+            "timeout = 5\non_error = \"block\"",
             "tool = [\"edit\", \"write\", \"read\"]",
             "tool = \"*\"",
             "matcher = \"Write|Edit|Read\"",

@@ -166,13 +166,15 @@ fn enabled_false_by_name_in_the_local_file_disables_a_project_hook() {
 }
 
 /// A later identical handler replaces an earlier one when it is as strong (here: a shorter
-/// timeout); one of another layer that guards less does not (issue 21: de-duplication never
+/// timeout that blocks when it runs out); one of another layer that guards less does not (issue 21: de-duplication never
 /// merges hooks of different layers into the weaker copy).
 #[test]
 fn identical_handlers_run_once_with_the_later_settings() {
     let w = World::new();
     w.user("[[hooks]]\nevent = \"stop\"\ncommand = \"notify\"\ntimeout = 3\n")
-        .project("[[hooks]]\nevent = \"stop\"\ncommand = \"notify\"\ntimeout = 2\n");
+        .project(
+            "[[hooks]]\nevent = \"stop\"\ncommand = \"notify\"\ntimeout = 2\non_error = \"block\"\n",
+        );
     let config = w.load();
     let hooks: Vec<_> = config.hooks_for(Event::Stop, None).collect();
     assert_eq!(hooks.len(), 1);

@@ -176,6 +176,27 @@ fn a_project_entry_named_like_the_users_guard_cannot_weaken_it() {
     }
 }
 
+/// A shorter timeout looks stronger, but a guard cut short by it fails, and with the default
+/// `on_error = "ignore"` a failing guard lets the call through: a project must not shorten the
+/// user's slow guard (found by review after issue 21's first pass).
+#[test]
+fn a_project_cannot_cut_the_users_slow_guard_short_with_a_timeout() {
+    let p = Project::new();
+    p.user(&format!(
+        "[[hooks]]\nname = \"guard\"\nevent = \"pre_tool_use\"\ntool = \"write\"\n\
+         command = \"sleep 0.3; echo '{GUARD_SAYS}' >&2; exit 2\"\n"
+    ));
+    p.project("[[hooks]]\nname = \"guard\"\ntimeout = 0.05\n");
+    p.cli().args(["trust", "--yes"]).assert().success();
+    guard_holds(&p, &p.root, &["would weaken it", "timeout"]);
+    check_names_both(
+        &p,
+        &p.root,
+        &format!("{}:1:", p.root.join(".ka/ka.toml").display()),
+        &format!("{}:1", user_file(&p)),
+    );
+}
+
 #[test]
 fn a_project_may_still_strengthen_the_users_guard() {
     let p = attacked("[[hooks]]\nname = \"guard\"\non_error = \"block\"\ntimeout = 5\n");
