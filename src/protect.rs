@@ -3,9 +3,10 @@
 //!
 //! When a trusted `.ka/ka.toml` changes, its guards fail closed ([`crate::config`]); the model's
 //! next move may be to edit the file back, write `ka.local.toml`, the trust store, or the user
-//! file. A `pre_tool_use` call whose path arguments (every key of
+//! file, or the script a user guard runs. A `pre_tool_use` call whose path arguments (every key of
 //! [`crate::config::touched::PATH_KEYS`], `paths`), as written or as resolved, target any layer
-//! file, the user file, the managed dir or the data dir is therefore turned into `ask`, with a
+//! file, the user's config dir, the managed dir, the data dir, or a file outside the projects that
+//! a managed or user guard runs (`sh /opt/guards/x.sh`) is therefore turned into `ask`, with a
 //! reason that says why, before any hook runs. The user's own file can turn this off
 //! (`protect_ka_files = false`); a project file cannot.
 //!
@@ -13,12 +14,12 @@
 //! with fail-closed stale layers and `trust` refusing inside a tool call, it makes an edit of
 //! the hooks visible and its approval a human act.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::config::touched::{touched, Resolver};
-use crate::config::Config;
+use crate::config::{script_names, Config, Layer};
 use crate::paths;
 
 /// The reason to ask, when `arguments` of a `pre_tool_use` call aim at ka's own files.
@@ -51,6 +52,39 @@ pub fn check(
     })
 }
 
+/// The files outside every project that the managed and user guards run: the absolute words of
+/// their commands that name a file (`sh /opt/guards/no-secrets.sh`), each as written and as
+/// resolved. Emptying one switches its guard off as surely as editing `ka.toml`, and no trust
+/// record covers it. Read once per `Config`, at the first call with a path.
+fn guard_scripts(config: &Config) -> &[PathBuf] {
+    config.guard_scripts.get_or_init(|| {
+        let mut out = Vec::new();
+        let outside = config
+            .hooks
+            .iter()
+            .filter(|h| matches!(h.source.layer, Layer::User | Layer::Managed))
+            .filter(|h| h.event.is_pipeline());
+        for hook in outside {
+            let named = script_names::named(Path::new("/"), &hook.command);
+            for candidate in named.files {
+                if !Path::new(&candidate.word).is_absolute() {
+                    continue;
+                }
+                for rel in candidate.paths {
+                    let path = Path::new("/").join(rel);
+                    if path.is_file() {
+                        out.extend(std::fs::canonicalize(&path).ok());
+                        out.push(path);
+                    }
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    })
+}
+
 fn protected(config: &Config, path: &Path) -> bool {
     let is_layer_file = path
         .file_name()
@@ -67,4 +101,5 @@ fn protected(config: &Config, path: &Path) -> bool {
             .protected
             .iter()
             .any(|p| path == p || path.starts_with(p) && p.is_dir())
+        || guard_scripts(config).iter().any(|p| path == p)
 }

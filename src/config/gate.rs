@@ -146,6 +146,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         announcements,
         refused,
         notes,
+        guard_scripts: std::sync::OnceLock::new(),
         pending: Pending::new(opts.paths.data_dir.clone(), updates),
         by_event: Default::default(),
         paths_index: None,
@@ -677,6 +678,13 @@ fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
         .iter()
         .flat_map(|root| GATED_FILES.iter().map(move |(_, rel)| root.join(rel)))
         .collect();
+    // The user's whole config dir: the guard scripts a user keeps beside `ka.toml` are as much
+    // the user's configuration as the file (a write that empties one switches its guard off).
+    out.extend(
+        opts.paths
+            .user_file()
+            .and_then(|f| f.parent().map(Path::to_path_buf)),
+    );
     out.extend(opts.paths.user_file());
     out.extend(opts.paths.managed_dir.clone());
     out.extend(opts.paths.data_dir.clone());

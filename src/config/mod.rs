@@ -40,7 +40,7 @@ mod parse;
 pub mod paths_filter;
 mod read;
 pub mod rule;
-mod script_names;
+pub(crate) mod script_names;
 pub mod scripts;
 mod settings;
 mod snapshot;
@@ -234,6 +234,10 @@ pub struct Config {
     /// The files and directories that hold ka's own configuration (see [`crate::protect`]),
     /// absolute and resolved.
     pub protected: Vec<PathBuf>,
+    /// The files outside every project that the managed and user guards run (absolute words of
+    /// their commands, as `crate::shell` reads them), resolved at the first call that needs them
+    /// (see [`crate::protect`]).
+    pub(crate) guard_scripts: std::sync::OnceLock<Vec<PathBuf>>,
     /// Snapshots of unreviewed layer files to replace at the first dispatch (see [`snapshot`]).
     pub(crate) pending: snapshot::Pending,
     /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).

@@ -528,3 +528,76 @@ fn a_quoted_placeholder_stays_inert() {
         assert_eq!(p.read("seen.txt").as_deref(), Some(name), "{command}");
     }
 }
+
+/// The scripts the user's guards run are the user's configuration too: emptying one (a write
+/// the model's own file tool can make) switches the guard off as surely as editing `ka.toml`.
+/// A write to one kept beside `ka.toml`, or anywhere outside the project, asks a human (found by
+/// review after issue 21's first pass: both writes went through).
+#[test]
+fn a_write_to_a_script_a_user_guard_runs_asks_a_human() {
+    let p = Project::new();
+    let outside = p.base.join("guards");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    for script in [p.config_dir.join("guard.sh"), outside.join("other.sh")] {
+        std::fs::write(&script, "echo no >&2; exit 2\n").expect("write script");
+    }
+    p.user(&format!(
+        "[[hooks]]\nname = \"guard\"\nevent = \"pre_tool_use\"\ntool = \"bash\"\n\
+         command = \"sh '{}'\"\n\n\
+         [[hooks]]\nname = \"other\"\nevent = \"pre_tool_use\"\ntool = \"bash\"\n\
+         command = \"sh {}\"\n",
+        p.config_dir.join("guard.sh").display(),
+        outside.join("other.sh").display()
+    ));
+    for script in [p.config_dir.join("guard.sh"), outside.join("other.sh")] {
+        let out = p
+            .cli()
+            .args([
+                "run",
+                "pre_tool_use",
+                "--tool",
+                "write",
+                "--json",
+                "--input",
+            ])
+            .arg(json!({"arguments": {"path": script, "content": "exit 0"}}).to_string())
+            .output()
+            .expect("run");
+        let outcome: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(
+            outcome["decision"],
+            "ask",
+            "{}: {outcome}",
+            script.display()
+        );
+        let (_, answer) = adapter(
+            &p,
+            "claude",
+            "Write",
+            json!({"file_path": script, "content": "exit 0"}),
+            &p.root,
+        );
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"],
+            "ask",
+            "{}: {answer}",
+            script.display()
+        );
+    }
+    // Another file outside the project is not the user's configuration.
+    let out = p
+        .cli()
+        .args([
+            "run",
+            "pre_tool_use",
+            "--tool",
+            "write",
+            "--json",
+            "--input",
+        ])
+        .arg(json!({"arguments": {"path": outside.join("notes.txt"), "content": "x"}}).to_string())
+        .output()
+        .expect("run");
+    let outcome: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(outcome["decision"], Value::Null, "{outcome}");
+}
