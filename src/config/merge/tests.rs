@@ -131,7 +131,7 @@ fn a_copy_as_strong_replaces_a_managed_guard_only_while_other_layers_run() {
             parsed(
                 Layer::User,
                 "user.toml",
-                "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"g\"\ntimeout = 5\n",
+                "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"g\"\ntimeout = 5\non_error = \"block\"\n",
             ),
         ]
     };
