@@ -238,7 +238,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
             hooks.retain(|h| h.is_managed());
             outcome
                 .diagnostics
-                .push(format!("every hook is off: {why}"));
+                .push(format!("every hook but managed ones is off: {why}"));
             outcome.announcements.push(format!(
                 "every ka hook except managed ones is off ({}): no user or project guard ran \
                  for this call; {}",

@@ -284,7 +284,9 @@ fn ka_hooks_disable_turns_every_hook_off() {
         .env("KA_HOOKS_DISABLE", "1")
         .assert()
         .success()
-        .stdout(predicate::str::contains("every hook is off"));
+        .stdout(predicate::str::contains(
+            "every hook but managed ones is off",
+        ));
     w.cmd()
         .args(["run", "pre_tool_use", "--tool", "bash"])
         .assert()
