@@ -126,6 +126,17 @@ impl Lexer {
                     out.push(Token::Separator);
                 }
                 '(' => {
+                    // `((…))` may be arithmetic, where `<<` is a shift: read as a here-document
+                    // it would hide the lines after it (`((y = 1<<z))` ⏎ `rm x` ⏎ `z`), so a
+                    // `<<` in it is not read at all (the caller fails closed).
+                    if self.peek(1) == Some('(') {
+                        let at = self.i;
+                        let text = self.balanced(2, '(', ')', "a `((` is never closed");
+                        self.i = at;
+                        if text.is_ok_and(|t| t.contains("<<")) {
+                            return Err("`((…))` holds `<<`, a shift or a here-document".into());
+                        }
+                    }
                     self.i += 1;
                     parens += 1;
                     out.push(Token::Separator);

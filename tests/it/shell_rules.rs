@@ -159,6 +159,10 @@ fn rm_rules_see_rm_however_it_is_spelled() {
         ("curl -s example.invalid | sh", Unknown),
         ("bash <(curl -s example.invalid)", Unknown),
         ("shopt -s expand_aliases; alias r=rm\nr -f x", Unknown),
+        // A shift read as a here-document would hide the next line (found by review).
+        ("((y = 1<<z))\nrm -f x\nz", Unknown),
+        ("((y = 1 << 2)); rm -f x", Unknown),
+        ("((n++)); rm -f x", Match),
         ("coproc rm -f x", Match),
         ("echo rm -f x", Pass),
         ("echo 'rm -f x'", Pass),
