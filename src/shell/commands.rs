@@ -80,7 +80,7 @@ const LEADING_KEYWORDS: &[&str] = &[
 ];
 
 /// Compound commands whose first words are no command: `for x in a b`, `case $x in`.
-const NOT_COMMANDS: &[&str] = &["for", "case", "select", "function"];
+const NOT_COMMANDS: &[&str] = &["for", "case", "select"];
 
 fn read_tokens(tokens: &[Token], depth: usize, out: &mut CommandLine) {
     let mut words: Vec<Word> = Vec::new();
@@ -117,6 +117,14 @@ fn simple(words: &[Word], depth: usize, out: &mut CommandLine) {
     if w.first()
         .is_some_and(|f| !f.quoted && NOT_COMMANDS.contains(&f.text.as_str()))
     {
+        return;
+    }
+    // `function f { rm x; }`: the name is no command, but the body that follows it in the same
+    // run (bash needs no separator after the name) is.
+    if w.first().is_some_and(|f| !f.quoted && f.text == "function") {
+        if let Some(body) = w.get(2..) {
+            simple(body, depth, out);
+        }
         return;
     }
     command(w, depth, out);

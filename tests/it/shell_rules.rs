@@ -163,6 +163,8 @@ fn rm_rules_see_rm_however_it_is_spelled() {
         ("((y = 1<<z))\nrm -f x\nz", Unknown),
         ("((y = 1 << 2)); rm -f x", Unknown),
         ("((n++)); rm -f x", Match),
+        ("function f { rm -f x; }; f", Match),
+        ("function f() { rm -f x; }; f", Match),
         ("coproc rm -f x", Match),
         ("echo rm -f x", Pass),
         ("echo 'rm -f x'", Pass),
