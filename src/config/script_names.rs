@@ -9,7 +9,7 @@
 //! package files inside the project. What stays out of reach is said per hook: the recipe's or
 //! the script's own commands, the modules a program imports, paths known only at run time.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::shell::{self, Token, Word};
 use crate::terminal::escape;
@@ -35,27 +35,12 @@ pub struct Candidate {
     pub file_like: bool,
 }
 
-/// `path` relative to `root` without touching the file system, when it stays inside `root`.
+/// `path` relative to `root` without touching the file system ([`super::touched::lexical`]),
+/// when it stays inside `root` and is not the root itself.
 pub(crate) fn inside(root: &Path, word: &Path) -> Option<PathBuf> {
-    let rel = if word.is_absolute() {
-        word.strip_prefix(root).ok()?.to_path_buf()
-    } else {
-        word.to_path_buf()
-    };
-    let mut out = PathBuf::new();
-    for c in rel.components() {
-        match c {
-            Component::Normal(part) => out.push(part),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    (!out.as_os_str().is_empty()).then_some(out)
+    let clean = super::touched::lexical(root, word);
+    let rel = clean.strip_prefix(root).ok()?;
+    (!rel.as_os_str().is_empty()).then(|| rel.to_path_buf())
 }
 
 /// Whether a word that names no file now looks like it was meant to name one.
