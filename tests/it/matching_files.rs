@@ -203,20 +203,7 @@ fn a_project_file_linked_to_the_user_file_asks_a_human() {
     let p = Project::new();
     p.user("# the user's file\n");
     symlink(p.config_dir.join("ka.toml"), p.root.join("notes.toml"));
-    let out = p
-        .cli()
-        .args([
-            "run",
-            "pre_tool_use",
-            "--tool",
-            "write",
-            "--json",
-            "--input",
-        ])
-        .arg(r#"{"arguments":{"path":"notes.toml","content":"x"}}"#)
-        .output()
-        .expect("run");
-    let outcome: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let outcome = p.run_json("write", json!({"path": "notes.toml", "content": "x"}));
     assert_eq!(outcome["decision"], "ask", "{outcome}");
     let (_, answer) = adapter(
         &p,
@@ -550,20 +537,7 @@ fn a_write_to_a_script_a_user_guard_runs_asks_a_human() {
         outside.join("other.sh").display()
     ));
     for script in [p.config_dir.join("guard.sh"), outside.join("other.sh")] {
-        let out = p
-            .cli()
-            .args([
-                "run",
-                "pre_tool_use",
-                "--tool",
-                "write",
-                "--json",
-                "--input",
-            ])
-            .arg(json!({"arguments": {"path": script, "content": "exit 0"}}).to_string())
-            .output()
-            .expect("run");
-        let outcome: Value = serde_json::from_slice(&out.stdout).expect("json");
+        let outcome = p.run_json("write", json!({"path": script, "content": "exit 0"}));
         assert_eq!(
             outcome["decision"],
             "ask",
@@ -585,19 +559,9 @@ fn a_write_to_a_script_a_user_guard_runs_asks_a_human() {
         );
     }
     // Another file outside the project is not the user's configuration.
-    let out = p
-        .cli()
-        .args([
-            "run",
-            "pre_tool_use",
-            "--tool",
-            "write",
-            "--json",
-            "--input",
-        ])
-        .arg(json!({"arguments": {"path": outside.join("notes.txt"), "content": "x"}}).to_string())
-        .output()
-        .expect("run");
-    let outcome: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let outcome = p.run_json(
+        "write",
+        json!({"path": outside.join("notes.txt"), "content": "x"}),
+    );
     assert_eq!(outcome["decision"], Value::Null, "{outcome}");
 }

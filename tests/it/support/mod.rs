@@ -164,6 +164,24 @@ impl Project {
             .current_dir(&self.root);
         cmd
     }
+
+    /// `ka-hooks run pre_tool_use --tool TOOL --json` of a call with `arguments`, from the
+    /// project root: the outcome as JSON.
+    #[track_caller]
+    pub fn run_json(&self, tool: &str, arguments: Value) -> Value {
+        let out = self
+            .cli()
+            .args(["run", "pre_tool_use", "--tool", tool, "--json", "--input"])
+            .arg(serde_json::json!({ "arguments": arguments }).to_string())
+            .output()
+            .expect("ka-hooks run");
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "ka-hooks run printed no outcome ({e}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    }
 }
 
 /// A JSON value that must be an object.
