@@ -23,41 +23,19 @@
 //! (when the payload names a `session_id`) keep it in the data dir ([`Tracker`]), per session,
 //! reset by each new prompt and forgotten at session end.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::action::Decision;
-use crate::adapter::continuations::Store;
 use crate::config::Hook;
+use crate::continuations::Store;
 use crate::event::Event;
 use crate::outcome::Outcome;
 
-/// `denial_backstop` when no user or managed file sets it.
-pub const DEFAULT_DENIAL_BACKSTOP: u32 = 3;
+pub use crate::config::DEFAULT_DENIAL_BACKSTOP;
 
-/// The denials of one turn, per guard.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Denials {
-    /// Denials so far, by guard ([`guard_key`]: the hook's name and its file).
-    pub counts: BTreeMap<String, u32>,
-}
-
-impl Denials {
-    /// How many times the guard `key` denied a call this turn.
-    pub fn count(&self, key: &str) -> u32 {
-        self.counts.get(key).copied().unwrap_or(0)
-    }
-
-    /// Counts one more denial by `key`; the new count.
-    fn record(&mut self, key: String) -> u32 {
-        let count = self.counts.entry(key).or_insert(0);
-        *count = count.saturating_add(1);
-        *count
-    }
-}
+pub use crate::outcome::Denials;
 
 /// What makes two denials "of the same kind": the same guard, named by its name and the file
 /// that first defined it.

@@ -23,7 +23,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::process::signal_name;
+use crate::signal::signal_name;
 
 /// A handle that cancels every dispatch it was given to. Cheap to clone; all clones share one
 /// state. Cancelling is permanent: use a new token for the next turn.

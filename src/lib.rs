@@ -139,12 +139,14 @@
 //! whether broken fails open or closed.
 pub mod action;
 pub mod adapter;
+pub mod agent;
 pub mod audit;
 pub mod background;
 pub mod backstop;
 pub mod cancel;
 pub mod cli;
 pub mod config;
+pub mod continuations;
 pub mod dispatch;
 pub mod doctor;
 pub mod event;
@@ -158,7 +160,9 @@ pub mod protect;
 pub mod review;
 pub mod schema;
 pub mod shell;
+mod signal;
 pub mod terminal;
+pub mod tools;
 pub mod trust;
 pub mod verdict;
 

@@ -1,7 +1,9 @@
 //! The result of dispatching one event: what the host must do, and one report per hook.
 //! Serialised as is for `ka-hooks run --json`.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::action::{Action, Decision};
@@ -74,7 +76,7 @@ pub struct Outcome {
     /// [`Request`](crate::dispatch::Request) (see [`crate::backstop`]); `None` when the request
     /// carried none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub denials: Option<crate::backstop::Denials>,
+    pub denials: Option<Denials>,
 }
 
 fn event_name<S: serde::Serializer>(event: &Event, s: S) -> Result<S::Ok, S::Error> {
@@ -197,3 +199,24 @@ pub struct HookReport {
 
 /// Bytes of stderr kept in a report (the whole capped stderr still becomes a block reason).
 pub const STDERR_EXCERPT: usize = 4096;
+
+/// The denials of one turn, per guard.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denials {
+    /// Denials so far, by guard ([`guard_key`](crate::backstop::guard_key): the hook's name and its file).
+    pub counts: BTreeMap<String, u32>,
+}
+
+impl Denials {
+    /// How many times the guard `key` denied a call this turn.
+    pub fn count(&self, key: &str) -> u32 {
+        self.counts.get(key).copied().unwrap_or(0)
+    }
+
+    /// Counts one more denial by `key`; the new count.
+    pub(crate) fn record(&mut self, key: String) -> u32 {
+        let count = self.counts.entry(key).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
+    }
+}

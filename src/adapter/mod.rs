@@ -31,12 +31,12 @@
 
 pub mod claude;
 pub mod codex;
-pub mod continuations;
+pub use crate::continuations;
 pub mod gemini;
 pub mod import;
 pub mod install;
 pub mod jsonedit;
-pub mod tools;
+pub use crate::tools;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -52,35 +52,9 @@ use crate::outcome::{Outcome, Status};
 use crate::paths::{self, Paths};
 use crate::payload;
 
-/// An agent whose hooks can run `ka.toml` hooks through an adapter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum Agent {
-    Claude,
-    Codex,
-    Gemini,
-}
+pub use crate::agent::Agent;
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
-
-    /// The `ka-hooks` subcommand of the adapter.
-    pub const fn command(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-        }
-    }
-
-    /// The agent's name, for messages.
-    pub const fn display(self) -> &'static str {
-        match self {
-            Agent::Claude => "Claude Code",
-            Agent::Codex => "Codex CLI",
-            Agent::Gemini => "Gemini CLI",
-        }
-    }
-
     /// The agent's hook events and the ka event each one runs.
     pub fn events(self) -> &'static [EventRow] {
         match self {

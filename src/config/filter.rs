@@ -2,7 +2,7 @@
 //!
 //! Users copy filters from other agents' settings: `tool = "Write"`, `matcher = "Write|Edit"`,
 //! `run_shell_command`. A name in another agent's spelling from the translation table
-//! ([`crate::adapter::tools`]) matches the ka tool it translates to, and a regex or glob is tried
+//! ([`crate::tools`]) matches the ka tool it translates to, and a regex or glob is tried
 //! against the ka name and every agent's spelling of it, so such a filter never silently matches
 //! nothing. A name that no agent knows is a warning ([`unknown_names`]).
 //!
@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use crate::adapter::tools::{ToolRow, TOOLS};
+use crate::tools::{ToolRow, TOOLS};
 
 /// Every tool that writes files, in ka's names: what `@file_writes`, `Edit(...)` and `Write(...)`
 /// cover, and what `write` and `edit` stand for in a guard.

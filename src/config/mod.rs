@@ -63,7 +63,7 @@ pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
 pub use parse::{describe_entries, HOOK_KEYS, SETTINGS_KEYS};
 pub use read::MAX_CONFIG_BYTES;
-pub use settings::{Settings, StalePolicy};
+pub use settings::{Settings, StalePolicy, DEFAULT_DENIAL_BACKSTOP};
 
 use crate::event::Event;
 use crate::paths::Paths;

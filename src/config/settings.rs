@@ -14,6 +14,9 @@ use super::hook::Layer;
 use super::parse::{seconds, ParsedFile, GATE_KEYS};
 use crate::paths::{self, Paths};
 
+/// `denial_backstop` when no user or managed file sets it (see [`crate::backstop`]).
+pub const DEFAULT_DENIAL_BACKSTOP: u32 = 3;
+
 /// `[hook_settings]` keys that, in a project or local file, apply to the hooks that file may
 /// weaken only (see [`super::monotone`]), never to the user's, managed or an outer project's.
 pub(super) const SCOPED_KEYS: [&str; 2] = ["disable_all", "timeout"];
@@ -51,7 +54,7 @@ pub struct Settings {
     pub protect_ka_files: bool,
     /// Managed only: run managed hooks and no others.
     pub managed_only: bool,
-    /// How many times stop hooks may keep one turn going (see [`crate::adapter::continuations`]).
+    /// How many times stop hooks may keep one turn going (see [`crate::continuations`]).
     pub max_continuations: u32,
     /// User or managed only: denials by one guard in a turn after which every call it matches
     /// asks a human (see [`crate::backstop`]); 0 is off.
@@ -101,7 +104,7 @@ impl Default for Settings {
             protect_ka_files: true,
             managed_only: false,
             max_continuations: DEFAULT_MAX_CONTINUATIONS,
-            denial_backstop: crate::backstop::DEFAULT_DENIAL_BACKSTOP,
+            denial_backstop: DEFAULT_DENIAL_BACKSTOP,
         }
     }
 }
@@ -235,7 +238,7 @@ impl Gate {
     pub fn from_files(ungated: &[ParsedFile]) -> Gate {
         let mut gate = Gate {
             protect_ka_files: true,
-            denial_backstop: crate::backstop::DEFAULT_DENIAL_BACKSTOP,
+            denial_backstop: DEFAULT_DENIAL_BACKSTOP,
             ..Gate::default()
         };
         for file in ungated {

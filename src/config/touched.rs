@@ -18,7 +18,7 @@
 //! The path arguments are every key an agent's file tools use (Claude Code's hooks reference,
 //! `tool_input`; Gemini CLI's `packages/core/src/tools/*`): the adapters rename the agent's own
 //! file argument to `path` and keep a conflicting `path` of the input as `shadowed_path`
-//! ([`crate::adapter::tools`]), so the agent's own key comes first and a decoy cannot hide it.
+//! ([`crate::tools`]), so the agent's own key comes first and a decoy cannot hide it.
 
 use std::path::{Component, Path, PathBuf};
 

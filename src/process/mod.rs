@@ -54,6 +54,7 @@
 //! reap our children (`waitpid(-1)`); otherwise the exit status is lost (reported as `SpawnFailed` with
 //! "lost track of the hook process"), though the timeout still bounds `run`.
 
+pub use crate::signal::signal_name;
 use std::{
     fmt,
     os::unix::process::{CommandExt, ExitStatusExt},
@@ -188,31 +189,6 @@ impl fmt::Display for Termination {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.describe())
     }
-}
-
-/// The conventional name of a common signal (`SIGKILL`), if it is one.
-pub fn signal_name(sig: i32) -> Option<&'static str> {
-    Some(match sig {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGUSR1 => "SIGUSR1",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGUSR2 => "SIGUSR2",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGXFSZ => "SIGXFSZ",
-        libc::SIGSYS => "SIGSYS",
-        _ => return None,
-    })
 }
 
 /// `10s`, `1.5s`, `250ms`.

@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Agent;
+use crate::agent::Agent;
 
 /// One tool under each agent's name (`None`: the agent has no such tool).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
