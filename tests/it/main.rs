@@ -23,6 +23,7 @@ mod cli_events;
 mod cli_run;
 mod config;
 mod demo;
+mod docs;
 mod dispatch;
 mod doctor;
 mod examples;

@@ -27,11 +27,11 @@ struct Step {
     shows: Option<String>,
 }
 
-/// The `sh` block after `### Quick start`, cut into steps.
+/// The `sh` block after `## Quick start`, cut into steps.
 fn quick_start() -> Vec<Step> {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
     let section = &readme[readme
-        .find("### Quick start")
+        .find("## Quick start")
         .expect("a Quick start section")..];
     let start = section.find("```sh\n").expect("an sh block") + "```sh\n".len();
     let block = &section[start..start + section[start..].find("```").expect("end of block")];
