@@ -163,7 +163,10 @@ fn every_link_and_anchor_between_readme_and_docs_resolves() {
             };
             let on_disk = repo().join(&linked);
             if !on_disk.exists() {
-                broken.push(format!("{}:{line}: `{target}`: no such file", file.display()));
+                broken.push(format!(
+                    "{}:{line}: `{target}`: no such file",
+                    file.display()
+                ));
                 continue;
             }
             if let Some(anchor) = anchor {
