@@ -78,7 +78,7 @@ fn target_dir() -> PathBuf {
 }
 
 #[test]
-#[ignore = "slow: a real `cargo install` (a release build, about a minute warm, several cold); \
+#[ignore = "slow: a real `cargo install` (a release build: minutes when cold); \
             scripts/test.sh runs it with --run-ignored only"]
 fn the_quick_start_runs_as_written() {
     let steps = quick_start();
