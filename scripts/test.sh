@@ -6,8 +6,9 @@
 # Installs cargo-nextest first when it is missing (a fresh rustup toolchain has only cargo), then
 # runs the suite with it (each test in a process of its own: the runner's tests send signals and
 # set process-wide state), then the process tests a second time on the runner's thread fallback
-# (KA_HOOKS_PROCESS_FALLBACK=1: the path macOS takes, which Linux would not pick), and the rustdoc
-# examples, which nextest does not run.
+# (KA_HOOKS_PROCESS_FALLBACK=1: the path macOS takes, which Linux would not pick), then the two
+# slow tests, which a plain `cargo nextest run` skips (they are #[ignore]d, each with its reason),
+# and the rustdoc examples (the crate docs and docs/library.md), which nextest does not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo nextest --version >/dev/null 2>&1; then
@@ -22,5 +23,14 @@ cargo nextest run "$@"
 process_tests='(binary_id(ka-hooks::it) & test(/^(process|interrupt|cancel|async_hooks)::/))'
 process_tests+=' | (binary_id(ka-hooks) & test(/^(process|cancel|interrupt|background)::/))'
 KA_HOOKS_PROCESS_FALLBACK=1 cargo nextest run -E "$process_tests" "$@"
+
+# The slow tests: ignored by default so that the run above stays quick, run here explicitly.
+slow_tests='test(/^readme::/) | test(the_musl_build_is_static_pie_with_full_relro)'
+echo "scripts/test.sh: now the two slow tests, which build ka-hooks twice more:" >&2
+echo "  readme::the_quick_start_runs_as_written runs the README's quick start, a real" >&2
+echo "    'cargo install --path . --locked' (a release build: 12 min cold on a busy 2-core VM);" >&2
+echo "  hardening::the_musl_build_is_static_pie_with_full_relro builds the musl binary the release" >&2
+echo "    ships (6 min cold on the same VM). Later runs reuse both builds. A 'SLOW' line is not a hang." >&2
+cargo nextest run --run-ignored only -E "$slow_tests" "$@"
 
 cargo test --doc

@@ -167,6 +167,11 @@ pub mod trust;
 pub mod verdict;
 
 pub use cancel::CancelToken;
+
+/// `docs/library.md`, so that its Rust blocks are compiled by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+struct LibraryDocs;
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};
 pub use dispatch::Request;
 pub use event::{Event, UnknownEvent};

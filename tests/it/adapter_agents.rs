@@ -56,16 +56,17 @@ fn every_row_translates_both_ways_for_every_agent() {
 
 #[test]
 fn readme_translation_table_lists_every_row() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/adapters.md"))
+            .expect("docs/adapters.md");
     let table = &readme[readme
-        .find("### The translation table")
+        .find("## The translation table")
         .expect("a translation table section")..];
     for row in TOOLS {
         let line = table
             .lines()
             .find(|l| l.starts_with(&format!("| `{}` |", row.ka)))
-            .unwrap_or_else(|| panic!("README's table has no row for `{}`", row.ka));
+            .unwrap_or_else(|| panic!("docs/adapters.md's table has no row for `{}`", row.ka));
         for agent in Agent::ALL {
             if let Some(name) = row.name(agent) {
                 assert!(line.contains(&format!("`{name}`")), "{line} lacks `{name}`");

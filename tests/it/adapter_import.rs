@@ -1,5 +1,5 @@
-//! `ka-hooks import claude`: Claude Code's hooks become `[[hooks]]` entries. The README's
-//! example round-trips: importing it gives the README's TOML, and the imported hooks answer
+//! `ka-hooks import claude`: Claude Code's hooks become `[[hooks]]` entries. The example of
+//! `docs/adapters.md` round-trips: importing it gives that page's TOML, and the imported hooks answer
 //! Claude Code the way the original hooks did.
 
 use crate::support;
@@ -11,14 +11,14 @@ use ka_hooks::adapter::import::{translate_matcher, Matcher};
 use serde_json::{json, Value};
 use support::Project;
 
-/// The fenced block after `<!-- import-example: NAME -->` in the README.
+/// The fenced block after `<!-- import-example: NAME -->` in `docs/adapters.md`.
 fn readme_block(name: &str) -> String {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/adapters.md"))
+        .expect("docs/adapters.md");
     let marker = format!("<!-- import-example: {name} -->");
     let after = &readme[readme
         .find(&marker)
-        .unwrap_or_else(|| panic!("README has no {marker}"))..];
+        .unwrap_or_else(|| panic!("docs/adapters.md has no {marker}"))..];
     let start = after.find("```").expect("a fence") + 3;
     let body = &after[start..];
     let body = &body[body.find('\n').expect("fence line") + 1..];
@@ -40,7 +40,7 @@ fn import(p: &Project, args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
-/// The project of the README's example.
+/// The project of the example in `docs/adapters.md`.
 fn readme_project() -> Project {
     let p = Project::new();
     p.write(".claude/settings.json", &readme_block("settings.json"));
@@ -62,7 +62,7 @@ fn pre_tool_use(p: &Project, file: &str) -> Value {
 /// Exit code and stderr of Claude Code's own run of the settings' PreToolUse command.
 fn original_hook(p: &Project, payload: &Value) -> (Option<i32>, String) {
     let settings: Value =
-        serde_json::from_str(&readme_block("settings.json")).expect("README settings");
+        serde_json::from_str(&readme_block("settings.json")).expect("the example settings");
     let command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
         .as_str()
         .expect("command");
@@ -116,7 +116,7 @@ fn readme_example_round_trips_through_the_adapter() {
 
     let blocked = pre_tool_use(&p, ".env");
     let original = original_hook(&p, &blocked);
-    assert_eq!(original.0, Some(2), "the README's hook itself");
+    assert_eq!(original.0, Some(2), "the example's hook itself");
     assert_eq!(
         original.1,
         "protect-env: .env files hold secrets; edit .env.example instead"

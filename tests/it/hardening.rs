@@ -191,6 +191,8 @@ fn the_glibc_binary_needs_no_glibc_abi_dt_relr() {
 /// room for a cold build.
 #[test]
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[ignore = "slow: builds ka-hooks for the musl target (every dependency once when cold); \
+            scripts/test.sh runs it with --run-ignored only"]
 fn the_musl_build_is_static_pie_with_full_relro() {
     const MUSL: &str = "x86_64-unknown-linux-musl";
     let bin = Path::new(env!("CARGO_BIN_EXE_ka-hooks"));

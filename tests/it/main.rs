@@ -1,7 +1,8 @@
 //! Every integration test, in one test binary (just's pattern): a change relinks one binary, not
 //! one per file. Each module is one concern (the file it was before); `support` is what they
-//! share. Run one with `cargo nextest run -E 'test(/^readme::/)'` (or `cargo test --test it
-//! readme::`).
+//! share. Run one with `cargo nextest run -E 'test(/^doctor::/)'` (or `cargo test --test it
+//! doctor::`); an `#[ignore]`d one (the slow `readme::` and musl tests) also needs
+//! `--run-ignored only`.
 
 mod support;
 
@@ -23,6 +24,7 @@ mod cli_run;
 mod config;
 mod demo;
 mod dispatch;
+mod docs;
 mod doctor;
 mod examples;
 mod fail_open;

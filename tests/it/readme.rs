@@ -6,7 +6,9 @@
 //! The first step is a real `cargo install --path . --locked`: a build with the default `release`
 //! profile (no LTO: that is the `dist` profile of the release binaries, so a change rebuilds in
 //! the time of an ordinary release build) into its own target dir, `<target>/readme-install`,
-//! kept between runs; `.config/nextest.toml` runs this test alone, with a longer timeout.
+//! kept between runs; `.config/nextest.toml` runs this test alone, with a longer timeout. It is
+//! `#[ignore]`d so that a plain `cargo nextest run` stays quick; `scripts/test.sh` runs it
+//! explicitly afterwards (`--run-ignored only`) and says why that step takes a while.
 
 use crate::support;
 
@@ -25,11 +27,11 @@ struct Step {
     shows: Option<String>,
 }
 
-/// The `sh` block after `### Quick start`, cut into steps.
+/// The `sh` block after `## Quick start`, cut into steps.
 fn quick_start() -> Vec<Step> {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README.md");
     let section = &readme[readme
-        .find("### Quick start")
+        .find("## Quick start")
         .expect("a Quick start section")..];
     let start = section.find("```sh\n").expect("an sh block") + "```sh\n".len();
     let block = &section[start..start + section[start..].find("```").expect("end of block")];
@@ -76,6 +78,8 @@ fn target_dir() -> PathBuf {
 }
 
 #[test]
+#[ignore = "slow: a real `cargo install` (a release build: minutes when cold); \
+            scripts/test.sh runs it with --run-ignored only"]
 fn the_quick_start_runs_as_written() {
     let steps = quick_start();
     assert!(steps.len() >= 8, "{steps:#?}");

@@ -1,13 +1,15 @@
-//! The README's event and action tables follow `src/event.rs` (the data `ka-hooks events`
-//! prints) and the action language, so neither can drift from the code.
+//! The event and action tables of `docs/events.md`, and the "What works where" table of
+//! `docs/adapters.md`, follow `src/event.rs` (the data `ka-hooks events` prints) and the action
+//! language, so none can drift from the code.
 
 use ka_hooks::Event;
 
-fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).expect("README")
+fn doc(name: &str) -> String {
+    let path = format!("{}/docs/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// The events table, as the README must hold it.
+/// The events table, as `docs/events.md` must hold it.
 fn events_table() -> String {
     let mut table = String::from(
         "| event | also accepted as | fires | payload adds | exit 2 | `matcher` matches |\n\
@@ -45,17 +47,17 @@ fn events_table() -> String {
 fn readme_events_table_lists_every_event_as_event_rs_describes_it() {
     let expected = events_table();
     assert!(
-        readme().contains(&expected),
-        "README's events table is stale; it must contain:\n{expected}"
+        doc("events.md").contains(&expected),
+        "docs/events.md's events table is stale; it must contain:\n{expected}"
     );
 }
 
 #[test]
 fn readme_what_works_where_names_every_event() {
-    let text = readme();
-    let start = text.find("### What works where").expect("the section");
+    let text = doc("adapters.md");
+    let start = text.find("\n## What works where").expect("the section") + 1;
     let section = &text[start..];
-    let end = section[4..].find("\n### ").map_or(section.len(), |e| e + 4);
+    let end = section[3..].find("\n## ").map_or(section.len(), |e| e + 3);
     let section = &section[..end];
     for event in Event::ALL {
         assert!(
@@ -67,7 +69,7 @@ fn readme_what_works_where_names_every_event() {
 
 #[test]
 fn readme_action_table_lists_every_key() {
-    let text = readme();
+    let text = doc("events.md");
     for key in [
         "mode",
         "note",
@@ -89,7 +91,7 @@ fn readme_action_table_lists_every_key() {
     ] {
         assert!(
             text.contains(&format!("| `{key}` |")),
-            "README's action table lacks `{key}`"
+            "docs/events.md's action table lacks `{key}`"
         );
     }
 }
