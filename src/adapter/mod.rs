@@ -29,14 +29,20 @@
 //! `install` registers the adapter in Claude Code's settings and `import` turns Claude Code's
 //! hooks into `[[hooks]]` entries.
 
+pub mod antigravity;
 pub mod claude;
 pub mod codex;
 pub mod continuations;
+pub mod copilot;
+pub mod cursor;
 pub mod gemini;
+pub mod hookfile;
 pub mod import;
 pub mod install;
 pub mod jsonedit;
+pub mod reshape;
 pub mod tools;
+pub mod tools_agents;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -58,10 +64,20 @@ pub enum Agent {
     Claude,
     Codex,
     Gemini,
+    Copilot,
+    Cursor,
+    Antigravity,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 6] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::Cursor,
+        Agent::Antigravity,
+    ];
 
     /// The `ka-hooks` subcommand of the adapter.
     pub const fn command(self) -> &'static str {
@@ -69,6 +85,9 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Copilot => "copilot",
+            Agent::Cursor => "cursor",
+            Agent::Antigravity => "antigravity",
         }
     }
 
@@ -78,6 +97,9 @@ impl Agent {
             Agent::Claude => "Claude Code",
             Agent::Codex => "Codex CLI",
             Agent::Gemini => "Gemini CLI",
+            Agent::Copilot => "GitHub Copilot",
+            Agent::Cursor => "Cursor",
+            Agent::Antigravity => "Antigravity",
         }
     }
 
@@ -87,6 +109,9 @@ impl Agent {
             Agent::Claude => claude::EVENTS,
             Agent::Codex => codex::EVENTS,
             Agent::Gemini => gemini::EVENTS,
+            Agent::Copilot => copilot::EVENTS,
+            Agent::Cursor => cursor::EVENTS,
+            Agent::Antigravity => antigravity::EVENTS,
         }
     }
 
@@ -96,6 +121,9 @@ impl Agent {
             Agent::Claude => claude::UNSUPPORTED,
             Agent::Codex => codex::UNSUPPORTED,
             Agent::Gemini => gemini::UNSUPPORTED,
+            Agent::Copilot => copilot::UNSUPPORTED,
+            Agent::Cursor => cursor::UNSUPPORTED,
+            Agent::Antigravity => antigravity::UNSUPPORTED,
         }
     }
 }
@@ -125,6 +153,10 @@ pub struct AdapterArgs {
     /// blocks them anyway.)
     #[arg(long)]
     pub fail_closed: bool,
+    /// The agent's event name, for agents whose payload does not carry one (set by
+    /// [`hookfile::HookArgs`]).
+    #[arg(skip)]
+    pub event: Option<String>,
 }
 
 /// Where an adapter run loads its configuration from.
@@ -203,7 +235,7 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
 
 /// [`respond`], to the bytes the agent wrote (read lossily where they are not UTF-8).
 pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u8]) -> Answer {
-    let mut call = match parse_bytes(agent, input) {
+    let mut call = match parse_bytes_as(agent, input, args.event.as_deref()) {
         Ok(call) => call,
         Err(Rejected::Unsupported(message)) => {
             return Answer {
@@ -212,7 +244,9 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
                 stderr: format!("ka-hooks {}: {message}\n", agent.command()),
             }
         }
-        Err(Rejected::Broken(message)) => return unreadable(agent, input, &message),
+        Err(Rejected::Broken(message)) => {
+            return unreadable(agent, input, args.event.as_deref(), &message)
+        }
     };
     let config = match load(ctx, &call) {
         Ok(config) => config,
@@ -293,14 +327,24 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
         Agent::Claude => claude::answer(&call, verdict),
         Agent::Codex => codex::answer(&call, verdict),
         Agent::Gemini => gemini::answer(&call, verdict),
+        Agent::Copilot => copilot::answer(&call, verdict),
+        Agent::Cursor => cursor::answer(&call, verdict),
+        Agent::Antigravity => antigravity::answer(&call, verdict),
     }
 }
 
 /// The payload cannot be read (see [`crate::payload`]): fail closed unless the event, as far as
 /// the text names it, is one that cannot be vetoed. Fails open there, where nothing could have
 /// been stopped (and an exit 2 would mean something else, such as "keep going" on `Stop`).
-fn unreadable(agent: Agent, input: &[u8], why: &str) -> Answer {
-    let event = event_named_in(agent, input);
+fn unreadable(agent: Agent, input: &[u8], named: Option<&str>, why: &str) -> Answer {
+    let event = match named {
+        Some(name) => agent
+            .events()
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.event),
+        None => event_named_in(agent, input),
+    };
     if event.is_some_and(|event| !event.is_pipeline()) {
         return fail(agent, &AdapterArgs::default(), event, why);
     }
@@ -342,6 +386,11 @@ fn fail(agent: Agent, args: &AdapterArgs, event: Option<Event>, why: &str) -> An
     let name = agent.command();
     let blockable = event.is_none_or(Event::is_pipeline);
     if args.fail_closed && blockable {
+        if agent == Agent::Antigravity {
+            return antigravity::deny(&format!(
+                "ka-hooks {name}: {why}; blocked because of --fail-closed"
+            ));
+        }
         return Answer::exit_two(&format!(
             "ka-hooks {name}: {why}; blocked because of --fail-closed"
         ));
@@ -371,6 +420,16 @@ pub const fn project_dir_vars(agent: Agent) -> &'static [&'static str] {
         Agent::Claude => &["CLAUDE_PROJECT_DIR"],
         Agent::Gemini => &["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
         Agent::Codex => &[],
+        // Cursor: "CURSOR_PROJECT_DIR" and "CLAUDE_PROJECT_DIR" (always set; cursor.com/docs/hooks,
+        // "Environment variables").
+        Agent::Cursor => &["CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+        // Copilot names none for repository and user hooks (it runs them in the repository
+        // root, which is the payload's `cwd`); plugin hooks get `CLAUDE_PROJECT_DIR`
+        // (github/copilot-cli changelog.md @ 9532bdac).
+        Agent::Copilot => &["CLAUDE_PROJECT_DIR"],
+        // Antigravity names none; its payload's `workspacePaths` (read as `cwd`, see
+        // [`reshape`]) is the workspace, not a directory the model moved to.
+        Agent::Antigravity => &[],
     }
 }
 
@@ -477,10 +536,17 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
 
 /// [`parse`], from the bytes the agent wrote (read lossily where they are not UTF-8).
 pub fn parse_bytes(agent: Agent, input: &[u8]) -> Result<Call, Rejected> {
+    parse_bytes_as(agent, input, None)
+}
+
+/// [`parse_bytes`], with the event name the agent's command line gave (`--event`), for agents
+/// whose payload does not name its event (see [`reshape`]).
+pub fn parse_bytes_as(agent: Agent, input: &[u8], named: Option<&str>) -> Result<Call, Rejected> {
     let payload::Payload {
-        object: original,
+        object: mut original,
         notes,
     } = payload::parse(input).map_err(|e| Rejected::Broken(e.to_string()))?;
+    reshape::reshape(agent, &mut original, named)?;
     let name = original
         .get("hook_event_name")
         .and_then(Value::as_str)
@@ -508,7 +574,7 @@ pub fn parse_bytes(agent: Agent, input: &[u8]) -> Result<Call, Rejected> {
         Event::PostToolUse => {
             let (result, is_error) = match agent {
                 Agent::Gemini => gemini::result(&original),
-                Agent::Claude | Agent::Codex => claude::result(&original),
+                _ => claude::result(&original),
             };
             extra.push(("result", result));
             extra.push(("is_error", Value::Bool(is_error)));
