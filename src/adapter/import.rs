@@ -40,7 +40,7 @@ use crate::terminal::escape_path;
 /// Options of `ka-hooks import`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportArgs {
-    /// The agent whose hooks to import: claude.
+    /// The agent whose hooks to import: claude, copilot, cursor or antigravity.
     #[arg(value_enum)]
     pub agent: Agent,
     /// Read this settings file (repeatable) instead of the project's `.claude/settings.json`

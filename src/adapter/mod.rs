@@ -348,6 +348,13 @@ fn unreadable(agent: Agent, input: &[u8], named: Option<&str>, why: &str) -> Ans
     if event.is_some_and(|event| !event.is_pipeline()) {
         return fail(agent, &AdapterArgs::default(), event, why);
     }
+    if agent == Agent::Antigravity {
+        // Antigravity reads decisions from stdout with exit 0 (see `antigravity`).
+        return antigravity::deny(&format!(
+            "ka-hooks {}: {why}; blocked, because the guards could not judge this call",
+            agent.command()
+        ));
+    }
     Answer::exit_two(&format!(
         "ka-hooks {}: {why}; blocked, because the guards could not judge this call (a payload \
          that cannot be read always fails closed on a tool call, prompt or permission request)",
@@ -397,7 +404,17 @@ fn fail(agent: Agent, args: &AdapterArgs, event: Option<Event>, why: &str) -> An
     }
     let message = format!("ka-hooks {name}: {why}; no ka hook ran (failing open)");
     let mut object = Map::new();
-    object.insert("systemMessage".into(), Value::String(message.clone()));
+    match agent {
+        // These agents have no `systemMessage`; Antigravity denies a tool call whose answer
+        // has no decision, so failing open there says `allow`.
+        Agent::Antigravity if event == Some(Event::PreToolUse) => {
+            object.insert("decision".into(), "allow".into());
+        }
+        Agent::Copilot | Agent::Cursor | Agent::Antigravity => {}
+        _ => {
+            object.insert("systemMessage".into(), Value::String(message.clone()));
+        }
+    }
     Answer {
         stderr: format!("{message}\n"),
         ..Answer::json(object)
@@ -517,6 +534,9 @@ pub struct ToolCall {
     pub ka_args: Map<String, Value>,
     /// Codex's `apply_patch`, read as a write or an edit.
     pub patch: Option<codex::Patch>,
+    /// The agent whose tool and argument names the payload uses: the agent itself, except
+    /// for Copilot's PascalCase events, which use Claude Code's ([`reshape::tool_names`]).
+    pub names: Agent,
 }
 
 /// Why a payload was not run.
@@ -662,15 +682,18 @@ fn tool_call(
                 agent_input,
                 ka_args,
                 patch: Some(patch),
+                names: agent,
             });
         }
     }
+    let names = reshape::tool_names(agent, original);
     Ok(ToolCall {
-        ka_name: tools::ka_tool_name(agent, &agent_name),
-        ka_args: tools::args_to_ka(agent, &agent_name, &agent_input),
+        ka_name: tools::ka_tool_name(names, &agent_name),
+        ka_args: tools::args_to_ka(names, &agent_name, &agent_input),
         agent_name,
         agent_input,
         patch: None,
+        names,
     })
 }
 
@@ -679,12 +702,12 @@ impl ToolCall {
     /// in the agent's names; `Err` says why the agent cannot take this rewrite.
     pub fn input_for_agent(
         &self,
-        agent: Agent,
+        _agent: Agent,
         ka_args: &Map<String, Value>,
     ) -> Result<Map<String, Value>, String> {
         match &self.patch {
             Some(patch) => patch.rebuild(&self.agent_input, &self.ka_args, ka_args),
-            None => Ok(tools::args_from_ka(agent, &self.ka_name, ka_args)),
+            None => Ok(tools::args_from_ka(self.names, &self.ka_name, ka_args)),
         }
     }
 }

@@ -62,6 +62,21 @@ pub fn reshape(
     }
 }
 
+/// The agent whose tool names a payload of `agent` uses: Copilot's PascalCase ("VS Code
+/// compatible") events report "the Claude tool name (for example, `Bash`, not `bash`)" (hooks
+/// reference, "Claude-format matchers"); every other payload uses the agent's own.
+pub fn tool_names(agent: Agent, payload: &Map<String, Value>) -> Agent {
+    let pascal = payload
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .is_some_and(|name| name.starts_with(|c: char| c.is_ascii_uppercase()));
+    if agent == Agent::Copilot && pascal {
+        Agent::Claude
+    } else {
+        agent
+    }
+}
+
 /// Copies `from` to `to` when `to` is absent.
 fn alias(payload: &mut Map<String, Value>, from: &str, to: &str) {
     if !payload.contains_key(to) {
