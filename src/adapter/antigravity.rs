@@ -146,7 +146,10 @@ fn pre_tool_use(call: &Call, verdict: &mut Verdict, object: &mut Map<String, Val
             "a ka hook halted the turn ({halt}); Antigravity's PreToolUse hooks cannot end the \
              turn, so ka-hooks denied this call instead"
         ));
-        verdict.block.get_or_insert(halt);
+        verdict.block = Some(match verdict.block.take() {
+            Some(block) if block != halt => format!("{halt} ({block})"),
+            _ => halt,
+        });
     }
     let (decision, reason) = match (&verdict.block, verdict.decision) {
         (Some(reason), _) => ("deny", Some(reason.clone())),

@@ -227,7 +227,10 @@ fn pre_tool_use(
             "a ka hook halted the turn ({halt}); Copilot's preToolUse hooks cannot end the turn, \
              so ka-hooks denied this call instead"
         ));
-        verdict.block.get_or_insert(halt);
+        verdict.block = Some(match verdict.block.take() {
+            Some(block) if block != halt => format!("{halt} ({block})"),
+            _ => halt,
+        });
     }
     let (decision, reason) = match (&verdict.block, verdict.decision) {
         (Some(reason), _) => ("deny", Some(reason.clone())),

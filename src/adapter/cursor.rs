@@ -210,7 +210,10 @@ fn pre_tool_use(event: &str, verdict: &mut Verdict, object: &mut Map<String, Val
             "a ka hook halted the turn ({halt}); Cursor's {event} hooks cannot end the turn, so \
              ka-hooks denied this call instead"
         ));
-        verdict.block.get_or_insert(halt);
+        verdict.block = Some(match verdict.block.take() {
+            Some(block) if block != halt => format!("{halt} ({block})"),
+            _ => halt,
+        });
     }
     if let Some(reason) = &verdict.block {
         object.insert("permission".into(), "deny".into());

@@ -154,6 +154,19 @@ fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
+    // `loop_count` counts the follow-ups already sent this turn: past the first, a stop hook
+    // has kept the agent going, which is what `stop_hook_active` says to the continuation count.
+    if matches!(event.as_str(), "stop" | "subagentStop")
+        && !payload.contains_key("stop_hook_active")
+    {
+        if let Some(count) = payload.get("loop_count").and_then(Value::as_u64) {
+            payload.insert("stop_hook_active".into(), Value::Bool(count > 0));
+        }
+    }
+    // Cursor's sessionStart has no `source`: it fires for a new session, with no resume.
+    if event == "sessionStart" && !payload.contains_key("source") {
+        payload.insert("source".into(), Value::String("startup".into()));
+    }
     let mut input = Map::new();
     let tool = match event.as_str() {
         "beforeShellExecution" | "afterShellExecution" => {
@@ -224,6 +237,12 @@ fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
 
 fn antigravity(payload: &mut Map<String, Value>) {
     alias(payload, "conversationId", "session_id");
+    // Antigravity says nothing of a turn already kept going: the continuation count runs until
+    // the next invocation starts a turn (PreInvocation, read as `user_prompt_submit`), so that
+    // `max_continuations` holds (experimental; see `antigravity`).
+    if !payload.contains_key("stop_hook_active") {
+        payload.insert("stop_hook_active".into(), Value::Bool(true));
+    }
     alias(payload, "transcriptPath", "transcript_path");
     if let Some(call) = payload.get("toolCall").cloned() {
         if let Some(name) = call.get("name") {

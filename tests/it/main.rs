@@ -10,6 +10,7 @@ mod adapter_antigravity;
 mod adapter_claude;
 mod adapter_copilot;
 mod adapter_corpus;
+mod adapter_corpus_agents;
 mod adapter_cursor;
 mod adapter_hookfiles;
 mod adapter_import;
