@@ -353,14 +353,12 @@ fn adapter_hooks<'v>(
 
 /// The object holding the event arrays: `hooks` (Copilot, Cursor) or the named entry
 /// (Antigravity); created when missing.
-fn events_object<'v>(
+fn events_object(
     agent: Agent,
-    root: &'v mut Map<String, Value>,
-) -> Result<&'v mut Map<String, Value>, String> {
-    if agent == Agent::Cursor || agent == Agent::Copilot {
-        if !root.contains_key("version") {
-            root.insert("version".into(), Value::from(1));
-        }
+    root: &mut Map<String, Value>,
+) -> Result<&mut Map<String, Value>, String> {
+    if (agent == Agent::Cursor || agent == Agent::Copilot) && !root.contains_key("version") {
+        root.insert("version".into(), Value::from(1));
     }
     let key = if agent == Agent::Antigravity {
         ANTIGRAVITY_ENTRY
