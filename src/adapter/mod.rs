@@ -686,7 +686,7 @@ fn tool_call(
             });
         }
     }
-    let names = reshape::tool_names(agent, original);
+    let names = reshape::tool_names(agent, original, &agent_name);
     Ok(ToolCall {
         ka_name: tools::ka_tool_name(names, &agent_name),
         ka_args: tools::args_to_ka(names, &agent_name, &agent_input),
@@ -707,7 +707,12 @@ impl ToolCall {
     ) -> Result<Map<String, Value>, String> {
         match &self.patch {
             Some(patch) => patch.rebuild(&self.agent_input, &self.ka_args, ka_args),
-            None => Ok(tools::args_from_ka(self.names, &self.ka_name, ka_args)),
+            None => Ok(tools::args_back(
+                self.names,
+                &self.agent_name,
+                &self.ka_name,
+                ka_args,
+            )),
         }
     }
 }

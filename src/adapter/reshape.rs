@@ -65,12 +65,20 @@ pub fn reshape(
 /// The agent whose tool names a payload of `agent` uses: Copilot's PascalCase ("VS Code
 /// compatible") events report "the Claude tool name (for example, `Bash`, not `bash`)" (hooks
 /// reference, "Claude-format matchers"); every other payload uses the agent's own.
-pub fn tool_names(agent: Agent, payload: &Map<String, Value>) -> Agent {
+///
+/// VS Code's Local harness also reads `.github/hooks` and sends PascalCase events, but with its
+/// own tool names (`create_file`, `replace_string_in_file`, `runTerminalCommand`; vscode-docs
+/// `docs/agent-customization/hooks.md` @ 91e74cb2), which are Copilot rows of the table: so a
+/// name is read as Claude's only when Claude Code has that tool.
+pub fn tool_names(agent: Agent, payload: &Map<String, Value>, tool: &str) -> Agent {
     let pascal = payload
         .get("hook_event_name")
         .and_then(Value::as_str)
         .is_some_and(|name| name.starts_with(|c: char| c.is_ascii_uppercase()));
-    if agent == Agent::Copilot && pascal {
+    let claude_tool = super::tools::TOOLS
+        .iter()
+        .any(|row| row.claude == Some(tool));
+    if agent == Agent::Copilot && pascal && claude_tool {
         Agent::Claude
     } else {
         agent
@@ -101,6 +109,8 @@ fn decoded(value: Value) -> Value {
 
 fn copilot(payload: &mut Map<String, Value>) {
     for (from, to) in [
+        // VS Code's common input: `sessionId`, `hookEventName` (vscode-docs hooks.md).
+        ("hookEventName", "hook_event_name"),
         ("sessionId", "session_id"),
         ("toolName", "tool_name"),
         ("transcriptPath", "transcript_path"),

@@ -269,8 +269,29 @@ pub fn args_from_ka(agent: Agent, ka_tool: &str, args: &Map<String, Value>) -> M
     } else {
         pairs(agent, by_ka_name(ka_tool).map_or(&[][..], |row| row.args))
     };
+    from_ka_with(&renames, args)
+}
+
+/// ka's arguments of a call the agent made with its tool `agent_tool`, back in that tool's
+/// names: where several of an agent's tools run one ka tool (Copilot's `create` and VS Code's
+/// `create_file`), the call's own tool decides.
+pub fn args_back(
+    agent: Agent,
+    agent_tool: &str,
+    ka_tool: &str,
+    args: &Map<String, Value>,
+) -> Map<String, Value> {
+    if tools_agents::is_listed_here(agent)
+        && tools_agents::by_agent_name(agent, agent_tool).is_some()
+    {
+        return from_ka_with(tools_agents::renames(agent, agent_tool), args);
+    }
+    args_from_ka(agent, ka_tool, args)
+}
+
+fn from_ka_with(renames: &[Pair], args: &Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
-    for (key, value) in rename(args, &renames, |(ka, _)| ka, |(_, theirs)| theirs) {
+    for (key, value) in rename(args, renames, |(ka, _)| ka, |(_, theirs)| theirs) {
         let back = renames
             .iter()
             .find(|(ka, theirs)| ka != theirs && key == shadowed(ka));

@@ -74,6 +74,19 @@ pub const AGENT_TOOLS: &[AgentTool] = &[
     tool(CO, "web_search", "web_search", &[]),
     tool(CO, "update_todo", "todo_write", &[]),
     tool(CO, "task", "task", &[]),
+    // VS Code's agent tools, sent by its Local harness to the same `.github/hooks` entries
+    // (vscode-docs `docs/agent-customization/hooks.md` @ 91e74cb2: "`editFiles`,
+    // `runTerminalCommand`, `create_file`, `replace_string_in_file`", arguments camelCase
+    // such as `filePath`).
+    tool(CO, "create_file", "write", &[("path", "filePath")]),
+    tool(
+        CO,
+        "replace_string_in_file",
+        "edit",
+        &[("path", "filePath")],
+    ),
+    tool(CO, "editFiles", "edit", &[]),
+    tool(CO, "runTerminalCommand", "bash", &[]),
     // Cursor.
     tool(CU, "Shell", "bash", &[("cwd", "working_directory")]),
     tool(CU, "Read", "read", FILE_PATH),

@@ -207,3 +207,29 @@ fn unreadable_tool_args_fail_closed() {
     );
     assert_eq!(code, Some(2));
 }
+
+/// VS Code's Local harness reads the same `.github/hooks` entries and sends `hookEventName`,
+/// `sessionId` and its own tool names: a `create_file` outside src/ is a write, and is denied in
+/// the field VS Code reads.
+#[test]
+fn the_vscode_local_harness_payload_is_guarded() {
+    let p = project();
+    let payload = json!({"hookEventName": "PreToolUse", "sessionId": "v1",
+        "timestamp": "2026-12-01T10:00:00.000Z", "cwd": p.root, "transcript_path": "/tmp/t",
+        "tool_name": "create_file", "tool_input": {"filePath": "README.md", "content": "x"},
+        "tool_use_id": "t1"});
+    let (code, answer, _) = copilot(&p, None, &payload);
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{answer}"
+    );
+    // Its terminal tool is a shell: a rewrite goes back under the tool's own argument names.
+    let payload = json!({"hookEventName": "PreToolUse", "sessionId": "v1", "cwd": p.root,
+        "tool_name": "runTerminalCommand", "tool_input": {"command": "rm -rf build"}});
+    let (_, answer, _) = copilot(&p, None, &payload);
+    assert_eq!(
+        answer["hookSpecificOutput"]["updatedInput"],
+        json!({"command": "rm -ri build"})
+    );
+}
