@@ -7,10 +7,20 @@ pub enum Agent {
     Claude,
     Codex,
     Gemini,
+    Copilot,
+    Cursor,
+    Antigravity,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 6] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+        Agent::Cursor,
+        Agent::Antigravity,
+    ];
 
     /// The `ka-hooks` subcommand of the adapter.
     pub const fn command(self) -> &'static str {
@@ -18,6 +28,9 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Copilot => "copilot",
+            Agent::Cursor => "cursor",
+            Agent::Antigravity => "antigravity",
         }
     }
 
@@ -27,6 +40,9 @@ impl Agent {
             Agent::Claude => "Claude Code",
             Agent::Codex => "Codex CLI",
             Agent::Gemini => "Gemini CLI",
+            Agent::Copilot => "GitHub Copilot",
+            Agent::Cursor => "Cursor",
+            Agent::Antigravity => "Antigravity",
         }
     }
 }

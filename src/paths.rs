@@ -118,13 +118,33 @@ fn is_truthy(v: &str) -> bool {
 /// sets `CODEX_SANDBOX` / `CODEX_SANDBOX_NETWORK_DISABLED` for the commands it runs (openai/codex
 /// AGENTS.md); ka's host sets `KA_AGENT_TOOL_CALL=1` for its tools, and ka-hooks sets it for every
 /// hook it runs.
+///
+/// The agents of the hook-file adapters (the research note `agents-2026-12.md`, §9):
+/// - Copilot CLI sets `COPILOT_CLI=1` for its subprocesses ("Git hooks can detect Copilot CLI
+///   subprocesses via the COPILOT_CLI=1 environment variable", github/copilot-cli
+///   `changelog.md` @ 9532bdac) and `COPILOT_AGENT_SESSION_ID` in shell commands (same file);
+///   VS Code sets `COPILOT_AGENT=1` in agent terminals (microsoft/vscode PR #316267).
+/// - Cursor sets `CURSOR_AGENT` in the cursor-agent CLI and its sandboxes, and
+///   `CURSOR_EXTENSION_HOST_ROLE=agent-exec` for the IDE agent (secondary: cli/cli
+///   `internal/agents/detect.go`, which notes there are no first-party docs). Only the value
+///   `agent-exec` of the latter marks an agent (see [`AGENT_VALUE_MARKERS`]).
+/// - Antigravity sets `ANTIGRAVITY_AGENT` (secondary, same source).
 pub const AGENT_MARKERS: &[(&str, &str)] = &[
     ("KA_AGENT_TOOL_CALL", "ka"),
     ("CLAUDECODE", "Claude Code"),
     ("GEMINI_CLI", "Gemini CLI"),
     ("CODEX_SANDBOX", "Codex"),
     ("CODEX_SANDBOX_NETWORK_DISABLED", "Codex"),
+    ("COPILOT_CLI", "GitHub Copilot CLI"),
+    ("COPILOT_AGENT_SESSION_ID", "GitHub Copilot CLI"),
+    ("COPILOT_AGENT", "GitHub Copilot in VS Code"),
+    ("CURSOR_AGENT", "Cursor"),
+    ("ANTIGRAVITY_AGENT", "Antigravity"),
 ];
+
+/// Markers that say so only with one value: `(variable, value, agent)`.
+pub const AGENT_VALUE_MARKERS: &[(&str, &str, &str)] =
+    &[("CURSOR_EXTENSION_HOST_ROLE", "agent-exec", "Cursor")];
 
 /// The agent whose tool call this process runs in, with the variable that says so.
 pub fn inside_agent_tool_call() -> Option<(&'static str, &'static str)> {
@@ -132,6 +152,18 @@ pub fn inside_agent_tool_call() -> Option<(&'static str, &'static str)> {
         .iter()
         .find(|(var, _)| std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0"))
         .copied()
+        .or_else(|| {
+            AGENT_VALUE_MARKERS
+                .iter()
+                .find(|(var, value, _)| std::env::var_os(var).is_some_and(|v| v == *value))
+                .map(|(var, _, agent)| (*var, *agent))
+        })
+}
+
+/// Copilot's home: `$COPILOT_HOME`, else `~/.copilot` (its user hooks are in `hooks/`; Copilot
+/// hooks reference, "Hooks locations").
+pub fn copilot_home() -> Option<PathBuf> {
+    env_path("COPILOT_HOME").or_else(|| home_dir().map(|home| home.join(".copilot")))
 }
 
 /// The project root: the nearest ancestor of `start` (itself included) holding a `.ka/` folder.

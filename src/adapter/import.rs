@@ -40,7 +40,7 @@ use crate::terminal::escape_path;
 /// Options of `ka-hooks import`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportArgs {
-    /// The agent whose hooks to import: claude.
+    /// The agent whose hooks to import: claude, copilot, cursor or antigravity.
     #[arg(value_enum)]
     pub agent: Agent,
     /// Read this settings file (repeatable) instead of the project's `.claude/settings.json`
@@ -133,7 +133,7 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
             };
             for (hi, hook) in list.iter().enumerate() {
                 let origin = format!("{label}: hooks.{shown_event}[{gi}].hooks[{hi}]");
-                match entry(&origin, event, matcher, hook) {
+                match entry(Agent::Claude, &origin, event, matcher, hook) {
                     Ok(Some(entry)) => imported.entries.push(entry),
                     Ok(None) => {}
                     Err(why) => imported.skipped.push(format!("{origin}: {why}")),
@@ -156,7 +156,16 @@ const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 /// written out.
 pub const CLAUDE_DEFAULT_TIMEOUT_SECS: u64 = 600;
 
-fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Option<Entry>, String> {
+/// One `[[hooks]]` entry from one command hook of `agent`, given in Claude Code's keys
+/// (`command`, `timeout`, `statusMessage`, `async`, `if`; any other key is named in the
+/// comment). `None` for the adapter's own entry.
+pub(crate) fn entry(
+    agent: Agent,
+    origin: &str,
+    event: Event,
+    matcher: &str,
+    hook: &Value,
+) -> Result<Option<Entry>, String> {
     let kind = hook
         .get("type")
         .and_then(Value::as_str)
@@ -172,7 +181,7 @@ fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Opti
         .get("command")
         .and_then(Value::as_str)
         .ok_or("no `command` string")?;
-    if is_adapter_command(command, Agent::Claude) {
+    if is_adapter_command(command, agent) {
         return Ok(None);
     }
     // `origin` is already shown safely (see `read_settings`).
@@ -181,12 +190,12 @@ fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Opti
         "[[hooks]]".to_owned(),
         format!("event = {}", quote(event.as_str())?),
     ];
-    let ka_matcher = import_matcher(event, matcher, &mut comments)?;
+    let ka_matcher = import_matcher(agent, event, matcher, &mut comments)?;
     if let Some(m) = &ka_matcher {
         lines.push(format!("matcher = {}", quote(m)?));
     }
     lines.push(format!("command = {}", quote(command)?));
-    import_timeout(hook, &mut lines, &mut comments);
+    import_timeout(agent, hook, &mut lines, &mut comments);
     import_keys(event, hook, &mut lines, &mut comments)?;
     let extra: Vec<String> = hook
         .as_object()
@@ -225,24 +234,29 @@ fn entry(origin: &str, event: Event, matcher: &str, hook: &Value) -> Result<Opti
 /// the events whose matcher selects a source, trigger or type (`startup`, `auto`), and said
 /// to be dropped on events that take none (Claude ignores it there too).
 fn import_matcher(
+    agent: Agent,
     event: Event,
     matcher: &str,
     comments: &mut Vec<String>,
 ) -> Result<Option<String>, String> {
+    let who = match agent {
+        Agent::Claude => "Claude",
+        other => other.display(),
+    };
     if event.is_tool_event() {
-        return Ok(match translate_matcher(matcher)? {
+        return Ok(match translate_matcher_as(agent, matcher)? {
             Matcher::All => None,
             Matcher::Names(names) => {
                 let names = names.join("|");
                 if names != matcher {
-                    comments.push(format!("Claude matcher \"{}\"", shown(matcher)));
+                    comments.push(format!("{who} matcher \"{}\"", shown(matcher)));
                 }
                 Some(names)
             }
             Matcher::Regex(regex) => {
                 if regex != matcher {
                     comments.push(format!(
-                        "Claude matcher \"{}\" (a regex), with the ka names of the tools it matches",
+                        "{who} matcher \"{}\" (a regex), with the ka names of the tools it matches",
                         shown(matcher)
                     ));
                 }
@@ -267,7 +281,7 @@ fn import_matcher(
         }
         None => {
             comments.push(format!(
-                "Claude matcher \"{}\" dropped: {event} has nothing to match (Claude ignores it too)",
+                "{who} matcher \"{}\" dropped: {event} has nothing to match ({who} ignores it too)",
                 shown(matcher)
             ));
             Ok(None)
@@ -276,7 +290,7 @@ fn import_matcher(
 }
 
 /// `timeout`, copied; Claude's default written out when the hook sets none.
-fn import_timeout(hook: &Value, lines: &mut Vec<String>, comments: &mut Vec<String>) {
+fn import_timeout(agent: Agent, hook: &Value, lines: &mut Vec<String>, comments: &mut Vec<String>) {
     match hook.get("timeout") {
         Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t > 0.0 && t <= MAX_TIMEOUT_SECS) => {
             let value = match n.as_i64() {
@@ -288,6 +302,10 @@ fn import_timeout(hook: &Value, lines: &mut Vec<String>, comments: &mut Vec<Stri
         Some(other) => comments.push(format!(
             "timeout {} not copied: not a number of seconds above 0 and at most a day",
             shown(&other.to_string())
+        )),
+        None if agent != Agent::Claude => comments.push(format!(
+            "timeout: none set, and {}'s default is not documented; ka's (60 s) applies",
+            agent.display()
         )),
         None => {
             comments.push(format!(
@@ -387,6 +405,11 @@ pub enum Matcher {
 
 /// Translates a Claude Code matcher to the names the adapter hands to ka hooks.
 pub fn translate_matcher(matcher: &str) -> Result<Matcher, String> {
+    translate_matcher_as(Agent::Claude, matcher)
+}
+
+/// Translates a matcher written in `agent`'s tool names to ka's names.
+pub fn translate_matcher_as(agent: Agent, matcher: &str) -> Result<Matcher, String> {
     let trimmed = matcher.trim();
     if trimmed.is_empty() || trimmed == "*" {
         return Ok(Matcher::All);
@@ -399,7 +422,7 @@ pub fn translate_matcher(matcher: &str) -> Result<Matcher, String> {
             .split(['|', ','])
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(|name| tools::ka_tool_name(Agent::Claude, name))
+            .map(|name| tools::ka_tool_name(agent, name))
             .collect();
         return Ok(Matcher::Names(names));
     }
@@ -413,7 +436,7 @@ pub fn translate_matcher(matcher: &str) -> Result<Matcher, String> {
     let matched: Vec<&str> = tools::TOOLS
         .iter()
         .filter(|row| {
-            row.claude
+            row.name(agent)
                 .is_some_and(|name| regex.is_match(name.as_bytes()))
         })
         .map(|row| row.ka)
@@ -490,9 +513,11 @@ pub const HEADER: &str = "\
 
 /// `ka-hooks import`; prints or appends, returns the exit code.
 pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
-    if args.agent != Agent::Claude {
+    let hookfile = super::hookfile::is_hookfile_agent(args.agent);
+    if args.agent != Agent::Claude && !hookfile {
         eprintln!(
-            "ka-hooks import {}: not supported: only Claude Code settings can be imported",
+            "ka-hooks import {}: not supported: Claude Code settings and the hook files of \
+             GitHub Copilot, Cursor and Antigravity can be imported",
             args.agent.command()
         );
         return Ok(1);
@@ -500,6 +525,8 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
     let root = paths::find_project_root(&opts.start_dir).unwrap_or_else(|| opts.start_dir.clone());
     let (sources, explicit) = if !args.from.is_empty() {
         (args.from.clone(), true)
+    } else if hookfile {
+        (super::hookfile::files(args.agent, &root, args.user)?, false)
     } else if args.user {
         (user_settings().into_iter().collect(), false)
     } else {
@@ -518,7 +545,11 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
             Err(e) => return Err(format!("failed to read {}: {e}", escape_path(file))),
         };
         let label = escape_path(&paths::absolute(file));
-        read_settings(&label, &text, &mut imported)?;
+        if hookfile {
+            super::hookfile::read_hook_file(args.agent, &label, &text, &mut imported)?;
+        } else {
+            read_settings(&label, &text, &mut imported)?;
+        }
         read.push(label);
     }
     if read.is_empty() {
@@ -527,8 +558,13 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
             .map(|p| escape_path(p))
             .collect::<Vec<_>>()
             .join(", ");
+        let what = if hookfile {
+            format!("{} hook file", args.agent.display())
+        } else {
+            "Claude Code settings".to_owned()
+        };
         return Err(format!(
-            "no Claude Code settings found (looked for {looked}); name one with --from FILE"
+            "no {what} found (looked for {looked}); name one with --from FILE"
         ));
     }
     let target = if args.user {
@@ -562,7 +598,11 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
         println!("nothing to import from {}: {why}", read.join(", "));
         return Ok(0);
     }
-    let mut text = String::from(HEADER);
+    let mut text = if hookfile {
+        super::hookfile::header(args.agent)
+    } else {
+        String::from(HEADER)
+    };
     for entry in &imported.entries {
         text.push('\n');
         text.push_str(&entry.toml);

@@ -34,14 +34,16 @@ const MARGIN: Duration = Duration::from_secs(5);
 /// Options of `ka-hooks install`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct InstallArgs {
-    /// The agent whose settings to write: claude (codex and gemini print what to add by hand).
+    /// The agent whose settings or hook file to write: claude, copilot, cursor, antigravity
+    /// (codex and gemini print what to add by hand).
     #[arg(value_enum)]
     pub agent: Agent,
     /// Write the file; without it, print the diff and change nothing.
     #[arg(long)]
     pub write: bool,
     /// The user's settings ($CLAUDE_CONFIG_DIR/settings.json, else ~/.claude/settings.json)
-    /// instead of the project's `.claude/settings.json`.
+    /// instead of the project's `.claude/settings.json` (for copilot, cursor, antigravity: the
+    /// user's hook file; see docs/agents.md).
     #[arg(long)]
     pub user: bool,
     /// Register every event the adapter supports, not only those that have ka hooks.

@@ -29,14 +29,20 @@
 //! `install` registers the adapter in Claude Code's settings and `import` turns Claude Code's
 //! hooks into `[[hooks]]` entries.
 
+pub mod antigravity;
 pub mod claude;
 pub mod codex;
 pub use crate::continuations;
+pub mod copilot;
+pub mod cursor;
 pub mod gemini;
+pub mod hookfile;
 pub mod import;
 pub mod install;
 pub mod jsonedit;
+pub mod reshape;
 pub use crate::tools;
+pub use crate::tools::agents as tools_agents;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -61,6 +67,9 @@ impl Agent {
             Agent::Claude => claude::EVENTS,
             Agent::Codex => codex::EVENTS,
             Agent::Gemini => gemini::EVENTS,
+            Agent::Copilot => copilot::EVENTS,
+            Agent::Cursor => cursor::EVENTS,
+            Agent::Antigravity => antigravity::EVENTS,
         }
     }
 
@@ -70,6 +79,9 @@ impl Agent {
             Agent::Claude => claude::UNSUPPORTED,
             Agent::Codex => codex::UNSUPPORTED,
             Agent::Gemini => gemini::UNSUPPORTED,
+            Agent::Copilot => copilot::UNSUPPORTED,
+            Agent::Cursor => cursor::UNSUPPORTED,
+            Agent::Antigravity => antigravity::UNSUPPORTED,
         }
     }
 }
@@ -99,6 +111,10 @@ pub struct AdapterArgs {
     /// blocks them anyway.)
     #[arg(long)]
     pub fail_closed: bool,
+    /// The agent's event name, for agents whose payload does not carry one (set by
+    /// [`hookfile::HookArgs`]).
+    #[arg(skip)]
+    pub event: Option<String>,
 }
 
 /// Where an adapter run loads its configuration from.
@@ -177,7 +193,7 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
 
 /// [`respond`], to the bytes the agent wrote (read lossily where they are not UTF-8).
 pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u8]) -> Answer {
-    let mut call = match parse_bytes(agent, input) {
+    let mut call = match parse_bytes_as(agent, input, args.event.as_deref()) {
         Ok(call) => call,
         Err(Rejected::Unsupported(message)) => {
             return Answer {
@@ -186,7 +202,9 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
                 stderr: format!("ka-hooks {}: {message}\n", agent.command()),
             }
         }
-        Err(Rejected::Broken(message)) => return unreadable(agent, input, &message),
+        Err(Rejected::Broken(message)) => {
+            return unreadable(agent, input, args.event.as_deref(), &message)
+        }
     };
     let config = match load(ctx, &call) {
         Ok(config) => config,
@@ -267,16 +285,33 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
         Agent::Claude => claude::answer(&call, verdict),
         Agent::Codex => codex::answer(&call, verdict),
         Agent::Gemini => gemini::answer(&call, verdict),
+        Agent::Copilot => copilot::answer(&call, verdict),
+        Agent::Cursor => cursor::answer(&call, verdict),
+        Agent::Antigravity => antigravity::answer(&call, verdict),
     }
 }
 
 /// The payload cannot be read (see [`crate::payload`]): fail closed unless the event, as far as
 /// the text names it, is one that cannot be vetoed. Fails open there, where nothing could have
 /// been stopped (and an exit 2 would mean something else, such as "keep going" on `Stop`).
-fn unreadable(agent: Agent, input: &[u8], why: &str) -> Answer {
-    let event = event_named_in(agent, input);
+fn unreadable(agent: Agent, input: &[u8], named: Option<&str>, why: &str) -> Answer {
+    let event = match named {
+        Some(name) => agent
+            .events()
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.event),
+        None => event_named_in(agent, input),
+    };
     if event.is_some_and(|event| !event.is_pipeline()) {
         return fail(agent, &AdapterArgs::default(), event, why);
+    }
+    if agent == Agent::Antigravity {
+        // Antigravity reads decisions from stdout with exit 0 (see `antigravity`).
+        return antigravity::deny(&format!(
+            "ka-hooks {}: {why}; blocked, because the guards could not judge this call",
+            agent.command()
+        ));
     }
     Answer::exit_two(&format!(
         "ka-hooks {}: {why}; blocked, because the guards could not judge this call (a payload \
@@ -316,13 +351,28 @@ fn fail(agent: Agent, args: &AdapterArgs, event: Option<Event>, why: &str) -> An
     let name = agent.command();
     let blockable = event.is_none_or(Event::is_pipeline);
     if args.fail_closed && blockable {
+        if agent == Agent::Antigravity {
+            return antigravity::deny(&format!(
+                "ka-hooks {name}: {why}; blocked because of --fail-closed"
+            ));
+        }
         return Answer::exit_two(&format!(
             "ka-hooks {name}: {why}; blocked because of --fail-closed"
         ));
     }
     let message = format!("ka-hooks {name}: {why}; no ka hook ran (failing open)");
     let mut object = Map::new();
-    object.insert("systemMessage".into(), Value::String(message.clone()));
+    match agent {
+        // These agents have no `systemMessage`; Antigravity denies a tool call whose answer
+        // has no decision, so failing open there says `allow`.
+        Agent::Antigravity if event == Some(Event::PreToolUse) => {
+            object.insert("decision".into(), "allow".into());
+        }
+        Agent::Copilot | Agent::Cursor | Agent::Antigravity => {}
+        _ => {
+            object.insert("systemMessage".into(), Value::String(message.clone()));
+        }
+    }
     Answer {
         stderr: format!("{message}\n"),
         ..Answer::json(object)
@@ -345,6 +395,16 @@ pub const fn project_dir_vars(agent: Agent) -> &'static [&'static str] {
         Agent::Claude => &["CLAUDE_PROJECT_DIR"],
         Agent::Gemini => &["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
         Agent::Codex => &[],
+        // Cursor: "CURSOR_PROJECT_DIR" and "CLAUDE_PROJECT_DIR" (always set; cursor.com/docs/hooks,
+        // "Environment variables").
+        Agent::Cursor => &["CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
+        // Copilot names none for repository and user hooks (it runs them in the repository
+        // root, which is the payload's `cwd`); plugin hooks get `CLAUDE_PROJECT_DIR`
+        // (github/copilot-cli changelog.md @ 9532bdac).
+        Agent::Copilot => &["CLAUDE_PROJECT_DIR"],
+        // Antigravity names none; its payload's `workspacePaths` (read as `cwd`, see
+        // [`reshape`]) is the workspace, not a directory the model moved to.
+        Agent::Antigravity => &[],
     }
 }
 
@@ -432,6 +492,9 @@ pub struct ToolCall {
     pub ka_args: Map<String, Value>,
     /// Codex's `apply_patch`, read as a write or an edit.
     pub patch: Option<codex::Patch>,
+    /// The agent whose tool and argument names the payload uses: the agent itself, except
+    /// for Copilot's PascalCase events, which use Claude Code's ([`reshape::tool_names`]).
+    pub names: Agent,
 }
 
 /// Why a payload was not run.
@@ -451,10 +514,17 @@ pub fn parse(agent: Agent, input: &str) -> Result<Call, Rejected> {
 
 /// [`parse`], from the bytes the agent wrote (read lossily where they are not UTF-8).
 pub fn parse_bytes(agent: Agent, input: &[u8]) -> Result<Call, Rejected> {
+    parse_bytes_as(agent, input, None)
+}
+
+/// [`parse_bytes`], with the event name the agent's command line gave (`--event`), for agents
+/// whose payload does not name its event (see [`reshape`]).
+pub fn parse_bytes_as(agent: Agent, input: &[u8], named: Option<&str>) -> Result<Call, Rejected> {
     let payload::Payload {
-        object: original,
+        object: mut original,
         notes,
     } = payload::parse(input).map_err(|e| Rejected::Broken(e.to_string()))?;
+    reshape::reshape(agent, &mut original, named)?;
     let name = original
         .get("hook_event_name")
         .and_then(Value::as_str)
@@ -482,7 +552,7 @@ pub fn parse_bytes(agent: Agent, input: &[u8]) -> Result<Call, Rejected> {
         Event::PostToolUse => {
             let (result, is_error) = match agent {
                 Agent::Gemini => gemini::result(&original),
-                Agent::Claude | Agent::Codex => claude::result(&original),
+                _ => claude::result(&original),
             };
             extra.push(("result", result));
             extra.push(("is_error", Value::Bool(is_error)));
@@ -570,15 +640,18 @@ fn tool_call(
                 agent_input,
                 ka_args,
                 patch: Some(patch),
+                names: agent,
             });
         }
     }
+    let names = reshape::tool_names(agent, original, &agent_name);
     Ok(ToolCall {
-        ka_name: tools::ka_tool_name(agent, &agent_name),
-        ka_args: tools::args_to_ka(agent, &agent_name, &agent_input),
+        ka_name: tools::ka_tool_name(names, &agent_name),
+        ka_args: tools::args_to_ka(names, &agent_name, &agent_input),
         agent_name,
         agent_input,
         patch: None,
+        names,
     })
 }
 
@@ -587,12 +660,17 @@ impl ToolCall {
     /// in the agent's names; `Err` says why the agent cannot take this rewrite.
     pub fn input_for_agent(
         &self,
-        agent: Agent,
+        _agent: Agent,
         ka_args: &Map<String, Value>,
     ) -> Result<Map<String, Value>, String> {
         match &self.patch {
             Some(patch) => patch.rebuild(&self.agent_input, &self.ka_args, ka_args),
-            None => Ok(tools::args_from_ka(agent, &self.ka_name, ka_args)),
+            None => Ok(tools::args_back(
+                self.names,
+                &self.agent_name,
+                &self.ka_name,
+                ka_args,
+            )),
         }
     }
 }

@@ -22,9 +22,13 @@ use crate::terminal::{escape, escape_path};
 pub struct InstallCli {
     #[command(flatten)]
     args: InstallArgs,
-    /// Remove the adapter's own entries (commands running `ka-hooks claude`) and nothing else.
+    /// Remove the adapter's own entries (commands running `ka-hooks <agent>`) and nothing else.
     #[arg(long, conflicts_with = "all_events")]
     remove: bool,
+    /// Print the whole hook file that would be written, and change nothing (copilot, cursor,
+    /// antigravity).
+    #[arg(long, conflicts_with = "write")]
+    print: bool,
 }
 
 /// `ka-hooks import`.
@@ -48,6 +52,20 @@ struct Found {
 
 pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
     let args = &cli.args;
+    if crate::adapter::hookfile::is_hookfile_agent(args.agent) {
+        let mode = if cli.remove {
+            crate::adapter::hookfile::Mode::Remove
+        } else {
+            crate::adapter::hookfile::Mode::Install
+        };
+        return crate::adapter::hookfile::install(opts, args, mode, cli.print);
+    }
+    if cli.print {
+        return Err(format!(
+            "install {} --print: --print is for the hook-file agents (copilot, cursor,              antigravity); without --write, install already prints the diff",
+            args.agent.command()
+        ));
+    }
     if cli.remove {
         if args.agent != Agent::Claude {
             return Err(format!(
@@ -127,6 +145,13 @@ fn unresolved(command: &str, dir: &Path) -> Option<String> {
 
 pub fn import(opts: &LoadOptions, cli: &ImportCli) -> Result<u8, String> {
     let args = &cli.args;
+    if cli.remove_originals && args.agent != Agent::Claude {
+        return Err(format!(
+            "import {} --remove-originals: only Claude Code's settings can be edited this way; \
+             remove the imported entries from that agent's hook file by hand",
+            args.agent.command()
+        ));
+    }
     if cli.remove_originals {
         let target = import_target(opts, args)?;
         let in_ka = ka_hooks_in(&target);

@@ -156,6 +156,7 @@ fn positional(seen: &mut Seen, arg: &str) -> Option<()> {
 fn build(seen: Seen) -> Option<Cli> {
     let adapter = AdapterArgs {
         fail_closed: seen.fail_closed,
+        event: None,
     };
     let command = match seen.command? {
         Hot::Run => {

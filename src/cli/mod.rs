@@ -125,9 +125,17 @@ enum Command {
     Codex(crate::adapter::AdapterArgs),
     /// Gemini CLI hook: run the ka.toml hooks on Gemini's payload (stdin), answer in its contract.
     Gemini(crate::adapter::AdapterArgs),
-    /// Register the adapter in Claude Code's settings, or --remove it (prints the diff; --write applies it).
+    /// GitHub Copilot hook (CLI, cloud agent, VS Code): run the ka.toml hooks on Copilot's
+    /// payload (stdin), answer in its contract.
+    Copilot(crate::adapter::hookfile::HookArgs),
+    /// Cursor hook: run the ka.toml hooks on Cursor's payload (stdin), answer in its contract.
+    Cursor(crate::adapter::hookfile::HookArgs),
+    /// Antigravity hook (EXPERIMENTAL: its contract has no published reference; see
+    /// docs/agents.md): run the ka.toml hooks on agy's payload (stdin), answer in its contract.
+    Antigravity(crate::adapter::hookfile::HookArgs),
+    /// Register the adapter in an agent's settings or hook file, or --remove it (prints the diff; --write applies it).
     Install(claude_settings::InstallCli),
-    /// Turn Claude Code's hooks into `[[hooks]]` entries (prints them; --write appends them).
+    /// Turn an agent's hooks (Claude Code, Copilot, Cursor, Antigravity) into `[[hooks]]` entries (prints them; --write appends them).
     Import(claude_settings::ImportCli),
     /// Check every hook is wired and working: command found, script executable, layer trusted.
     Doctor {
@@ -177,8 +185,15 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
     // Installed once the arguments are read, so that an adapter's --fail-closed answer to an
     // interrupt is known before any interrupt is handled.
     let mut fail_closed_adapter = false;
-    if let Command::Claude(args) | Command::Codex(args) | Command::Gemini(args) = &cli.command {
-        if args.fail_closed {
+    let fail_closed = match &cli.command {
+        Command::Claude(args) | Command::Codex(args) | Command::Gemini(args) => args.fail_closed,
+        Command::Copilot(args) | Command::Cursor(args) | Command::Antigravity(args) => {
+            args.adapter.fail_closed
+        }
+        _ => false,
+    };
+    {
+        if fail_closed {
             fail_closed_adapter = true;
             crate::interrupt::block_when_interrupted(interrupted_message(&cli.command));
         }
@@ -279,6 +294,27 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
             &opts,
             &args,
         )),
+        Command::Copilot(args) => Ok(adapter_run(
+            Agent::Copilot,
+            explicit,
+            cli.global.log.clone(),
+            &opts,
+            &args.adapter_args(),
+        )),
+        Command::Cursor(args) => Ok(adapter_run(
+            Agent::Cursor,
+            explicit,
+            cli.global.log.clone(),
+            &opts,
+            &args.adapter_args(),
+        )),
+        Command::Antigravity(args) => Ok(adapter_run(
+            Agent::Antigravity,
+            explicit,
+            cli.global.log.clone(),
+            &opts,
+            &args.adapter_args(),
+        )),
         Command::Install(args) => claude_settings::install(&opts, &args),
         Command::Import(args) => claude_settings::import(&opts, &args),
         Command::Doctor { exec, json } => doctor::doctor(&opts, exec, json, out),
@@ -299,10 +335,20 @@ const INTERRUPTED_CODEX: &str =
 const INTERRUPTED_GEMINI: &str =
     "ka-hooks gemini: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
 
+const INTERRUPTED_COPILOT: &str =
+    "ka-hooks copilot: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+const INTERRUPTED_CURSOR: &str =
+    "ka-hooks cursor: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+const INTERRUPTED_ANTIGRAVITY: &str =
+    "ka-hooks antigravity: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+
 fn interrupted_message(command: &Command) -> &'static str {
     match command {
         Command::Codex(_) => INTERRUPTED_CODEX,
         Command::Gemini(_) => INTERRUPTED_GEMINI,
+        Command::Copilot(_) => INTERRUPTED_COPILOT,
+        Command::Cursor(_) => INTERRUPTED_CURSOR,
+        Command::Antigravity(_) => INTERRUPTED_ANTIGRAVITY,
         _ => INTERRUPTED_CLAUDE,
     }
 }

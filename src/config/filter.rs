@@ -29,6 +29,7 @@ pub const FILE_WRITES: &[&str] = &[
     "multi_edit",
     "notebook_edit",
     "apply_patch",
+    "delete",
 ];
 
 /// Every tool that reads or searches files, in ka's names, and the agents' names the translation
@@ -125,7 +126,10 @@ fn any_spelling(tool: &str, test: impl Fn(&str) -> bool) -> bool {
 }
 
 fn agent_names(row: &ToolRow) -> impl Iterator<Item = &'static str> {
-    [row.claude, row.codex, row.gemini].into_iter().flatten()
+    [row.claude, row.codex, row.gemini]
+        .into_iter()
+        .flatten()
+        .chain(crate::tools::agents::names_of(row.ka))
 }
 
 /// The ka tool that `name` (in any agent's spelling) translates to, when it is not ka's own.

@@ -10,10 +10,14 @@ use ka_hooks::adapter::{parse, Agent};
 use serde_json::{json, Map, Value};
 use support::{hook, Project};
 
+/// The agents whose tools are columns of [`TOOLS`]; the hook-file agents' rows are in
+/// `tools_agents` (tested in `adapter_hookfiles`, listed in docs/agents.md).
+const COLUMNS: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+
 #[test]
 fn every_row_translates_both_ways_for_every_agent() {
     for row in TOOLS {
-        for agent in Agent::ALL {
+        for agent in COLUMNS {
             let Some(name) = row.name(agent) else {
                 assert_eq!(
                     tools::agent_tool_name(agent, row.ka),
@@ -67,13 +71,13 @@ fn readme_translation_table_lists_every_row() {
             .lines()
             .find(|l| l.starts_with(&format!("| `{}` |", row.ka)))
             .unwrap_or_else(|| panic!("docs/adapters.md's table has no row for `{}`", row.ka));
-        for agent in Agent::ALL {
+        for agent in COLUMNS {
             if let Some(name) = row.name(agent) {
                 assert!(line.contains(&format!("`{name}`")), "{line} lacks `{name}`");
             }
         }
         for arg in row.args {
-            for agent in Agent::ALL {
+            for agent in COLUMNS {
                 assert!(
                     line.contains(&format!("`{}`", arg.name(agent))),
                     "{line} lacks `{}`",

@@ -25,12 +25,12 @@ fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn corpus_dir() -> PathBuf {
+pub(crate) fn corpus_dir() -> PathBuf {
     repo().join("tests").join("corpus")
 }
 
 /// The scratch project: the example config and scripts, the corpus' local layer, `src/`.
-fn corpus_project() -> Project {
+pub(crate) fn corpus_project() -> Project {
     let p = Project::new();
     let example = fs::read_to_string(repo().join("ka.toml.example")).expect("ka.toml.example");
     p.write(".ka/ka.toml", &example);
@@ -48,19 +48,19 @@ fn corpus_project() -> Project {
 
 /// What a run decided, agent-neutral: the verdict and its detail (reason, input, feedback).
 #[derive(Debug, Clone, PartialEq)]
-struct Seen {
-    verdict: String,
-    detail: String,
+pub(crate) struct Seen {
+    pub(crate) verdict: String,
+    pub(crate) detail: String,
 }
 
-fn seen(verdict: &str, detail: impl Into<String>) -> Seen {
+pub(crate) fn seen(verdict: &str, detail: impl Into<String>) -> Seen {
     Seen {
         verdict: verdict.to_owned(),
         detail: detail.into(),
     }
 }
 
-fn text(value: Option<&Value>) -> String {
+pub(crate) fn text(value: Option<&Value>) -> String {
     match value {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
@@ -69,7 +69,7 @@ fn text(value: Option<&Value>) -> String {
 }
 
 /// `ka-hooks run` (its `--json` outcome).
-fn native(p: &Project, case: &Value) -> Seen {
+pub(crate) fn native(p: &Project, case: &Value) -> Seen {
     let ka = &case["ka"];
     let event = ka["event"].as_str().expect("ka.event");
     let output = p
@@ -226,7 +226,7 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
 }
 
 #[track_caller]
-fn check(who: &str, got: &Seen, expect: &Value) {
+pub(crate) fn check(who: &str, got: &Seen, expect: &Value) {
     let verdict = expect["verdict"].as_str().expect("expect.verdict");
     assert_eq!(got.verdict, verdict, "{who}: wrong verdict; saw {got:?}");
     if let Some(needle) = expect["contains"].as_str() {

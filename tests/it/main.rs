@@ -7,8 +7,13 @@
 mod support;
 
 mod adapter_agents;
+mod adapter_antigravity;
 mod adapter_claude;
+mod adapter_copilot;
 mod adapter_corpus;
+mod adapter_corpus_agents;
+mod adapter_cursor;
+mod adapter_hookfiles;
 mod adapter_import;
 mod adapter_install;
 mod adapter_keep_going;

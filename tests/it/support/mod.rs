@@ -16,10 +16,12 @@ use ka_hooks::Event;
 use serde_json::{Map, Value};
 
 /// Environment variables the binary reads that a test must not inherit from the developer.
-pub const AMBIENT_VARS: [&str; 14] = [
+pub const AMBIENT_VARS: [&str; 22] = [
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_PROJECT_DIR",
     "GEMINI_PROJECT_DIR",
+    "CURSOR_PROJECT_DIR",
+    "COPILOT_HOME",
     "KA_MANAGED_DIR",
     // Markers of an agent's tool call: `trust` refuses under them.
     "KA_AGENT_TOOL_CALL",
@@ -27,6 +29,12 @@ pub const AMBIENT_VARS: [&str; 14] = [
     "GEMINI_CLI",
     "CODEX_SANDBOX",
     "CODEX_SANDBOX_NETWORK_DISABLED",
+    "COPILOT_CLI",
+    "COPILOT_AGENT_SESSION_ID",
+    "COPILOT_AGENT",
+    "CURSOR_AGENT",
+    "CURSOR_EXTENSION_HOST_ROLE",
+    "ANTIGRAVITY_AGENT",
     "KA_HOOKS_DISABLE",
     "KA_HOOKS_TIMEOUT",
     "KA_HOOKS_LOG",

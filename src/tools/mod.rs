@@ -12,9 +12,12 @@
 //! Codex has no discrete write or edit tool: its edits are `apply_patch` calls, which
 //! [`crate::adapter::codex`] turns into `write` / `edit` / `apply_patch` by reading the patch.
 
+pub mod agents;
+
 use serde_json::{Map, Value};
 
 use crate::agent::Agent;
+use agents as tools_agents;
 
 /// One tool under each agent's name (`None`: the agent has no such tool).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,11 +41,14 @@ pub struct ArgRow {
 
 impl ToolRow {
     /// The tool's name in `agent`.
-    pub const fn name(&self, agent: Agent) -> Option<&'static str> {
+    pub fn name(&self, agent: Agent) -> Option<&'static str> {
         match agent {
             Agent::Claude => self.claude,
             Agent::Codex => self.codex,
             Agent::Gemini => self.gemini,
+            Agent::Copilot | Agent::Cursor | Agent::Antigravity => {
+                tools_agents::by_ka_name(agent, self.ka).map(|t| t.name)
+            }
         }
     }
 }
@@ -54,6 +60,8 @@ impl ArgRow {
             Agent::Claude => self.claude,
             Agent::Codex => self.codex,
             Agent::Gemini => self.gemini,
+            // Their arguments are in [`tools_agents`].
+            Agent::Copilot | Agent::Cursor | Agent::Antigravity => self.ka,
         }
     }
 }
@@ -179,6 +187,14 @@ pub const TOOLS: &[ToolRow] = &[
         gemini: None,
         args: &[],
     },
+    // Cursor's `Delete` (tools_agents): a file writer, so path guards see it.
+    ToolRow {
+        ka: "delete",
+        claude: None,
+        codex: None,
+        gemini: None,
+        args: &[],
+    },
     ToolRow {
         ka: "apply_patch",
         claude: None,
@@ -190,6 +206,9 @@ pub const TOOLS: &[ToolRow] = &[
 
 /// The row of a tool by its name in `agent`.
 pub fn by_agent_name(agent: Agent, name: &str) -> Option<&'static ToolRow> {
+    if tools_agents::is_listed_here(agent) {
+        return tools_agents::by_agent_name(agent, name).and_then(|t| by_ka_name(t.ka));
+    }
     TOOLS.iter().find(|row| row.name(agent) == Some(name))
 }
 
@@ -219,13 +238,19 @@ pub fn agent_tool_name(agent: Agent, name: &str) -> Option<String> {
 /// `shadowed_path`, which path matching still looks at ([`crate::config::touched`]) and a
 /// rewrite gives back under its own name.
 pub fn args_to_ka(agent: Agent, tool: &str, args: &Map<String, Value>) -> Map<String, Value> {
-    let renames = by_agent_name(agent, tool).map_or(&[][..], |row| row.args);
+    let renames = if tools_agents::is_listed_here(agent) {
+        tools_agents::renames(agent, tool).to_vec()
+    } else {
+        pairs(
+            agent,
+            by_agent_name(agent, tool).map_or(&[][..], |row| row.args),
+        )
+    };
     let mut out = Map::new();
-    for (key, value) in rename(args, renames, |row| row.name(agent), |row| row.ka) {
+    for (key, value) in rename(args, &renames, |(_, theirs)| theirs, |(ka, _)| ka) {
         out.insert(key, value);
     }
-    for row in renames {
-        let (theirs, ours) = (row.name(agent), row.ka);
+    for &(ours, theirs) in &renames {
         if theirs != ours && args.contains_key(theirs) {
             if let Some(decoy) = args.get(ours) {
                 // `rename` let the later of the two win; the agent's own key must.
@@ -242,18 +267,48 @@ pub fn args_to_ka(agent: Agent, tool: &str, args: &Map<String, Value>) -> Map<St
 /// ka's arguments for ka's tool `ka_tool`, renamed to `agent`'s names (a `shadowed_` key goes
 /// back to the name it had).
 pub fn args_from_ka(agent: Agent, ka_tool: &str, args: &Map<String, Value>) -> Map<String, Value> {
-    let renames = by_ka_name(ka_tool).map_or(&[][..], |row| row.args);
+    let renames = if tools_agents::is_listed_here(agent) {
+        tools_agents::renames_from_ka(agent, ka_tool).to_vec()
+    } else {
+        pairs(agent, by_ka_name(ka_tool).map_or(&[][..], |row| row.args))
+    };
+    from_ka_with(&renames, args)
+}
+
+/// ka's arguments of a call the agent made with its tool `agent_tool`, back in that tool's
+/// names: where several of an agent's tools run one ka tool (Copilot's `create` and VS Code's
+/// `create_file`), the call's own tool decides.
+pub fn args_back(
+    agent: Agent,
+    agent_tool: &str,
+    ka_tool: &str,
+    args: &Map<String, Value>,
+) -> Map<String, Value> {
+    if tools_agents::is_listed_here(agent)
+        && tools_agents::by_agent_name(agent, agent_tool).is_some()
+    {
+        return from_ka_with(tools_agents::renames(agent, agent_tool), args);
+    }
+    args_from_ka(agent, ka_tool, args)
+}
+
+fn from_ka_with(renames: &[Pair], args: &Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
-    for (key, value) in rename(args, renames, |row| row.ka, |row| row.name(agent)) {
+    for (key, value) in rename(args, renames, |(ka, _)| ka, |(_, theirs)| theirs) {
         let back = renames
             .iter()
-            .find(|row| row.ka != row.name(agent) && key == shadowed(row.ka));
+            .find(|(ka, theirs)| ka != theirs && key == shadowed(ka));
         match back {
-            Some(row) => out.insert(row.ka.to_owned(), value),
+            Some((ka, _)) => out.insert((*ka).to_owned(), value),
             None => out.insert(key, value),
         };
     }
     out
+}
+
+/// The renames of `rows` as `(ka, agent)` pairs.
+fn pairs(agent: Agent, rows: &[ArgRow]) -> Vec<(&'static str, &'static str)> {
+    rows.iter().map(|row| (row.ka, row.name(agent))).collect()
 }
 
 /// The key under which a conflicting input key `name` is kept.
@@ -261,18 +316,19 @@ fn shadowed(name: &str) -> String {
     format!("shadowed_{name}")
 }
 
-/// Renames keys `from(row)` → `to(row)`, keeping every other key, in the original order.
+/// Renames keys `from(pair)` → `to(pair)`, keeping every other key, in the original order.
+type Pair = (&'static str, &'static str);
 fn rename<'a>(
     args: &'a Map<String, Value>,
-    rows: &'a [ArgRow],
-    from: impl Fn(&ArgRow) -> &'static str + 'a,
-    to: impl Fn(&ArgRow) -> &'static str + 'a,
+    rows: &'a [Pair],
+    from: impl Fn(Pair) -> &'static str + 'a,
+    to: impl Fn(Pair) -> &'static str + 'a,
 ) -> impl Iterator<Item = (String, Value)> + 'a {
     args.iter().map(move |(key, value)| {
         let key = rows
             .iter()
-            .find(|row| from(row) == key)
-            .map_or_else(|| key.clone(), |row| to(row).to_owned());
+            .find(|row| from(**row) == key)
+            .map_or_else(|| key.clone(), |row| to(*row).to_owned());
         (key, value.clone())
     })
 }

@@ -1,0 +1,166 @@
+//! `ka-hooks antigravity`: Google Antigravity's (`agy`) hook contract. **Experimental.**
+//!
+//! No primary reference of Antigravity's hooks is published; this contract is what third parties
+//! measured on `agy` 1.1–1.2 and quoted from the guide in its binary (stablyai/orca PR #2389,
+//! bhauman/clojure-mcp-light PR #28, rtk-ai/rtk PR #3959, luisgamas/uxnan PR #245, safe-chains
+//! `targets::agy`; google-antigravity/antigravity-cli `docs/docs-cli-plugins.md` only says
+//! hooks exist). The payload names no event, so the hook command carries it (`--event
+//! PreToolUse`, as `ka-hooks install antigravity` writes).
+//!
+//! What is confirmed by more than one measurement, and used:
+//! - `PreToolUse` answers `{"decision": "allow"|"deny"|"ask", "reason": …}`, and `overwrite`
+//!   is shallow-merged into the tool's arguments. A missing decision is a denial (1.2.7), so
+//!   the adapter always prints one: `allow` when no hook objected (Antigravity's own review
+//!   still applies: `allow` does not suppress it).
+//! - `PreInvocation` takes `injectSteps` (context for the model, as an ephemeral message).
+//! - `PostInvocation` keeps the agent going with `terminationBehavior: "force_continue"`.
+//!
+//! What is not confirmed, and what the adapter does about it:
+//! - On 1.1.2 a `deny` showed an approvable prompt instead of a hard veto
+//!   (google-antigravity/antigravity-cli #628, open): a ka block may be overridable by the user.
+//! - `PostToolUse` must answer `{}` and cannot reach the model: feedback is said on stderr.
+//! - A shallow merge cannot remove an argument: a rewrite that drops one blocks the call.
+//! - Where the text of a `force_continue` goes is not known: it is sent as an injected step too.
+
+use serde_json::{Map, Value};
+
+use super::claude::row;
+use super::{context_is_unsupported, Agent, Answer, Call, EventRow, Flavour, Verdict};
+use crate::action::Decision;
+use crate::event::Event;
+
+const AGENT: Agent = Agent::Antigravity;
+
+/// Antigravity's events that run ka events.
+pub const EVENTS: &[EventRow] = &[
+    row("PreToolUse", Event::PreToolUse, Flavour::Plain),
+    row("PostToolUse", Event::PostToolUse, Flavour::Plain),
+    row("PreInvocation", Event::UserPromptSubmit, Flavour::Plain),
+    row("PostInvocation", Event::Stop, Flavour::Plain),
+];
+
+/// The events `ka-hooks install antigravity` registers.
+pub const INSTALLED: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PreInvocation",
+    "PostInvocation",
+];
+
+/// Antigravity's events with no ka event.
+pub const UNSUPPORTED: &[(&str, &str)] = &[(
+    "Stop",
+    "how a Stop hook keeps Antigravity going is not confirmed; ka-hooks runs `stop` on \
+     PostInvocation, whose `force_continue` is",
+)];
+
+/// `{"decision": "deny", "reason": why}`: a refusal in Antigravity's contract, which reads
+/// decisions from stdout with exit 0.
+pub fn deny(why: &str) -> Answer {
+    let mut object = Map::new();
+    object.insert("decision".into(), "deny".into());
+    object.insert("reason".into(), why.into());
+    Answer {
+        stderr: format!("{why}\n"),
+        ..Answer::json(object)
+    }
+}
+
+/// The answer in Antigravity's contract.
+pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
+    let mut object = Map::new();
+    match call.event {
+        Event::PreToolUse => pre_tool_use(call, &mut verdict, &mut object),
+        Event::PostToolUse => {
+            if let Some(feedback) = verdict.feedback.take() {
+                verdict.messages.push(format!(
+                    "a ka hook gave feedback for the model, but Antigravity's PostToolUse hooks \
+                     cannot pass it on: {feedback}"
+                ));
+            }
+        }
+        Event::UserPromptSubmit => {
+            if let Some(reason) = verdict.block.take().or_else(|| verdict.halt.take()) {
+                verdict.messages.insert(
+                    0,
+                    format!(
+                        "a ka hook blocked this prompt ({reason}), but Antigravity hooks cannot \
+                         block a prompt, so it was sent"
+                    ),
+                );
+            }
+            if let Some(context) = verdict.context.take() {
+                object.insert("injectSteps".into(), steps(&context));
+            }
+        }
+        Event::Stop => {
+            if let Some(text) = verdict.keep_going.take() {
+                object.insert("terminationBehavior".into(), "force_continue".into());
+                object.insert("injectSteps".into(), steps(&text));
+            }
+        }
+        _ => {}
+    }
+    context_is_unsupported(&mut verdict, AGENT, call.agent_event);
+    if let Some(halt) = verdict.halt.take() {
+        verdict.messages.push(format!(
+            "a ka hook asked to end the turn ({halt}); Antigravity's {} hooks cannot end it",
+            call.agent_event
+        ));
+    }
+    let stderr = verdict
+        .system_message()
+        .map(|m| format!("{m}\n"))
+        .unwrap_or_default();
+    let mut answer = Answer::json(object);
+    if call.event == Event::PreToolUse || call.event == Event::PostToolUse {
+        // PreToolUse always has a decision; PostToolUse "must return {}".
+        if answer.stdout.is_empty() {
+            answer.stdout = "{}".into();
+        }
+    }
+    Answer { stderr, ..answer }
+}
+
+/// One ephemeral message step.
+fn steps(text: &str) -> Value {
+    let mut step = Map::new();
+    step.insert("ephemeralMessage".into(), text.into());
+    Value::Array(vec![Value::Object(step)])
+}
+
+fn pre_tool_use(call: &Call, verdict: &mut Verdict, object: &mut Map<String, Value>) {
+    if let (Some(input), Some(tool)) = (&verdict.input, &call.tool) {
+        if let Some(dropped) = tool.agent_input.keys().find(|k| !input.contains_key(*k)) {
+            verdict.block = Some(format!(
+                "a ka hook rewrote this call's input without `{}`, but Antigravity merges a \
+                 rewrite into the arguments and cannot remove one; blocked rather than run an \
+                 input the hook did not write",
+                crate::terminal::escape(dropped)
+            ));
+            verdict.input = None;
+        }
+    }
+    if let Some(halt) = verdict.halt.take() {
+        verdict.messages.push(format!(
+            "a ka hook halted the turn ({halt}); Antigravity's PreToolUse hooks cannot end the \
+             turn, so ka-hooks denied this call instead"
+        ));
+        verdict.block = Some(match verdict.block.take() {
+            Some(block) if block != halt => format!("{halt} ({block})"),
+            _ => halt,
+        });
+    }
+    let (decision, reason) = match (&verdict.block, verdict.decision) {
+        (Some(reason), _) => ("deny", Some(reason.clone())),
+        (None, Some(Decision::Ask)) => ("ask", verdict.reason.clone()),
+        _ => ("allow", verdict.reason.clone()),
+    };
+    object.insert("decision".into(), decision.into());
+    if let Some(reason) = reason {
+        object.insert("reason".into(), reason.into());
+    }
+    if let (Some(input), None) = (verdict.input.take(), &verdict.block) {
+        object.insert("overwrite".into(), Value::Object(input));
+    }
+}

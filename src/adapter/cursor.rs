@@ -1,0 +1,240 @@
+//! `ka-hooks cursor`: Cursor's hook contract (`.cursor/hooks.json`, `~/.cursor/hooks.json`).
+//!
+//! Source: cursor.com/docs/hooks (verbatim mirror mehmetbaykar/cursor-docs-skill
+//! `skills/cursor-docs/references/hooks.md` @ 1cc1c993). Cursor's answer is a flat snake_case
+//! JSON object:
+//! - `preToolUse`: `permission` (`allow`, `deny`; "`ask` is accepted by the schema but not
+//!   enforced for `preToolUse` today"), `user_message`, `agent_message`, `updated_input`;
+//! - `beforeShellExecution`, `beforeMCPExecution`: `permission` (`allow`, `deny`, `ask`),
+//!   `user_message`, `agent_message`; no rewrite;
+//! - `beforeReadFile`: `permission` (`allow`, `deny`), `user_message`;
+//! - `postToolUse`: `additional_context`; `sessionStart`: `additional_context`;
+//! - `beforeSubmitPrompt`: `continue` (false blocks the prompt), `user_message`;
+//! - `stop`, `subagentStop`: `followup_message`, sent as the next user message; Cursor caps it
+//!   with the entry's `loop_limit` (default 5), and ka's `max_continuations` holds too.
+//!
+//! Exit 2 blocks like `permission: "deny"`; any other failure lets the action through unless
+//! the entry says `failClosed: true`, which `ka-hooks install cursor` writes on the events that
+//! can be vetoed.
+//!
+//! What Cursor cannot say, and what the adapter does instead: an `ask` on `preToolUse` (not
+//! enforced) or `beforeReadFile` becomes a block that says a human must approve; a rewrite on
+//! an event without `updated_input` blocks the call with why; context on events without
+//! `additional_context`, a halt where there is no `continue`, and a marked error are said in
+//! `user_message` (or stderr, which Cursor logs, where the event has no `user_message`).
+
+use serde_json::{Map, Value};
+
+use super::claude::row;
+use super::{context_is_unsupported, Agent, Answer, Call, EventRow, Flavour, Verdict};
+use crate::action::Decision;
+use crate::event::Event;
+
+const AGENT: Agent = Agent::Cursor;
+
+/// Cursor's agent events that run ka events. The `before*`/`after*` events of one kind of tool
+/// run `pre_tool_use` / `post_tool_use` for that tool (see [`super::reshape`]); `ka-hooks
+/// install cursor` registers only the generic tool events, so that no call is judged twice.
+pub const EVENTS: &[EventRow] = &[
+    row("preToolUse", Event::PreToolUse, Flavour::Plain),
+    row("postToolUse", Event::PostToolUse, Flavour::Plain),
+    row(
+        "postToolUseFailure",
+        Event::PostToolUseFailure,
+        Flavour::Plain,
+    ),
+    row(
+        "beforeSubmitPrompt",
+        Event::UserPromptSubmit,
+        Flavour::Plain,
+    ),
+    row("stop", Event::Stop, Flavour::Plain),
+    row("subagentStart", Event::SubagentStart, Flavour::Plain),
+    row("subagentStop", Event::SubagentStop, Flavour::Plain),
+    row("sessionStart", Event::SessionStart, Flavour::Plain),
+    row("sessionEnd", Event::SessionEnd, Flavour::Plain),
+    row("preCompact", Event::PreCompact, Flavour::Plain),
+    row("beforeShellExecution", Event::PreToolUse, Flavour::Plain),
+    row("beforeMCPExecution", Event::PreToolUse, Flavour::Plain),
+    row("beforeReadFile", Event::PreToolUse, Flavour::Plain),
+    row("afterShellExecution", Event::PostToolUse, Flavour::Plain),
+    row("afterMCPExecution", Event::PostToolUse, Flavour::Plain),
+    row("afterFileEdit", Event::PostToolUse, Flavour::Plain),
+];
+
+/// The events `ka-hooks install cursor` registers.
+pub const INSTALLED: &[&str] = &[
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "beforeSubmitPrompt",
+    "stop",
+    "subagentStart",
+    "subagentStop",
+    "sessionStart",
+    "sessionEnd",
+    "preCompact",
+];
+
+/// Cursor's events with no ka event.
+pub const UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "afterAgentResponse",
+        "ka has no event for the agent's reply text",
+    ),
+    (
+        "afterAgentThought",
+        "ka has no event for the agent's reasoning text",
+    ),
+    (
+        "beforeTabFileRead",
+        "Tab completions are not agent tool calls",
+    ),
+    (
+        "afterTabFileEdit",
+        "Tab completions are not agent tool calls",
+    ),
+    (
+        "workspaceOpen",
+        "ka has no workspace event (it answers with plugin paths)",
+    ),
+];
+
+/// The answer in Cursor's contract.
+pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
+    let mut object = Map::new();
+    let event = call.agent_event;
+    match call.event {
+        Event::PreToolUse => pre_tool_use(event, &mut verdict, &mut object),
+        Event::PostToolUse | Event::PostToolUseFailure if event == "postToolUse" => {
+            if verdict.mark_error {
+                verdict.messages.push(
+                    "a ka hook marked this tool result as an error; Cursor hooks cannot mark a \
+                     result as an error, so the hook's message was added as context instead"
+                        .into(),
+                );
+            }
+            let feedback = verdict.feedback.take().or_else(|| {
+                verdict
+                    .mark_error
+                    .then(|| "a ka hook marked this tool result as an error".to_owned())
+            });
+            let text: Vec<String> = feedback.into_iter().chain(verdict.context.take()).collect();
+            if !text.is_empty() {
+                object.insert("additional_context".into(), text.join("\n\n").into());
+            }
+        }
+        Event::PostToolUse | Event::PostToolUseFailure => {
+            if let Some(feedback) = verdict.feedback.take() {
+                verdict.messages.push(format!(
+                    "a ka hook gave feedback for the model, but Cursor's {event} hooks cannot \
+                     pass it on: {feedback}"
+                ));
+            }
+        }
+        Event::UserPromptSubmit => {
+            let stop = verdict.block.take().or_else(|| verdict.halt.take());
+            if let Some(reason) = stop {
+                object.insert("continue".into(), Value::Bool(false));
+                verdict.messages.insert(0, reason);
+            }
+        }
+        Event::Stop | Event::SubagentStop => {
+            if let Some(text) = verdict.keep_going.take() {
+                object.insert("followup_message".into(), text.into());
+            }
+        }
+        Event::SessionStart => {
+            if let Some(context) = verdict.context.take() {
+                object.insert("additional_context".into(), context.into());
+            }
+        }
+        Event::SubagentStart => {
+            if let Some(reason) = verdict.block.take() {
+                object.insert("permission".into(), "deny".into());
+                verdict.messages.insert(0, reason);
+            }
+        }
+        _ => {}
+    }
+    context_is_unsupported(&mut verdict, AGENT, event);
+    if let Some(halt) = verdict.halt.take() {
+        verdict.messages.push(format!(
+            "a ka hook asked to end the turn ({halt}); Cursor's {event} hooks cannot end it"
+        ));
+    }
+    let mut stderr = String::new();
+    if let Some(message) = verdict.system_message() {
+        if takes_user_message(event) {
+            object.insert("user_message".into(), message.into());
+        } else {
+            stderr = format!("{message}\n");
+        }
+    }
+    Answer {
+        stderr,
+        ..Answer::json(object)
+    }
+}
+
+/// The events whose answer has a `user_message` (cursor.com/docs/hooks, "Hook events").
+fn takes_user_message(event: &str) -> bool {
+    matches!(
+        event,
+        "preToolUse"
+            | "beforeShellExecution"
+            | "beforeMCPExecution"
+            | "beforeReadFile"
+            | "beforeSubmitPrompt"
+            | "subagentStart"
+            | "preCompact"
+    )
+}
+
+fn pre_tool_use(event: &str, verdict: &mut Verdict, object: &mut Map<String, Value>) {
+    // `ask` is enforced only on the shell and MCP events.
+    let can_ask = matches!(event, "beforeShellExecution" | "beforeMCPExecution");
+    if !can_ask {
+        verdict.ask_becomes_block(AGENT);
+    }
+    if verdict.input.is_some() && verdict.block.is_none() && event != "preToolUse" {
+        verdict.block = Some(format!(
+            "a ka hook rewrote this call's input, but Cursor's {event} hooks cannot rewrite it \
+             (register ka-hooks on preToolUse, which can); blocked rather than run the original \
+             input"
+        ));
+        verdict.input = None;
+    }
+    if let Some(halt) = verdict.halt.take() {
+        verdict.messages.push(format!(
+            "a ka hook halted the turn ({halt}); Cursor's {event} hooks cannot end the turn, so \
+             ka-hooks denied this call instead"
+        ));
+        verdict.block = Some(match verdict.block.take() {
+            Some(block) if block != halt => format!("{halt} ({block})"),
+            _ => halt,
+        });
+    }
+    if let Some(reason) = &verdict.block {
+        object.insert("permission".into(), "deny".into());
+        object.insert("agent_message".into(), reason.as_str().into());
+        verdict.messages.insert(0, reason.clone());
+        return;
+    }
+    match verdict.decision {
+        Some(Decision::Ask) => {
+            object.insert("permission".into(), "ask".into());
+            if let Some(reason) = &verdict.reason {
+                object.insert("agent_message".into(), reason.as_str().into());
+                verdict.messages.insert(0, reason.clone());
+            }
+        }
+        Some(Decision::Allow) => {
+            object.insert("permission".into(), "allow".into());
+        }
+        _ => {}
+    }
+    if let Some(input) = verdict.input.take() {
+        object.insert("updated_input".into(), Value::Object(input));
+    }
+}

@@ -1,0 +1,570 @@
+//! `install` and `import` for the agents whose hooks live in a hook file of their own: GitHub
+//! Copilot (`.github/hooks/*.json`), Cursor (`.cursor/hooks.json`) and Antigravity
+//! (`.agents/hooks.json`, experimental).
+//!
+//! `ka-hooks install copilot|cursor|antigravity` merges the adapter's entries into the agent's
+//! hook file of the project (with `--user`, the user's): one entry per installed event whose ka
+//! event has hooks (every one with `--all-events`), with a timeout above the slowest case of
+//! those hooks ([`super::install::plan`]). Like `install claude` it prints the diff unless
+//! `--write`, is idempotent (an entry already running the adapter only gets its timeout brought
+//! up to date), and keeps every other key, entry and event of the file in its order; `--print`
+//! prints the whole file it would write; `--remove` takes out the adapter's own entries and
+//! nothing else.
+//!
+//! - Copilot: the project file is `.github/hooks/ka-hooks.json` (Copilot reads every `*.json`
+//!   there), the user's `$COPILOT_HOME/hooks/ka-hooks.json` (else `~/.copilot/hooks/`); an entry
+//!   is `{"type": "command", "bash": "ka-hooks copilot --event preToolUse", "timeoutSec": N}`
+//!   (the payload of a camelCase event does not name it). Hooks reference, "Hook configuration
+//!   format" (github/docs `content/copilot/reference/hooks-reference.md` @ 05da5bc3).
+//! - Cursor: `.cursor/hooks.json` or `~/.cursor/hooks.json`, `{"version": 1, "hooks": {...}}`;
+//!   an entry is `{"command": "ka-hooks cursor", "timeout": N}`, with `"failClosed": true` on
+//!   the events that can be vetoed, so that a crash or timeout of ka-hooks blocks instead of
+//!   letting the action through (cursor.com/docs/hooks, "Per-Script Configuration Options").
+//! - Antigravity: `.agents/hooks.json` or `~/.gemini/config/hooks.json`, one named top-level
+//!   entry `"ka-hooks"` holding the events (third-party measurements only; see
+//!   [`super::antigravity`]).
+//!
+//! `ka-hooks import copilot|cursor|antigravity` turns the command entries of those files into
+//! `[[hooks]]` entries through the same code as `import claude` ([`super::import`]): the same
+//! quoting and read-back check, matchers in ka's tool names, the origin of each entry in a
+//! comment, every key ka cannot take named there, and the adapter's own entries skipped.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::import::{entry, Imported};
+use super::install::{is_adapter_command, plan, render, write_atomically, InstallArgs, Planned};
+use super::{antigravity, copilot, cursor, AdapterArgs, Agent};
+use crate::config::{Config, LoadError, LoadOptions};
+use crate::event::Event;
+use crate::paths;
+use crate::terminal::escape;
+
+/// Options of `ka-hooks copilot|cursor|antigravity`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HookArgs {
+    #[command(flatten)]
+    pub adapter: AdapterArgs,
+    /// The agent's name of the event, for payloads that do not carry one (Copilot's camelCase
+    /// events, every Antigravity event); `ka-hooks install` writes it.
+    #[arg(long, value_name = "NAME")]
+    pub event: Option<String>,
+}
+
+impl HookArgs {
+    /// The adapter's options with the event name.
+    pub fn adapter_args(&self) -> AdapterArgs {
+        AdapterArgs {
+            event: self.event.clone(),
+            ..self.adapter.clone()
+        }
+    }
+}
+
+/// Whether `agent`'s hooks are installed and imported here.
+pub const fn is_hookfile_agent(agent: Agent) -> bool {
+    matches!(agent, Agent::Copilot | Agent::Cursor | Agent::Antigravity)
+}
+
+/// The agent's events that `install` registers.
+fn installed(agent: Agent) -> &'static [&'static str] {
+    match agent {
+        Agent::Copilot => copilot::INSTALLED,
+        Agent::Cursor => cursor::INSTALLED,
+        _ => antigravity::INSTALLED,
+    }
+}
+
+/// The key under which Antigravity's file holds the adapter's events.
+const ANTIGRAVITY_ENTRY: &str = "ka-hooks";
+
+/// The hook file `install` writes.
+fn target(agent: Agent, root: &Path, user: bool) -> Result<PathBuf, String> {
+    let home = || paths::home_dir().ok_or("no home directory: set HOME");
+    Ok(match (agent, user) {
+        (Agent::Copilot, false) => root.join(".github/hooks/ka-hooks.json"),
+        (Agent::Copilot, true) => paths::copilot_home()
+            .ok_or("no home directory: set COPILOT_HOME or HOME")?
+            .join("hooks/ka-hooks.json"),
+        (Agent::Cursor, false) => root.join(".cursor/hooks.json"),
+        (Agent::Cursor, true) => home()?.join(".cursor/hooks.json"),
+        (_, false) => root.join(".agents/hooks.json"),
+        (_, true) => home()?.join(".gemini/config/hooks.json"),
+    })
+}
+
+/// The hook files `import` reads: Copilot's whole hooks folder (sorted), the others' one file.
+pub fn files(agent: Agent, root: &Path, user: bool) -> Result<Vec<PathBuf>, String> {
+    if agent != Agent::Copilot {
+        return Ok(vec![target(agent, root, user)?]);
+    }
+    let dir = match target(agent, root, user)?.parent() {
+        Some(dir) => dir.to_path_buf(),
+        None => return Ok(Vec::new()),
+    };
+    let mut found: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect(),
+        Err(_) => vec![dir.join("*.json")],
+    };
+    found.sort();
+    Ok(found)
+}
+
+/// The header written above imported entries.
+pub fn header(agent: Agent) -> String {
+    format!(
+        "# Imported from {who} by `ka-hooks import {cmd}`. These commands were written for \
+         {who}'s payload:\n# through `ka-hooks {cmd}` they get it unchanged next to ka's \
+         `tool` and `arguments`; under ka\n# itself they get ka's payload only.\n",
+        who = agent.display(),
+        cmd = agent.command()
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// import
+// ---------------------------------------------------------------------------------------------
+
+/// Reads the command entries of one hook file of `agent` (`label` names it in comments).
+pub fn read_hook_file(
+    agent: Agent,
+    label: &str,
+    text: &str,
+    imported: &mut Imported,
+) -> Result<(), String> {
+    let shown = |s: &str| escape(s).into_owned();
+    let label = shown(label);
+    let root: Value =
+        serde_json::from_str(text).map_err(|e| format!("{label}: not valid JSON ({e})"))?;
+    let Value::Object(root) = root else {
+        return Err(format!("{label}: not a JSON object"));
+    };
+    // (path of the event's array, event name, the array)
+    let mut events: Vec<(String, String, &Value)> = Vec::new();
+    if agent == Agent::Antigravity {
+        for (name, group) in &root {
+            for (event, list) in group.as_object().into_iter().flatten() {
+                if event != "enabled" {
+                    events.push((
+                        format!("{}.{}", shown(name), shown(event)),
+                        event.clone(),
+                        list,
+                    ));
+                }
+            }
+        }
+    } else if let Some(hooks) = root.get("hooks") {
+        let hooks = hooks
+            .as_object()
+            .ok_or_else(|| format!("{label}: `hooks` is not a JSON object"))?;
+        for (event, list) in hooks {
+            events.push((format!("hooks.{}", shown(event)), event.clone(), list));
+        }
+    }
+    for (at, name, list) in events {
+        let Some(row) = agent.events().iter().find(|row| row.name == name) else {
+            let why = agent
+                .unsupported()
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or("ka has no such event", |(_, why)| why);
+            imported.skipped.push(format!("{label}: {at}: {why}"));
+            continue;
+        };
+        let Some(list) = list.as_array() else {
+            imported
+                .skipped
+                .push(format!("{label}: {at} is not an array"));
+            continue;
+        };
+        for (i, item) in list.iter().enumerate() {
+            // Claude-style groups (`{matcher, hooks: [...]}`) in Copilot's and Antigravity's
+            // files; flat entries otherwise.
+            let group_matcher = item.get("matcher").and_then(Value::as_str).unwrap_or("");
+            let nested = item.get("hooks").and_then(Value::as_array);
+            let hooks: Vec<(String, &Value)> = match nested {
+                Some(hooks) => hooks
+                    .iter()
+                    .enumerate()
+                    .map(|(j, h)| (format!("{at}[{i}].hooks[{j}]"), h))
+                    .collect(),
+                None => vec![(format!("{at}[{i}]"), item)],
+            };
+            for (origin, hook) in hooks {
+                let origin = format!("{label}: {origin}");
+                let matcher = hook
+                    .get("matcher")
+                    .and_then(Value::as_str)
+                    .unwrap_or(group_matcher);
+                let matcher = native_matcher(agent, row.name, matcher);
+                let result = as_claude_hook(agent, hook)
+                    .and_then(|hook| entry(agent, &origin, row.event, &matcher, &hook));
+                match result {
+                    Ok(Some(entry)) => imported.entries.push(entry),
+                    Ok(None) => {}
+                    Err(why) => imported.skipped.push(format!("{origin}: {why}")),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A Copilot camelCase matcher is a regex anchored as `^(?:pattern)$` (hooks reference,
+/// "Matchers"); ka's matcher is unanchored, so the anchors are written out. A plain name list
+/// reads the same either way.
+fn native_matcher(agent: Agent, event: &str, matcher: &str) -> String {
+    let plain = matcher
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_- ,|*".contains(c));
+    let camel = event.starts_with(|c: char| c.is_ascii_lowercase());
+    if agent == Agent::Copilot && camel && !plain && !matcher.trim().is_empty() {
+        format!("^(?:{matcher})$")
+    } else {
+        matcher.to_owned()
+    }
+}
+
+/// One entry of the agent's file in Claude Code's keys, for [`entry`]: the command (Copilot's
+/// `bash`, or its cross-platform `command`), the timeout in seconds; every other key is kept
+/// under its own name, so the import names it as not imported.
+fn as_claude_hook(agent: Agent, hook: &Value) -> Result<Value, String> {
+    let Some(object) = hook.as_object() else {
+        return Err("not a JSON object".into());
+    };
+    let mut out = Map::new();
+    for (key, value) in object {
+        match (agent, key.as_str()) {
+            (_, "matcher") => {}
+            (Agent::Copilot, "bash") => {
+                out.insert("command".into(), value.clone());
+            }
+            (Agent::Copilot, "command") if object.contains_key("bash") => {
+                out.insert("copilot_command".into(), value.clone());
+            }
+            (Agent::Copilot, "timeoutSec") => {
+                out.insert("timeout".into(), value.clone());
+            }
+            (Agent::Copilot, "timeout") if object.contains_key("timeoutSec") => {}
+            (Agent::Copilot, "exec") => {
+                return Err(
+                    "an `exec` entry runs a program without a shell; ka runs commands through \
+                     `sh -c`, so translate it by hand"
+                        .into(),
+                )
+            }
+            _ => {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if agent == Agent::Copilot && !out.contains_key("timeout") {
+        // "timeoutSec ... Default: 30" (hooks reference, "Command hooks").
+        out.insert("timeout".into(), Value::from(30));
+    }
+    Ok(Value::Object(out))
+}
+
+// ---------------------------------------------------------------------------------------------
+// install
+// ---------------------------------------------------------------------------------------------
+
+/// What `install` should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Install,
+    Remove,
+}
+
+/// The command the agent runs for one event.
+fn command_for(agent: Agent, base: &str, event: &str) -> String {
+    match agent {
+        Agent::Cursor => base.to_owned(),
+        _ => format!("{base} --event {event}"),
+    }
+}
+
+/// The command string of one of the agent's entries.
+fn entry_command(agent: Agent, hook: &Value) -> Option<&str> {
+    match agent {
+        Agent::Copilot => hook.get("bash").or_else(|| hook.get("command")),
+        _ => hook.get("command"),
+    }
+    .and_then(Value::as_str)
+}
+
+/// One adapter entry for `p` in the agent's format.
+fn new_entry(agent: Agent, p: &Planned, command: &str) -> Value {
+    let mut hook = Map::new();
+    match agent {
+        Agent::Copilot => {
+            hook.insert("type".into(), "command".into());
+            hook.insert("bash".into(), command.into());
+            hook.insert("timeoutSec".into(), Value::from(p.timeout_secs));
+        }
+        Agent::Cursor => {
+            hook.insert("command".into(), command.into());
+            hook.insert("timeout".into(), Value::from(p.timeout_secs));
+            if p.row.event.is_pipeline() {
+                hook.insert("failClosed".into(), Value::Bool(true));
+            }
+        }
+        _ => {
+            hook.insert("type".into(), "command".into());
+            hook.insert("command".into(), command.into());
+            hook.insert("timeout".into(), Value::from(p.timeout_secs));
+            if p.row.event.is_tool_event() {
+                let mut group = Map::new();
+                group.insert("matcher".into(), "".into());
+                group.insert("hooks".into(), Value::Array(vec![Value::Object(hook)]));
+                return Value::Object(group);
+            }
+        }
+    }
+    Value::Object(hook)
+}
+
+/// The adapter's hook objects (mutable) in one event's array: flat entries and nested groups.
+fn adapter_hooks<'v>(
+    agent: Agent,
+    list: &'v mut [Value],
+) -> impl Iterator<Item = &'v mut Map<String, Value>> + 'v {
+    list.iter_mut()
+        .flat_map(|item| {
+            if item.get("hooks").is_some_and(Value::is_array) {
+                item.get_mut("hooks")
+                    .and_then(Value::as_array_mut)
+                    .map(|hooks| hooks.iter_mut().collect::<Vec<_>>())
+                    .unwrap_or_default()
+            } else {
+                vec![item]
+            }
+        })
+        .filter_map(Value::as_object_mut)
+        .filter(move |hook| {
+            entry_command(agent, &Value::Object((*hook).clone()))
+                .is_some_and(|c| is_adapter_command(c, agent))
+        })
+}
+
+/// The object holding the event arrays: `hooks` (Copilot, Cursor) or the named entry
+/// (Antigravity); created when missing.
+fn events_object(
+    agent: Agent,
+    root: &mut Map<String, Value>,
+) -> Result<&mut Map<String, Value>, String> {
+    if (agent == Agent::Cursor || agent == Agent::Copilot) && !root.contains_key("version") {
+        root.insert("version".into(), Value::from(1));
+    }
+    let key = if agent == Agent::Antigravity {
+        ANTIGRAVITY_ENTRY
+    } else {
+        "hooks"
+    };
+    let slot = root.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(events) = slot else {
+        return Err(format!("`{key}` is not a JSON object"));
+    };
+    if agent == Agent::Antigravity && !events.contains_key("enabled") {
+        events.insert("enabled".into(), Value::Bool(true));
+    }
+    Ok(events)
+}
+
+/// Merges (or removes) the adapter's entries; returns one line per change.
+pub fn merge(
+    agent: Agent,
+    root: &mut Map<String, Value>,
+    planned: &[Planned],
+    base: &str,
+    mode: Mode,
+) -> Result<Vec<String>, String> {
+    let mut changes = Vec::new();
+    if mode == Mode::Remove {
+        let key = if agent == Agent::Antigravity {
+            ANTIGRAVITY_ENTRY
+        } else {
+            "hooks"
+        };
+        let Some(Value::Object(events)) = root.get_mut(key) else {
+            return Ok(changes);
+        };
+        for (event, list) in events.iter_mut() {
+            let Some(list) = list.as_array_mut() else {
+                continue;
+            };
+            let before = list.len();
+            list.retain_mut(|item| {
+                if let Some(hooks) = item.get_mut("hooks").and_then(Value::as_array_mut) {
+                    hooks.retain(|h| {
+                        !entry_command(agent, h).is_some_and(|c| is_adapter_command(c, agent))
+                    });
+                    !hooks.is_empty()
+                } else {
+                    !entry_command(agent, item).is_some_and(|c| is_adapter_command(c, agent))
+                }
+            });
+            if list.len() != before {
+                changes.push(format!("  {}: removed the adapter's entry", escape(event)));
+            }
+        }
+        events.retain(|_, list| !list.as_array().is_some_and(Vec::is_empty));
+        if agent == Agent::Antigravity && events.keys().all(|k| k == "enabled") {
+            root.remove(ANTIGRAVITY_ENTRY);
+        }
+        return Ok(changes);
+    }
+    let events = events_object(agent, root)?;
+    for p in planned {
+        let event = p.row.name;
+        let list = events
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(list) = list else {
+            return Err(format!("`{event}` is not an array"));
+        };
+        let key = if agent == Agent::Copilot {
+            "timeoutSec"
+        } else {
+            "timeout"
+        };
+        let existing = adapter_hooks(agent, list).next();
+        match existing {
+            Some(hook) => {
+                let current = hook.get(key).and_then(Value::as_f64);
+                if current == Some(p.timeout_secs as f64) {
+                    changes.push(format!("  {event}: already runs the adapter"));
+                } else {
+                    hook.insert(key.into(), Value::from(p.timeout_secs));
+                    changes.push(format!("  {event}: {key} -> {}s", p.timeout_secs));
+                }
+            }
+            None => {
+                let command = command_for(agent, base, event);
+                list.push(new_entry(agent, p, &command));
+                changes.push(format!(
+                    "  {event}: run `{command}` ({key} {}s)",
+                    p.timeout_secs
+                ));
+            }
+        }
+    }
+    Ok(changes)
+}
+
+/// `ka-hooks install copilot|cursor|antigravity`.
+pub fn install(
+    opts: &LoadOptions,
+    args: &InstallArgs,
+    mode: Mode,
+    print: bool,
+) -> Result<u8, String> {
+    let agent = args.agent;
+    let read_all = LoadOptions {
+        trust_once: true,
+        ..opts.clone()
+    };
+    let config = Config::load(&read_all).map_err(|e| match e {
+        LoadError::Config(errors) => {
+            format!("{errors}\nfix the configuration first (`ka-hooks check`)")
+        }
+    })?;
+    let planned: Vec<Planned> = plan(&config, agent, args.all_events)
+        .into_iter()
+        .filter(|p| installed(agent).contains(&p.row.name))
+        .collect();
+    if planned.is_empty() && mode == Mode::Install {
+        println!(
+            "no enabled ka hooks in any layer: nothing to register (add hooks to ka.toml, or pass \
+             --all-events to register the adapter for every event)"
+        );
+        return Ok(0);
+    }
+    let root = paths::find_project_root(&opts.start_dir).unwrap_or_else(|| opts.start_dir.clone());
+    let file = target(agent, &root, args.user)?;
+    let shown = crate::terminal::escape_path(&file);
+    let original = match std::fs::read_to_string(&file) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("failed to read {shown}: {e}")),
+    };
+    let mut object = match &original {
+        Some(text) if !text.trim().is_empty() => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => {
+                return Err(format!(
+                    "{shown}: not a JSON object; fix it, then run again"
+                ))
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{shown}: not valid JSON ({e}); fix it, then run again"
+                ))
+            }
+        },
+        _ => Map::new(),
+    };
+    let base = args
+        .command
+        .clone()
+        .unwrap_or_else(|| format!("ka-hooks {}", agent.command()));
+    let changes = merge(agent, &mut object, &planned, &base, mode)
+        .map_err(|e| format!("{shown}: {e}; fix it, then run again"))?;
+    let new = render(&Value::Object(object), original.as_deref())?;
+    let old = original.clone().unwrap_or_default();
+    if print {
+        print!("{new}");
+        return Ok(0);
+    }
+    if new == old || (mode == Mode::Remove && original.is_none()) {
+        let what = if mode == Mode::Remove {
+            "no adapter entries to remove in"
+        } else {
+            "already installed:"
+        };
+        println!("{what} {shown}");
+        return Ok(0);
+    }
+    if args.write {
+        write_atomically(&file, &new)?;
+        println!("updated {shown}:");
+    } else {
+        let label = file.display().to_string();
+        let before = if original.is_some() {
+            label.as_str()
+        } else {
+            "/dev/null"
+        };
+        let diff = similar::TextDiff::from_lines(&old, &new);
+        print!(
+            "{}",
+            diff.unified_diff().context_radius(3).header(before, &label)
+        );
+    }
+    for change in &changes {
+        println!("{change}");
+    }
+    if !args.write {
+        println!("dry run: nothing written; run again with --write to apply");
+    }
+    if agent == Agent::Antigravity {
+        println!(
+            "note: Antigravity's hook contract is experimental (no published reference); see \
+             docs/agents.md"
+        );
+    }
+    Ok(0)
+}
+
+/// The ka events `install` would register for `agent` (for docs and tests).
+pub fn installable(agent: Agent) -> impl Iterator<Item = (&'static str, Event)> {
+    agent
+        .events()
+        .iter()
+        .filter(move |row| installed(agent).contains(&row.name))
+        .map(|row| (row.name, row.event))
+}

@@ -1,0 +1,278 @@
+//! GitHub Copilot's, Cursor's and Antigravity's payloads, given the field names every adapter
+//! reads (Claude Code's: `hook_event_name`, `tool_name`, `tool_input`, `tool_response`, `error`,
+//! `cwd`, `session_id`, `transcript_path`, `custom_instructions`).
+//!
+//! The agent's own fields stay as they are (a script written for the agent keeps working); the
+//! shared names are added next to them. Where the payload does not name its event (Copilot's
+//! camelCase events, Antigravity), the event comes from the hook command's `--event`, which
+//! `ka-hooks install` writes.
+//!
+//! - Copilot (github/docs `content/copilot/reference/hooks-reference.md` @ 05da5bc3, "Hook event
+//!   input payloads"): a camelCase event gets `sessionId`, `toolName`, `toolArgs` (`unknown`:
+//!   an object, or a JSON string in the CLI versions hook authors measured), `toolResult
+//!   {resultType, textResultForLlm}`, `transcriptPath`, `customInstructions`; a PascalCase
+//!   ("VS Code compatible") event gets snake_case fields, `hook_event_name` and Claude tool names.
+//! - Cursor (cursor.com/docs/hooks, "Hook events"): `hook_event_name` and `tool_name`/
+//!   `tool_input` on the generic tool events; `beforeShellExecution` and `afterShellExecution`
+//!   carry `command` (a `Shell` call), `beforeMCPExecution` / `afterMCPExecution` carry
+//!   `tool_name` and a string `tool_input` (an `MCP:<name>` call), `beforeReadFile` and
+//!   `afterFileEdit` carry `file_path` (a `Read` / `Write` call); `conversation_id` is the
+//!   session; the project is `workspace_roots[0]` when the event has no `cwd`.
+//! - Antigravity (experimental; no primary source: stablyai/orca PR #2389, clojure-mcp-light
+//!   PR #28): `toolCall {name, args}`, `conversationId`, `workspacePaths`.
+
+use serde_json::{Map, Value};
+
+use super::{Agent, Rejected};
+
+/// Adds the shared field names to `payload` for the agents that need them; `named` is the
+/// event name of the command line.
+pub fn reshape(
+    agent: Agent,
+    payload: &mut Map<String, Value>,
+    named: Option<&str>,
+) -> Result<(), Rejected> {
+    match agent {
+        Agent::Claude | Agent::Codex | Agent::Gemini => return Ok(()),
+        Agent::Copilot => copilot(payload),
+        Agent::Cursor => cursor(payload)?,
+        Agent::Antigravity => antigravity(payload),
+    }
+    match (
+        payload.get("hook_event_name").and_then(Value::as_str),
+        named,
+    ) {
+        (Some(said), Some(named)) if said != named => Err(Rejected::Broken(format!(
+            "the payload's `hook_event_name` is `{}` but the command line says --event {}",
+            crate::terminal::escape(said),
+            crate::terminal::escape(named)
+        ))),
+        (Some(_), _) => Ok(()),
+        (None, Some(named)) => {
+            payload.insert("hook_event_name".into(), Value::String(named.to_owned()));
+            Ok(())
+        }
+        (None, None) => Err(Rejected::Broken(format!(
+            "the {} payload does not name its event: run `ka-hooks {} --event <name>` (as \
+             `ka-hooks install {}` writes it)",
+            agent.display(),
+            agent.command(),
+            agent.command()
+        ))),
+    }
+}
+
+/// The agent whose tool names a payload of `agent` uses: Copilot's PascalCase ("VS Code
+/// compatible") events report "the Claude tool name (for example, `Bash`, not `bash`)" (hooks
+/// reference, "Claude-format matchers"); every other payload uses the agent's own.
+///
+/// VS Code's Local harness also reads `.github/hooks` and sends PascalCase events, but with its
+/// own tool names (`create_file`, `replace_string_in_file`, `runTerminalCommand`; vscode-docs
+/// `docs/agent-customization/hooks.md` @ 91e74cb2), which are Copilot rows of the table: so a
+/// name is read as Claude's only when Claude Code has that tool.
+pub fn tool_names(agent: Agent, payload: &Map<String, Value>, tool: &str) -> Agent {
+    let pascal = payload
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .is_some_and(|name| name.starts_with(|c: char| c.is_ascii_uppercase()));
+    let claude_tool = super::tools::TOOLS
+        .iter()
+        .any(|row| row.claude == Some(tool));
+    if agent == Agent::Copilot && pascal && claude_tool {
+        Agent::Claude
+    } else {
+        agent
+    }
+}
+
+/// Copies `from` to `to` when `to` is absent.
+fn alias(payload: &mut Map<String, Value>, from: &str, to: &str) {
+    if !payload.contains_key(to) {
+        if let Some(value) = payload.get(from).cloned() {
+            payload.insert(to.to_owned(), value);
+        }
+    }
+}
+
+/// A tool input given as a JSON string, read as the object it encodes. A string that is not a
+/// JSON object stays a string, which the tool-event reader refuses (a call whose arguments
+/// cannot be read is never let through by default).
+fn decoded(value: Value) -> Value {
+    match &value {
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(object @ Value::Object(_)) => object,
+            _ => value,
+        },
+        _ => value,
+    }
+}
+
+fn copilot(payload: &mut Map<String, Value>) {
+    for (from, to) in [
+        // VS Code's common input: `sessionId`, `hookEventName` (vscode-docs hooks.md).
+        ("hookEventName", "hook_event_name"),
+        ("sessionId", "session_id"),
+        ("toolName", "tool_name"),
+        ("transcriptPath", "transcript_path"),
+        ("customInstructions", "custom_instructions"),
+        ("toolArgs", "tool_input"),
+    ] {
+        alias(payload, from, to);
+    }
+    if let Some(input) = payload.remove("tool_input") {
+        payload.insert("tool_input".into(), decoded(input));
+    }
+    // `toolResult {resultType, textResultForLlm}` / `tool_result {result_type,
+    // text_result_for_llm}`: the text is what the model reads.
+    let result = payload
+        .get("toolResult")
+        .or_else(|| payload.get("tool_result"))
+        .cloned();
+    if let (Some(result), false) = (result, payload.contains_key("tool_response")) {
+        let text = result
+            .get("textResultForLlm")
+            .or_else(|| result.get("text_result_for_llm"))
+            .cloned();
+        let kind = result
+            .get("resultType")
+            .or_else(|| result.get("result_type"))
+            .and_then(Value::as_str);
+        let mut response = Map::new();
+        response.insert("output".into(), text.unwrap_or(Value::Null));
+        if kind.is_some_and(|k| k != "success") {
+            response.insert("success".into(), Value::Bool(false));
+        }
+        payload.insert("tool_response".into(), Value::Object(response));
+    }
+}
+
+fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
+    alias(payload, "conversation_id", "session_id");
+    alias(payload, "error_message", "error");
+    if !payload.contains_key("cwd") {
+        if let Some(root) = payload
+            .get("workspace_roots")
+            .and_then(Value::as_array)
+            .and_then(|roots| roots.first())
+            .cloned()
+        {
+            payload.insert("cwd".into(), root);
+        }
+    }
+    let event = payload
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    // `loop_count` counts the follow-ups already sent this turn: past the first, a stop hook
+    // has kept the agent going, which is what `stop_hook_active` says to the continuation count.
+    if matches!(event.as_str(), "stop" | "subagentStop")
+        && !payload.contains_key("stop_hook_active")
+    {
+        if let Some(count) = payload.get("loop_count").and_then(Value::as_u64) {
+            payload.insert("stop_hook_active".into(), Value::Bool(count > 0));
+        }
+    }
+    // Cursor's sessionStart has no `source`: it fires for a new session, with no resume.
+    if event == "sessionStart" && !payload.contains_key("source") {
+        payload.insert("source".into(), Value::String("startup".into()));
+    }
+    let mut input = Map::new();
+    let tool = match event.as_str() {
+        "beforeShellExecution" | "afterShellExecution" => {
+            let command = payload.get("command").cloned().ok_or_else(|| {
+                Rejected::Broken(format!("Cursor's {event} payload has no `command`"))
+            })?;
+            input.insert("command".into(), command);
+            if let Some(cwd) = payload.get("cwd") {
+                input.insert("working_directory".into(), cwd.clone());
+            }
+            if let Some(output) = payload.get("output").cloned() {
+                payload.insert("tool_response".into(), output);
+            }
+            "Shell".to_owned()
+        }
+        "beforeMCPExecution" | "afterMCPExecution" => {
+            let name = payload
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    Rejected::Broken(format!("Cursor's {event} payload has no `tool_name`"))
+                })?;
+            let tool = format!("MCP:{name}");
+            match payload.get("tool_input").cloned().map(decoded) {
+                Some(Value::Object(args)) => input = args,
+                None | Some(Value::Null) => {}
+                Some(_) => {
+                    return Err(Rejected::Broken(format!(
+                        "Cursor's {event} `tool_input` is not a JSON object"
+                    )))
+                }
+            }
+            if let Some(result) = payload.get("result_json").cloned() {
+                payload.insert("tool_response".into(), decoded(result));
+            }
+            tool
+        }
+        "beforeReadFile" | "afterFileEdit" => {
+            let path = payload.get("file_path").cloned().ok_or_else(|| {
+                Rejected::Broken(format!("Cursor's {event} payload has no `file_path`"))
+            })?;
+            input.insert("file_path".into(), path);
+            if let Some(edits) = payload.get("edits") {
+                input.insert("edits".into(), edits.clone());
+            }
+            if event == "afterFileEdit" {
+                "Write"
+            } else {
+                "Read"
+            }
+            .to_owned()
+        }
+        _ => {
+            if let Some(value) = payload.remove("tool_input") {
+                payload.insert("tool_input".into(), decoded(value));
+            }
+            if let Some(output) = payload.get("tool_output").cloned() {
+                payload.insert("tool_response".into(), decoded(output));
+            }
+            return Ok(());
+        }
+    };
+    // These events' own `tool_name` (MCP) and fields stay; the shared ones are the call.
+    payload.insert("tool_name".into(), Value::String(tool));
+    payload.insert("tool_input".into(), Value::Object(input));
+    Ok(())
+}
+
+fn antigravity(payload: &mut Map<String, Value>) {
+    alias(payload, "conversationId", "session_id");
+    // Antigravity says nothing of a turn already kept going: the continuation count runs until
+    // the next invocation starts a turn (PreInvocation, read as `user_prompt_submit`), so that
+    // `max_continuations` holds (experimental; see `antigravity`).
+    if !payload.contains_key("stop_hook_active") {
+        payload.insert("stop_hook_active".into(), Value::Bool(true));
+    }
+    alias(payload, "transcriptPath", "transcript_path");
+    if let Some(call) = payload.get("toolCall").cloned() {
+        if let Some(name) = call.get("name") {
+            payload.insert("tool_name".into(), name.clone());
+        }
+        let args = call
+            .get("args")
+            .cloned()
+            .map(decoded)
+            .unwrap_or(Value::Null);
+        payload.insert("tool_input".into(), args);
+    }
+    if !payload.contains_key("cwd") {
+        if let Some(root) = payload
+            .get("workspacePaths")
+            .and_then(Value::as_array)
+            .and_then(|roots| roots.first())
+            .cloned()
+        {
+            payload.insert("cwd".into(), root);
+        }
+    }
+}

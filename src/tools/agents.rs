@@ -1,0 +1,189 @@
+//! The translation table's rows for the agents whose tools are named per agent rather than
+//! after Claude Code's: GitHub Copilot, Cursor and Antigravity.
+//!
+//! [`crate::tools`] reads this table for those three agents; everything else about translation
+//! (the agent's own key wins over a decoy, unknown tools and arguments pass through, a rewrite
+//! goes back under the agent's names) is the same.
+//!
+//! Sources:
+//! - Copilot CLI: the hooks reference lists the runtime tool names and their Claude names
+//!   (github/docs `content/copilot/reference/hooks-reference.md` @ 05da5bc3, "Claude-format
+//!   matchers": `bash`/`powershell` → Bash, `view` → Read, `create` → Write, `edit`,
+//!   `str_replace_editor`, `apply_patch` → Edit, `grep`/`rg` → Grep, `glob`, `web_fetch`,
+//!   `web_search`, `ask_user`, `update_todo`, `task`). Arguments: `path` for the file tools and
+//!   `file_text` for `create`'s content (secondary: the Copilot SDK's tool schemas as quoted by
+//!   hook authors; the reference types `toolArgs` as `unknown`).
+//! - Cursor: `preToolUse` tool types `Shell`, `Read`, `Write`, `Grep`, `Delete`, `Task`,
+//!   `MCP:<name>` (cursor.com/docs/hooks, "Available matchers by hook", verbatim mirror
+//!   mehmetbaykar/cursor-docs-skill `skills/cursor-docs/references/hooks.md` @ 1cc1c993); the
+//!   Shell input is `{command, working_directory}` (same page, preToolUse example). The file
+//!   tools' argument names are not documented: `file_path` is read as ka's `path`, and a `path`
+//!   passes through as it is.
+//! - Antigravity (experimental, no primary source): `run_command` with `CommandLine` and `Cwd`,
+//!   file tools with `TargetFile` (rtk-ai/rtk PR #3959, clojure-mcp-light PR #28,
+//!   safe-chains `targets::agy`), `view_file` with `AbsolutePath`.
+
+use crate::agent::Agent;
+
+/// One tool of one agent: its name, the ka tool, and the arguments whose name differs from ka's
+/// (`(ka, agent)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentTool {
+    pub agent: Agent,
+    pub name: &'static str,
+    pub ka: &'static str,
+    pub args: &'static [(&'static str, &'static str)],
+}
+
+const fn tool(
+    agent: Agent,
+    name: &'static str,
+    ka: &'static str,
+    args: &'static [(&'static str, &'static str)],
+) -> AgentTool {
+    AgentTool {
+        agent,
+        name,
+        ka,
+        args,
+    }
+}
+
+const CO: Agent = Agent::Copilot;
+const CU: Agent = Agent::Cursor;
+const AG: Agent = Agent::Antigravity;
+
+/// A Claude-style file path (Cursor's file tools).
+const FILE_PATH: &[(&str, &str)] = &[("path", "file_path")];
+
+/// The rows. Where two names of one agent run one ka tool (Copilot's `bash` and `powershell`),
+/// the first is the name a rewrite or a matcher translates back to.
+pub const AGENT_TOOLS: &[AgentTool] = &[
+    // GitHub Copilot CLI and cloud agent.
+    tool(CO, "bash", "bash", &[]),
+    tool(CO, "powershell", "bash", &[]),
+    tool(CO, "view", "read", &[]),
+    tool(CO, "create", "write", &[("content", "file_text")]),
+    tool(CO, "edit", "edit", &[]),
+    tool(CO, "str_replace_editor", "edit", &[]),
+    tool(CO, "apply_patch", "apply_patch", &[]),
+    tool(CO, "grep", "grep", &[]),
+    tool(CO, "rg", "grep", &[]),
+    tool(CO, "glob", "glob", &[]),
+    tool(CO, "web_fetch", "web_fetch", &[]),
+    tool(CO, "web_search", "web_search", &[]),
+    tool(CO, "update_todo", "todo_write", &[]),
+    tool(CO, "task", "task", &[]),
+    // VS Code's agent tools, sent by its Local harness to the same `.github/hooks` entries
+    // (vscode-docs `docs/agent-customization/hooks.md` @ 91e74cb2: "`editFiles`,
+    // `runTerminalCommand`, `create_file`, `replace_string_in_file`", arguments camelCase
+    // such as `filePath`).
+    tool(CO, "create_file", "write", &[("path", "filePath")]),
+    tool(
+        CO,
+        "replace_string_in_file",
+        "edit",
+        &[("path", "filePath")],
+    ),
+    tool(CO, "editFiles", "edit", &[]),
+    tool(CO, "runTerminalCommand", "bash", &[]),
+    // Cursor.
+    tool(CU, "Shell", "bash", &[("cwd", "working_directory")]),
+    tool(CU, "Read", "read", FILE_PATH),
+    tool(CU, "Write", "write", FILE_PATH),
+    tool(CU, "Delete", "delete", FILE_PATH),
+    tool(CU, "Grep", "grep", &[]),
+    tool(CU, "Task", "task", &[]),
+    // Antigravity (experimental: names measured by third parties).
+    tool(
+        AG,
+        "run_command",
+        "bash",
+        &[("command", "CommandLine"), ("cwd", "Cwd")],
+    ),
+    tool(
+        AG,
+        "write_to_file",
+        "write",
+        &[("path", "TargetFile"), ("content", "CodeContent")],
+    ),
+    tool(
+        AG,
+        "replace_file_content",
+        "edit",
+        &[("path", "TargetFile")],
+    ),
+    tool(
+        AG,
+        "multi_replace_file_content",
+        "multi_edit",
+        &[("path", "TargetFile")],
+    ),
+    tool(AG, "view_file", "read", &[("path", "AbsolutePath")]),
+    tool(AG, "list_dir", "ls", &[("path", "DirectoryPath")]),
+    tool(AG, "grep_search", "grep", &[("path", "SearchPath")]),
+    tool(AG, "read_url_content", "web_fetch", &[("url", "Url")]),
+    tool(AG, "search_web", "web_search", &[]),
+];
+
+/// `agent`'s row for its tool `name`.
+pub fn by_agent_name(agent: Agent, name: &str) -> Option<&'static AgentTool> {
+    AGENT_TOOLS
+        .iter()
+        .find(|t| t.agent == agent && t.name == name)
+}
+
+/// `agent`'s (first) row for ka's tool `ka`.
+pub fn by_ka_name(agent: Agent, ka: &str) -> Option<&'static AgentTool> {
+    AGENT_TOOLS.iter().find(|t| t.agent == agent && t.ka == ka)
+}
+
+/// Every agent's name of ka's tool `ka` in this table (for filters that accept any spelling).
+pub fn names_of(ka: &str) -> impl Iterator<Item = &'static str> + '_ {
+    AGENT_TOOLS
+        .iter()
+        .filter(move |t| t.ka == ka)
+        .map(|t| t.name)
+}
+
+/// Whether an agent's tools are in this table rather than in [`crate::tools::TOOLS`].
+pub const fn is_listed_here(agent: Agent) -> bool {
+    matches!(agent, Agent::Copilot | Agent::Cursor | Agent::Antigravity)
+}
+
+/// The renames of `agent`'s tool `name` as `(ka, agent)` pairs (none for a tool not listed).
+pub fn renames(agent: Agent, name: &str) -> &'static [(&'static str, &'static str)] {
+    by_agent_name(agent, name).map_or(&[], |t| t.args)
+}
+
+/// The renames of ka's tool `ka` in `agent`.
+pub fn renames_from_ka(agent: Agent, ka: &str) -> &'static [(&'static str, &'static str)] {
+    by_ka_name(agent, ka).map_or(&[], |t| t.args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each agent names each tool once; each ka tool of a row is a tool ka knows.
+    #[test]
+    fn names_are_unique_per_agent_and_map_to_known_ka_tools() {
+        for (i, a) in AGENT_TOOLS.iter().enumerate() {
+            for b in &AGENT_TOOLS[i + 1..] {
+                assert!(
+                    !(a.agent == b.agent && a.name == b.name),
+                    "{:?} {} twice",
+                    a.agent,
+                    a.name
+                );
+            }
+            assert!(
+                crate::tools::by_ka_name(a.ka).is_some(),
+                "{:?} {} runs ka tool {}, which the table does not know",
+                a.agent,
+                a.name,
+                a.ka
+            );
+        }
+    }
+}

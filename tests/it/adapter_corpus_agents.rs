@@ -1,0 +1,203 @@
+//! The shared corpus through the hook-file adapters: each case of `tests/corpus/*.json` has,
+//! in `tests/corpus/agents/<case>.json`, the payload GitHub Copilot (with its `--event`), Cursor
+//! and Antigravity (with its `--event`) send for it, or `{"unsupported": "why"}`. Run through
+//! `ka-hooks copilot|cursor|antigravity` against the same project as the native run, each must
+//! reach the case's verdict, or the one its `expect_by_agent` names where the agent's contract
+//! cannot express the case (the matrix of docs/agents.md).
+
+use crate::adapter_corpus::{check, corpus_dir, corpus_project, native, seen, text, Seen};
+use crate::support::Project;
+
+use std::fs;
+
+use serde_json::Value;
+
+const AGENTS: [&str; 3] = ["copilot", "cursor", "antigravity"];
+
+/// What a run of `agent` decided, read from its contract.
+fn adapter(p: &Project, agent: &str, entry: &Value) -> Seen {
+    let (event, payload) = match agent {
+        "cursor" => (None, entry),
+        _ => (entry["event"].as_str(), &entry["payload"]),
+    };
+    let stdin = payload
+        .to_string()
+        .replace("$ROOT", &p.root.to_string_lossy());
+    let mut cmd = p.cli();
+    cmd.args(["--trust", agent]);
+    if let Some(event) = event {
+        cmd.args(["--event", event]);
+    }
+    let output = cmd.write_stdin(stdin).output().expect("ka-hooks adapter");
+    let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    let name = event
+        .or_else(|| payload["hook_event_name"].as_str())
+        .unwrap_or("");
+    match output.status.code() {
+        // Copilot drops a prompt hook's output: exit 2 only warns the user.
+        Some(2) if name == "userPromptSubmitted" => return seen("message", stderr),
+        Some(2) => return seen("blocked", stderr),
+        Some(0) => {}
+        other => panic!("ka-hooks {agent} exited {other:?}: {stderr}"),
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let answer: Value = if stdout.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("ka-hooks {agent} printed no JSON object ({e}): {stdout}"))
+    };
+    let user = match answer.get("user_message") {
+        Some(m) => text(Some(m)),
+        None => stderr,
+    };
+    let post = matches!(name, "postToolUse" | "postToolUseFailure" | "PostToolUse");
+    let decided = match agent {
+        "copilot" => copilot(&answer, post),
+        "cursor" => cursor(&answer, post),
+        _ => antigravity(&answer),
+    };
+    if let Some(decided) = decided {
+        return decided;
+    }
+    if user.contains("asked to switch to `") {
+        return seen("mode", user);
+    }
+    if user.contains("max_continuations") {
+        return seen("capped", user);
+    }
+    if !user.is_empty() {
+        return seen("message", user);
+    }
+    seen("allowed", "")
+}
+
+fn copilot(answer: &Value, post: bool) -> Option<Seen> {
+    let reason = || text(answer.get("permissionDecisionReason"));
+    match answer["permissionDecision"].as_str() {
+        Some("deny") => return Some(seen("blocked", reason())),
+        Some("ask") if answer["modifiedArgs"].is_null() => return Some(seen("ask", reason())),
+        _ => {}
+    }
+    match answer["behavior"].as_str() {
+        Some("deny") => return Some(seen("blocked", text(answer.get("message")))),
+        Some("allow") => return Some(seen("allowed", "")),
+        _ => {}
+    }
+    if !answer["modifiedArgs"].is_null() {
+        return Some(seen("rewritten", answer["modifiedArgs"].to_string()));
+    }
+    if answer["decision"] == "block" {
+        return Some(seen("keep_going", text(answer.get("reason"))));
+    }
+    if !answer["additionalContext"].is_null() {
+        let verdict = if post { "feedback" } else { "context" };
+        return Some(seen(verdict, text(answer.get("additionalContext"))));
+    }
+    None
+}
+
+fn cursor(answer: &Value, post: bool) -> Option<Seen> {
+    let agent_message = || text(answer.get("agent_message"));
+    match answer["permission"].as_str() {
+        Some("deny") => return Some(seen("blocked", agent_message())),
+        Some("ask") => return Some(seen("ask", agent_message())),
+        _ => {}
+    }
+    if !answer["updated_input"].is_null() {
+        return Some(seen("rewritten", answer["updated_input"].to_string()));
+    }
+    if answer["continue"] == false {
+        return Some(seen("blocked", text(answer.get("user_message"))));
+    }
+    if !answer["followup_message"].is_null() {
+        return Some(seen("keep_going", text(answer.get("followup_message"))));
+    }
+    if !answer["additional_context"].is_null() {
+        let verdict = if post { "feedback" } else { "context" };
+        return Some(seen(verdict, text(answer.get("additional_context"))));
+    }
+    None
+}
+
+fn antigravity(answer: &Value) -> Option<Seen> {
+    let reason = || text(answer.get("reason"));
+    match answer["decision"].as_str() {
+        Some("deny") => return Some(seen("blocked", reason())),
+        Some("ask") => return Some(seen("ask", reason())),
+        _ => {}
+    }
+    if !answer["overwrite"].is_null() {
+        return Some(seen("rewritten", answer["overwrite"].to_string()));
+    }
+    let steps = || text(answer["injectSteps"][0].get("ephemeralMessage"));
+    if answer["terminationBehavior"] == "force_continue" {
+        return Some(seen("keep_going", steps()));
+    }
+    if !answer["injectSteps"].is_null() {
+        return Some(seen("context", steps()));
+    }
+    None
+}
+
+fn run_case(name: &str) {
+    let read = |path: std::path::PathBuf| -> Value {
+        let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let case = read(corpus_dir().join(format!("{name}.json")));
+    let agents = read(corpus_dir().join("agents").join(format!("{name}.json")));
+    let p = corpus_project();
+    for (rel, content) in case["setup"].as_object().into_iter().flatten() {
+        p.write(rel, content.as_str().expect("setup content is a string"));
+    }
+    let expect = &case["expect"];
+    check(&format!("{name} (native run)"), &native(&p, &case), expect);
+    for agent in AGENTS {
+        let entry = &agents[agent];
+        assert!(entry.is_object(), "{name}: no {agent} payload");
+        if let Some(why) = entry["unsupported"].as_str() {
+            assert!(
+                !why.is_empty(),
+                "{name}: {agent} unsupported without a reason"
+            );
+            continue;
+        }
+        let expect = agents["expect_by_agent"].get(agent).unwrap_or(expect);
+        let repeat = case["repeat"].as_u64().unwrap_or(1);
+        let mut got = adapter(&p, agent, entry);
+        for _ in 1..repeat {
+            got = adapter(&p, agent, entry);
+        }
+        check(&format!("{name} ({agent})"), &got, expect);
+    }
+}
+
+/// Every case of the corpus, through the three adapters.
+#[test]
+fn the_corpus_agrees_through_copilot_cursor_and_antigravity() {
+    let mut names: Vec<String> = fs::read_dir(corpus_dir())
+        .expect("tests/corpus")
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            if path.extension()? != "json" {
+                return None;
+            }
+            Some(path.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() > 30, "the corpus is there");
+    let mut failures = Vec::new();
+    for name in &names {
+        if let Err(e) = std::panic::catch_unwind(|| run_case(name)) {
+            let message = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_default();
+            failures.push(format!("{name}: {message}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

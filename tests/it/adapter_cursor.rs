@@ -1,0 +1,258 @@
+//! `ka-hooks cursor`: Cursor's payloads run the ka hooks, and the answer is in Cursor's flat
+//! snake_case fields (`permission`, `updated_input`, `additional_context`, `continue`,
+//! `followup_message`).
+
+use crate::support;
+
+use serde_json::{json, Value};
+use support::{hook, Project};
+
+fn project() -> Project {
+    let mut toml = String::new();
+    toml.push_str(&hook(
+        "src-only",
+        "pre_tool_use",
+        r#"python3 -c 'import json,sys; p=json.load(sys.stdin)["arguments"].get("path",""); sys.exit(0) if "/src/" in p or p.startswith("src/") else (print(p+" is outside src/", file=sys.stderr), sys.exit(2))'"#,
+        &["tool = [\"write\", \"edit\"]"],
+    ));
+    toml.push_str(&hook(
+        "no-rm-rf",
+        "pre_tool_use",
+        r#"python3 -c 'import json,sys; a=json.load(sys.stdin)["arguments"]; c=a.get("command",""); print(json.dumps({"updated_input": {"command": c.replace("rm -rf", "rm -ri")}})) if "rm -rf" in c else None'"#,
+        &["tool = [\"bash\"]"],
+    ));
+    toml.push_str(&hook(
+        "no-curl",
+        "pre_tool_use",
+        r#"grep -q curl && { echo 'no network from the shell' >&2; exit 2; }; true"#,
+        &["tool = [\"bash\"]"],
+    ));
+    toml.push_str(&hook(
+        "tests-first",
+        "stop",
+        r#"test -f done.txt || echo '{"keep_going": "write done.txt first"}'"#,
+        &[],
+    ));
+    toml.push_str(&hook(
+        "no-secret-prompts",
+        "user_prompt_submit",
+        r#"grep -q SECRET && { echo 'prompts must not carry secrets' >&2; exit 2; }; true"#,
+        &[],
+    ));
+    toml.push_str(&hook(
+        "welcome",
+        "session_start",
+        r#"echo '{"context": "the tests live in tests/"}'"#,
+        &[],
+    ));
+    Project::with_user_toml(&toml)
+}
+
+fn cursor(p: &Project, payload: &Value) -> (Option<i32>, Value, String) {
+    let output = p
+        .cli()
+        .arg("cursor")
+        .write_stdin(payload.to_string())
+        .output()
+        .expect("ka-hooks cursor");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let answer = if stdout.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+    };
+    (
+        output.status.code(),
+        answer,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Cursor's common input plus `fields`.
+fn payload(p: &Project, event: &str, fields: Value) -> Value {
+    let mut base = json!({"conversation_id": "c1", "generation_id": "g1", "model": "m",
+        "hook_event_name": event, "cursor_version": "3.9.16", "workspace_roots": [p.root],
+        "user_email": null, "transcript_path": null});
+    for (k, v) in fields.as_object().into_iter().flatten() {
+        base[k] = v.clone();
+    }
+    base
+}
+
+#[test]
+fn a_write_outside_src_is_denied_to_user_and_agent() {
+    let p = project();
+    let (code, answer, _) = cursor(
+        &p,
+        &payload(
+            &p,
+            "preToolUse",
+            json!({"tool_name": "Write", "cwd": p.root,
+            "tool_input": {"file_path": "README.md", "content": "x"}, "tool_use_id": "t1"}),
+        ),
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(answer["permission"], "deny", "{answer}");
+    assert!(answer["agent_message"]
+        .as_str()
+        .is_some_and(|m| m.contains("outside src/")));
+    assert!(answer["user_message"]
+        .as_str()
+        .is_some_and(|m| m.contains("outside src/")));
+}
+
+/// Cursor's `Delete` is a file writer: a guard on writes sees it.
+#[test]
+fn a_delete_is_guarded_like_a_write() {
+    let p = project();
+    let (_, answer, _) = cursor(
+        &p,
+        &payload(
+            &p,
+            "preToolUse",
+            json!({"tool_name": "Delete", "cwd": p.root,
+            "tool_input": {"file_path": "Cargo.toml"}}),
+        ),
+    );
+    assert_eq!(answer["permission"], "deny", "{answer}");
+}
+
+#[test]
+fn a_rewrite_is_updated_input_in_cursors_names() {
+    let p = project();
+    let (_, answer, _) = cursor(
+        &p,
+        &payload(
+            &p,
+            "preToolUse",
+            json!({"tool_name": "Shell", "cwd": p.root,
+            "tool_input": {"command": "rm -rf build", "working_directory": p.root}}),
+        ),
+    );
+    assert_eq!(
+        answer["updated_input"],
+        json!({"command": "rm -ri build", "working_directory": p.root})
+    );
+}
+
+#[test]
+fn before_shell_execution_blocks_and_cannot_rewrite() {
+    let p = project();
+    let (_, answer, _) = cursor(
+        &p,
+        &payload(
+            &p,
+            "beforeShellExecution",
+            json!({"command": "curl example.com", "cwd": p.root, "sandbox": false}),
+        ),
+    );
+    assert_eq!(answer["permission"], "deny");
+    assert!(answer["agent_message"]
+        .as_str()
+        .is_some_and(|m| m.contains("no network")));
+    // beforeShellExecution has no `updated_input`: a rewrite blocks, with why.
+    let (_, answer, _) = cursor(
+        &p,
+        &payload(
+            &p,
+            "beforeShellExecution",
+            json!({"command": "rm -rf build", "cwd": p.root}),
+        ),
+    );
+    assert_eq!(answer["permission"], "deny");
+    assert!(answer["agent_message"]
+        .as_str()
+        .is_some_and(|m| m.contains("cannot rewrite")));
+}
+
+#[test]
+fn before_read_file_is_a_read() {
+    let p = project();
+    let (code, answer, _) = cursor(
+        &p,
+        &payload(
+            &p,
+            "beforeReadFile",
+            json!({"file_path": p.root.join("README.md"), "content": "x"}),
+        ),
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(answer, Value::Null, "a read is not a write");
+}
+
+#[test]
+fn a_blocked_prompt_is_continue_false() {
+    let p = project();
+    let (_, answer, _) = cursor(
+        &p,
+        &payload(&p, "beforeSubmitPrompt", json!({"prompt": "SECRET=1"})),
+    );
+    assert_eq!(answer["continue"], false);
+    assert!(answer["user_message"]
+        .as_str()
+        .is_some_and(|m| m.contains("must not carry secrets")));
+}
+
+#[test]
+fn stop_keeps_going_with_a_followup_message() {
+    let p = project();
+    let stop = payload(&p, "stop", json!({"status": "completed", "loop_count": 0}));
+    let (_, answer, _) = cursor(&p, &stop);
+    assert_eq!(answer["followup_message"], "write done.txt first");
+    p.write("done.txt", "");
+    let (_, answer, _) = cursor(&p, &stop);
+    assert_eq!(answer, Value::Null);
+}
+
+#[test]
+fn session_start_context_is_additional_context() {
+    let p = project();
+    let (_, answer, _) = cursor(
+        &p,
+        &payload(
+            &p,
+            "sessionStart",
+            json!({"session_id": "s", "is_background_agent": false}),
+        ),
+    );
+    assert_eq!(answer["additional_context"], "the tests live in tests/");
+}
+
+#[test]
+fn tab_events_are_not_run() {
+    let p = project();
+    let (code, _, stderr) = cursor(
+        &p,
+        &payload(&p, "beforeTabFileRead", json!({"file_path": "x"})),
+    );
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("Tab completions"), "{stderr}");
+}
+
+/// The project is `CURSOR_PROJECT_DIR`, not the payload's `cwd` (which follows the model).
+#[test]
+fn cursor_project_dir_finds_the_project() {
+    let p = Project::new();
+    p.project(&hook(
+        "no-writes",
+        "pre_tool_use",
+        "echo 'the project forbids writes' >&2; exit 2",
+        &["tool = [\"write\"]"],
+    ));
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let call = json!({"conversation_id": "c", "hook_event_name": "preToolUse",
+        "workspace_roots": [elsewhere.path()], "cwd": elsewhere.path(), "tool_name": "Write",
+        "tool_input": {"file_path": "a.txt", "content": "x"}});
+    let run = |project_dir: Option<&std::path::Path>| {
+        let mut cmd = p.cli();
+        cmd.current_dir(elsewhere.path())
+            .args(["--trust", "cursor"]);
+        if let Some(dir) = project_dir {
+            cmd.env("CURSOR_PROJECT_DIR", dir);
+        }
+        let output = cmd.write_stdin(call.to_string()).output().expect("cursor");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    assert!(run(Some(&p.root)).contains("the project forbids writes"));
+    assert!(!run(None).contains("the project forbids writes"));
+}
