@@ -165,5 +165,5 @@ pub mod verdict;
 pub use cancel::CancelToken;
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};
 pub use dispatch::Request;
-pub use event::{Event, UnknownEvent};
+pub use event::{Event, ExitTwo, UnknownEvent};
 pub use outcome::Outcome;
