@@ -93,11 +93,15 @@ enum Command {
         #[arg(long)]
         names: bool,
     },
-    /// Validate every layer (trusted or not) and report all errors.
+    /// Validate every layer (trusted or not) and report all errors; exit 1 on an error, a hook
+    /// whose command cannot run, or a layer file that exists but is skipped.
     Check {
         /// Print `ok`, the errors with their positions, and the warnings as JSON.
         #[arg(long)]
         json: bool,
+        /// Exit 0 even when a layer file that exists is skipped (untrusted, changed, broken).
+        #[arg(long)]
+        allow_skipped: bool,
     },
     /// Review the project's hook files and trust their current content.
     Trust {
@@ -247,7 +251,10 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
             };
             list::list(&opts, event.as_deref(), format, out)
         }
-        Command::Check { json } => check::check(&opts, json, out),
+        Command::Check {
+            json,
+            allow_skipped,
+        } => check::check(&opts, json, allow_skipped, out),
         Command::Trust { show, revoke, yes } => crate::review::run(
             &opts,
             match (show, revoke) {

@@ -16,6 +16,7 @@ mod async_hooks;
 mod audit;
 mod backstop;
 mod cancel;
+mod check_gate;
 mod cli;
 mod cli_claude_settings;
 mod cli_events;
