@@ -10,9 +10,11 @@
 //!   is brought up to date), so a second run changes nothing and says so.
 //! - It never drops or reorders the user's other settings: the file is edited as a JSON tree
 //!   whose keys keep their order, and written back with the file's own indentation.
-//! - The entry's `timeout` covers the slowest case of the ka hooks it runs: the sum of the
-//!   timeouts of a pipeline event's hooks (they run one after another), the largest timeout of
-//!   any other event's (they run concurrently), plus a margin for the kill grace and startup.
+//! - The entry's `timeout` covers the slowest case of the ka hooks it runs. One rule: each hook's
+//!   `timeout` plus 1 s (its kill grace), summed on a pipeline event (`pre_tool_use`,
+//!   `user_prompt_submit`, `permission_request`: its hooks run one after another), the largest
+//!   of them on any other event (its hooks run concurrently), plus 5 s for start-up. One 5 s hook
+//!   gets 11 s; `pre_tool_use` hooks of 10 s and 4 s get 21 s. The README says the same.
 //!
 //! Codex CLI and Gemini CLI are not written to: the command prints the entries to add by hand and
 //! exits 1.
@@ -294,6 +296,12 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
     };
     if args.write {
         write_atomically(&file, &new)?;
+        if original.is_none() {
+            // Ours: `install --remove --write` deletes it again once only `{}` is left.
+            super::created::remember(opts.paths.data_dir.as_deref(), &file);
+        } else {
+            super::created::forget(opts.paths.data_dir.as_deref(), &file);
+        }
         println!("updated {}:", file.display());
     } else {
         let label = file.display().to_string();

@@ -32,6 +32,7 @@
 pub mod claude;
 pub mod codex;
 pub mod continuations;
+pub mod created;
 pub mod gemini;
 pub mod import;
 pub mod install;
