@@ -40,8 +40,12 @@ use crate::terminal::escape_path;
 /// Options of `ka-hooks import`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportArgs {
-    /// The agent whose hooks to import: claude.
-    #[arg(value_enum)]
+    /// The agent whose hooks to import: claude (the only one offered: Codex and Gemini CLI
+    /// settings are not read).
+    #[arg(value_parser = clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(["claude"]),
+        |_| Agent::Claude
+    ))]
     pub agent: Agent,
     /// Read this settings file (repeatable) instead of the project's `.claude/settings.json`
     /// and `.claude/settings.local.json`.

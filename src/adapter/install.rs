@@ -348,18 +348,35 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
     Ok(0)
 }
 
+/// Which ka events `agent` has no event for, from its event table (so it stays true as the
+/// table changes): hooks of those events do not run under that agent.
+fn missing_events_note(agent: Agent) -> String {
+    let missing: Vec<&str> = Event::ALL
+        .iter()
+        .filter(|e| !agent.events().iter().any(|row| row.event == **e))
+        .map(|e| e.as_str())
+        .collect();
+    if missing.is_empty() {
+        return String::new();
+    }
+    format!(
+        "{} has no event for {}, so hooks of those events do not run there.",
+        agent.display(),
+        missing.join(", ")
+    )
+}
+
 /// Codex CLI and Gemini CLI: the entries to add by hand; exit 1.
 fn print_by_hand(agent: Agent, planned: &[Planned], command: &str) -> u8 {
     let (file, unit, note) = match agent {
-        Agent::Codex => (
-            "~/.codex/hooks.json",
-            1,
-            "Codex has no session end event, so session_end hooks do not run there.",
-        ),
+        Agent::Codex => ("~/.codex/hooks.json", 1, missing_events_note(agent)),
         _ => (
             ".gemini/settings.json (or ~/.gemini/settings.json)",
             1000,
-            "Gemini CLI counts hook timeouts in milliseconds.",
+            format!(
+                "Gemini CLI counts hook timeouts in milliseconds. {}",
+                missing_events_note(agent)
+            ),
         ),
     };
     eprintln!(

@@ -79,6 +79,13 @@ pub fn read_file(path: &Path) -> Result<Vec<Case>, Vec<String>> {
     let text =
         std::fs::read_to_string(path).map_err(|e| vec![format!("{shown}: cannot read: {e}")])?;
     let file: CaseFile = toml::from_str(&text).map_err(|e| {
+        if let Some(span) = crate::config::single_bracket_table(&text, "case") {
+            return vec![format!(
+                "{shown}:{}: `[case]` is one table, not a list of cases\n  help: write \
+                 `[[case]]` (two brackets): each case is one `[[case]]` entry",
+                line_of(&text, span.start)
+            )];
+        }
         let line = e.span().map_or(1, |s| line_of(&text, s.start));
         vec![format!(
             "{shown}:{line}: {}\n  help: a case is `[[case]]` with name, event, tool, arguments \

@@ -249,3 +249,64 @@ fn events_lists_each_alias_once_and_never_an_empty_actions_line() {
         assert_ne!(line.trim_end(), "actions:", "{stdout}");
     }
 }
+
+#[test]
+fn import_offers_only_the_agent_it_can_read() {
+    let p = Project::new();
+    let (_, help, _) = run(&p, &["import", "--help"]);
+    assert!(help.contains("[possible values: claude]"), "{help}");
+    let (code, _, stderr) = run(&p, &["import", "codex"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("[possible values: claude]"), "{stderr}");
+}
+
+#[test]
+fn install_codex_says_which_events_codex_lacks_and_not_session_end() {
+    let p = Project::with_user_toml(&hook("bye", "session_end", "true", &[]));
+    let (code, _, stderr) = run(&p, &["install", "codex"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(!stderr.contains("no session end"), "{stderr}");
+    assert!(stderr.contains("has no event for"), "{stderr}");
+    let lacks = stderr.split("has no event for").nth(1).unwrap_or_default();
+    assert!(!lacks.contains("session_end"), "{stderr}");
+    assert!(lacks.contains("notification"), "{stderr}");
+}
+
+#[test]
+fn trust_and_log_are_not_offered_where_they_mean_nothing() {
+    let p = Project::new();
+    for command in ["completions", "schema", "events"] {
+        let (_, help, _) = run(&p, &[command, "--help"]);
+        assert!(!help.contains("--trust"), "{command}: {help}");
+        assert!(!help.contains("--log"), "{command}: {help}");
+    }
+    let (_, help, _) = run(&p, &["check", "--help"]);
+    assert!(help.contains("--trust"), "{help}");
+    let (code, _, stderr) = run(&p, &["completions", "bash", "--trust"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("--trust means nothing"), "{stderr}");
+}
+
+#[test]
+fn a_single_bracket_hooks_table_gets_a_hint() {
+    let p = Project::with_user_toml(
+        "# my hooks\n[hooks]\nname = \"g\"\nevent = \"stop\"\ncommand = \"true\"\n",
+    );
+    let (code, _, stderr) = run(&p, &["check"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("ka.toml:2:1"), "{stderr}");
+    assert!(stderr.contains("write `[[hooks]]`"), "{stderr}");
+}
+
+#[test]
+fn a_single_bracket_case_table_gets_a_hint() {
+    let p = Project::with_user_toml(&hook("any", "stop", "exit 0", &[]));
+    p.write(
+        ".ka/tests/one.toml",
+        "[case]\nname = \"t\"\nevent = \"stop\"\nexpect = { verdict = \"proceed\" }\n",
+    );
+    let (code, stdout, stderr) = run(&p, &["test"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stderr.contains("one.toml:1:"), "{stderr}");
+    assert!(stderr.contains("write `[[case]]`"), "{stderr}");
+}
