@@ -310,3 +310,51 @@ fn a_single_bracket_case_table_gets_a_hint() {
     assert!(stderr.contains("one.toml:1:"), "{stderr}");
     assert!(stderr.contains("write `[[case]]`"), "{stderr}");
 }
+
+/// The documented completion commands, run as written by `sh -e` in a fresh `HOME` (whichever of
+/// README.md and docs/*.md holds them, as the README is split into docs/).
+#[test]
+fn the_completion_commands_work_in_a_fresh_home() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts = vec![std::fs::read_to_string(repo.join("README.md")).expect("README")];
+    if let Ok(dir) = std::fs::read_dir(repo.join("docs")) {
+        texts.extend(dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok()));
+    }
+    let marker = "`ka-hooks completions SHELL` prints";
+    let text = texts
+        .iter()
+        .find(|t| t.contains(marker))
+        .expect("the completions section");
+    let section = &text[text.find(marker).unwrap_or(0)..];
+    let start = section.find("```sh\n").expect("an sh block") + "```sh\n".len();
+    let block = &section[start..start + section[start..].find("```").expect("end")];
+    let home = tempfile::tempdir().expect("home");
+    let bin = assert_cmd::cargo::cargo_bin("ka-hooks");
+    let bin_dir = bin.parent().expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-ec", block])
+        .env("HOME", home.path())
+        .env("PATH", path)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{block}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for file in [
+        ".local/share/bash-completion/completions/ka-hooks",
+        ".config/fish/completions/ka-hooks.fish",
+        ".zfunc/_ka-hooks",
+    ] {
+        let written = std::fs::metadata(home.path().join(file)).map_or(0, |m| m.len());
+        assert!(written > 0, "{file} was not written");
+    }
+}
