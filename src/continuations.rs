@@ -31,8 +31,11 @@ use crate::event::Event;
 /// The continuations of one turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turn {
-    /// Continuations so far (a repeated text counts two).
+    /// Continuations so far (a repeated text counts two): what `max_continuations` caps.
     pub count: u32,
+    /// Continuations that really happened (each counts one): what messages show.
+    #[serde(default)]
+    pub times: u32,
     /// The text of the last continuation.
     pub last: Option<String>,
 }
@@ -47,6 +50,7 @@ impl Turn {
             1
         };
         self.count = self.count.saturating_add(step);
+        self.times = self.times.saturating_add(1);
         self.last = Some(text.to_owned());
     }
 }
@@ -228,10 +232,24 @@ impl Tracker {
         })
     }
 
+    /// How many times this turn really continued, for [`Request::continued`](crate::Request).
+    pub fn continued(&self) -> u32 {
+        self.turn.times
+    }
+
     /// The hooks kept the agent going with `text`: count it.
     pub fn record(mut self, text: &str) -> Result<(), String> {
         self.turn.record(text);
         self.store.save(&self.session, &self.scope, &self.turn)
+    }
+
+    /// After the dispatch: count the continuation when the outcome keeps the agent going and
+    /// the host applies it (`applied`). The one place the adapters and `ka-hooks run` count.
+    pub fn finish(self, outcome: &crate::Outcome, applied: bool) -> Result<(), String> {
+        match (&outcome.keep_going, applied) {
+            (Some(text), true) => self.record(text),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -275,6 +293,7 @@ mod tests {
         assert_eq!(turn.count, 3);
         turn.record("one test fails");
         assert_eq!(turn.count, 4);
+        assert_eq!(turn.times, 3, "what happened, each once");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::cancel::CancelToken;
 use crate::config::call::CallMatch;
 use crate::config::paths_filter::CallPaths;
 use crate::config::{Config, Hook, Layer, OnError};
-use crate::event::Event;
+use crate::event::{Event, ExitTwo};
 use crate::outcome::{ActionReport, HookReport, Outcome, Status, STDERR_EXCERPT};
 use crate::paths::Paths;
 use crate::process::{self, HookProcess, Termination};
@@ -52,6 +52,11 @@ pub struct Request {
     /// human. Keep [`Outcome::denials`] for the turn's next call; `None` (the default) keeps the
     /// backstop off.
     pub denials: Option<crate::backstop::Denials>,
+    /// How many times this turn really continued because of a stop hook, when the host counts
+    /// them apart from the payload's `continuations` (which counts a repeated request twice);
+    /// the cap's message then shows this count. The adapters and `ka-hooks run` set it from
+    /// their [`Tracker`](crate::adapter::continuations::Tracker).
+    pub continued: Option<u32>,
 }
 
 /// See [`Request::on_patch`].
@@ -78,6 +83,7 @@ impl Request {
             deadline: None,
             plain_stdout_is_context: false,
             denials: None,
+            continued: None,
         }
     }
 
@@ -157,6 +163,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         deadline,
         plain_stdout_is_context,
         denials,
+        continued,
     } = request;
     let stop = Stop {
         token: cancel,
@@ -297,7 +304,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     };
     fill_payload(event, &mut payload, || cwd_fallback.clone());
 
-    let payload_continuations = Continuations::of(&payload);
+    let payload_continuations = Continuations::of(&payload, continued);
     let base_env = base_env(event, &run_dir, tool.as_deref());
     let run = Run {
         dir: &run_dir,
@@ -444,17 +451,34 @@ fn fill_event_fields(event: Event, payload: &mut Map<String, Value>) {
     }
 }
 
-/// How many continuations this turn already had, as the payload says.
-struct Continuations(u64);
+/// How many continuations this turn already had: the payload's `continuations` (what the cap
+/// compares, a repeated request counting twice), and how many really happened when the host
+/// counted them ([`Request::continued`]).
+struct Continuations {
+    counted: u64,
+    happened: Option<u32>,
+}
 
 impl Continuations {
-    fn of(payload: &Map<String, Value>) -> Continuations {
-        Continuations(
-            payload
+    fn of(payload: &Map<String, Value>, happened: Option<u32>) -> Continuations {
+        Continuations {
+            counted: payload
                 .get("continuations")
                 .and_then(Value::as_u64)
                 .unwrap_or(0),
-        )
+            happened,
+        }
+    }
+
+    /// "continued 5 time(s) (9 counting each repeated request twice)", or the plain count.
+    fn said(&self) -> String {
+        match self.happened {
+            Some(times) if u64::from(times) != self.counted => format!(
+                "continued {times} time(s) ({} counting each repeated request twice)",
+                self.counted
+            ),
+            _ => format!("continued {} time(s)", self.counted),
+        }
     }
 }
 
@@ -473,11 +497,12 @@ fn govern_continuation(config: &Config, had: &Continuations, outcome: &mut Outco
         ));
         return;
     }
-    if had.0 >= u64::from(max) {
+    if had.counted >= u64::from(max) {
+        outcome.capped = true;
         let note = format!(
-            "a stop hook asked to keep going, but this turn already continued {} time(s) \
+            "a stop hook asked to keep going, but this turn already {} \
              (max_continuations = {max}); the agent stops",
-            had.0
+            had.said()
         );
         outcome
             .diagnostics
@@ -961,8 +986,8 @@ fn combine_observational(
 
 /// What exit 2 means on an event that cannot be blocked.
 fn exit_two_observed(hook: &Hook, stderr: &str, outcome: &mut Outcome) {
-    match outcome.event.acts_as() {
-        Event::PostToolUse => {
+    match outcome.event.exit_two() {
+        ExitTwo::MarkError | ExitTwo::Feedback => {
             outcome.mark_error = true;
             let text = stderr.trim();
             if !text.is_empty() {
@@ -971,7 +996,7 @@ fn exit_two_observed(hook: &Hook, stderr: &str, outcome: &mut Outcome) {
         }
         // Claude Code: exit 2 on Stop "prevents stopping" and stderr tells Claude how to go on
         // (hooks reference, "Exit code 2 behavior"). The seed reserved stop's exit 2 for this.
-        Event::Stop => {
+        ExitTwo::KeepGoing => {
             let text = match stderr.trim() {
                 "" => format!("hook `{}` asked you to keep going", hook.name),
                 text => text.to_owned(),

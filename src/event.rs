@@ -56,6 +56,30 @@ pub struct EventInfo {
     pub matcher: Option<&'static str>,
 }
 
+/// What a hook's exit 2 does on an event, as data: the one answer `events`, `doctor`, `check`,
+/// the dispatcher and the adapters read (the text is [`EventInfo::exit_two`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitTwo {
+    /// The call, prompt or permission is refused (pipeline events).
+    Veto,
+    /// The tool's result is marked as an error and stderr appended to it (`post_tool_use`).
+    MarkError,
+    /// Stderr is appended to the error the model reads (`post_tool_use_failure`).
+    Feedback,
+    /// The agent keeps going: stderr is its next input, capped by `max_continuations`
+    /// (Claude Code hooks reference, "Exit code 2 behavior": Stop "prevents stopping").
+    KeepGoing,
+    /// Recorded, no effect.
+    Advisory,
+}
+
+impl ExitTwo {
+    /// True when exit 2 is a legitimate answer on the event (anything but advisory).
+    pub const fn is_meaningful(self) -> bool {
+        !matches!(self, ExitTwo::Advisory)
+    }
+}
+
 /// Action keys every event takes.
 pub const COMMON_ACTIONS: &[&str] = &["note", "message", "halt", "mode"];
 
@@ -151,6 +175,19 @@ impl Event {
             Event::PermissionRequest => Event::PreToolUse,
             Event::SubagentStop | Event::TeammateIdle | Event::TaskCompleted => Event::Stop,
             other => other,
+        }
+    }
+
+    /// What exit 2 does on this event; [`EventInfo::exit_two`] says it in words.
+    pub const fn exit_two(self) -> ExitTwo {
+        if self.is_pipeline() {
+            return ExitTwo::Veto;
+        }
+        match self {
+            Event::PostToolUse => ExitTwo::MarkError,
+            Event::PostToolUseFailure => ExitTwo::Feedback,
+            _ if self.can_keep_going() => ExitTwo::KeepGoing,
+            _ => ExitTwo::Advisory,
         }
     }
 

@@ -174,5 +174,5 @@ pub use cancel::CancelToken;
 struct LibraryDocs;
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};
 pub use dispatch::Request;
-pub use event::{Event, UnknownEvent};
+pub use event::{Event, ExitTwo, UnknownEvent};
 pub use outcome::Outcome;

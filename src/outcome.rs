@@ -42,6 +42,9 @@ pub struct Outcome {
     /// exited 2, or said `keep_going` / Claude's `decision: "block"`). `None` when no hook asked,
     /// or when the turn already had `max_continuations` (then a note says so).
     pub keep_going: Option<String>,
+    /// A hook asked to keep going, but the turn already had `max_continuations`: the request
+    /// was recorded, not applied, and the agent stops.
+    pub capped: bool,
     /// The whole turn must stop after this event (a hook said `halt` / Claude's
     /// `continue: false`); the reason, for the user only (possibly empty).
     pub halt: Option<String>,
@@ -98,6 +101,7 @@ impl Outcome {
             mark_error: false,
             context: None,
             keep_going: None,
+            capped: false,
             halt: None,
             messages: Vec::new(),
             hooks: Vec::new(),

@@ -1,5 +1,5 @@
 //! The one word that names what the host does with an [`Outcome`]: `blocked`, `ask`, `allow`,
-//! `proceed` or `result marked as error`. `ka-hooks run` prints it as its headline and
+//! `result marked as error`, `halt`, `keep going`, `capped` or `proceed`. `ka-hooks run` prints it as its headline and
 //! `ka-hooks test` matches `verdict = "..."` against it.
 
 use crate::action::Decision;
@@ -18,7 +18,9 @@ pub fn denied_by_json(h: &HookReport) -> bool {
 
 /// The verdict, with how a block came about: `blocked` (a hook exited 2), `blocked (deny)` (a
 /// JSON deny), `blocked (cancelled)`, `blocked (a hook failed, on_error = block)`; else
-/// `result marked as error`, `ask`, `allow` or `proceed`.
+/// `result marked as error`, `ask`, `allow`; then `halt` (a hook stopped the turn), `keep going`
+/// (the agent continues), `capped` (a hook asked to keep going past `max_continuations`: the
+/// agent stops); else `proceed`.
 pub fn verdict(outcome: &Outcome) -> String {
     if outcome.blocked {
         let how = if outcome.hooks.iter().any(|h| h.status == Status::Blocked) {
@@ -44,6 +46,9 @@ pub fn verdict(outcome: &Outcome) -> String {
     match outcome.decision {
         Some(Decision::Ask) => "ask".to_owned(),
         Some(Decision::Allow) => "allow".to_owned(),
+        _ if outcome.halt.is_some() => "halt".to_owned(),
+        _ if outcome.keep_going.is_some() => "keep going".to_owned(),
+        _ if outcome.capped => "capped".to_owned(),
         _ => "proceed".to_owned(),
     }
 }
@@ -54,16 +59,21 @@ pub fn matches(verdict: &str, expected: &str) -> bool {
     match expected {
         "blocked" => verdict.starts_with("blocked"),
         "mark_error" => verdict == "result marked as error",
+        "keep_going" => verdict == "keep going",
         _ => verdict == expected,
     }
 }
 
 /// The verdicts `ka-hooks test` accepts in `verdict = "..."`.
-pub const NAMES: [&str; 6] = [
+pub const NAMES: [&str; 10] = [
     "blocked",
     "blocked (deny)",
     "ask",
     "allow",
     "proceed",
     "mark_error",
+    "keep going",
+    "keep_going",
+    "capped",
+    "halt",
 ];

@@ -40,8 +40,17 @@ use crate::terminal::escape_path;
 /// Options of `ka-hooks import`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportArgs {
-    /// The agent whose hooks to import: claude, copilot, cursor or antigravity.
-    #[arg(value_enum)]
+    /// The agent whose hooks to import: claude, copilot, cursor or antigravity (the only ones
+    /// offered: Codex and Gemini CLI settings are not read).
+    #[arg(value_parser = clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(["claude", "copilot", "cursor", "antigravity"]),
+        |name: String| match name.as_str() {
+            "copilot" => Agent::Copilot,
+            "cursor" => Agent::Cursor,
+            "antigravity" => Agent::Antigravity,
+            _ => Agent::Claude,
+        }
+    ))]
     pub agent: Agent,
     /// Read this settings file (repeatable) instead of the project's `.claude/settings.json`
     /// and `.claude/settings.local.json`.

@@ -10,9 +10,11 @@
 //!   is brought up to date), so a second run changes nothing and says so.
 //! - It never drops or reorders the user's other settings: the file is edited as a JSON tree
 //!   whose keys keep their order, and written back with the file's own indentation.
-//! - The entry's `timeout` covers the slowest case of the ka hooks it runs: the sum of the
-//!   timeouts of a pipeline event's hooks (they run one after another), the largest timeout of
-//!   any other event's (they run concurrently), plus a margin for the kill grace and startup.
+//! - The entry's `timeout` covers the slowest case of the ka hooks it runs. One rule: each hook's
+//!   `timeout` plus 1 s (its kill grace), summed on a pipeline event (`pre_tool_use`,
+//!   `user_prompt_submit`, `permission_request`: its hooks run one after another), the largest
+//!   of them on any other event (its hooks run concurrently), plus 5 s for start-up. One 5 s hook
+//!   gets 11 s; `pre_tool_use` hooks of 10 s and 4 s get 21 s. The README says the same.
 //!
 //! Codex CLI and Gemini CLI are not written to: the command prints the entries to add by hand and
 //! exits 1.
@@ -296,6 +298,12 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
     };
     if args.write {
         write_atomically(&file, &new)?;
+        if original.is_none() {
+            // Ours: `install --remove --write` deletes it again once only `{}` is left.
+            super::created::remember(opts.paths.data_dir.as_deref(), &file);
+        } else {
+            super::created::forget(opts.paths.data_dir.as_deref(), &file);
+        }
         println!("updated {}:", file.display());
     } else {
         let label = file.display().to_string();
@@ -342,18 +350,35 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
     Ok(0)
 }
 
+/// Which ka events `agent` has no event for, from its event table (so it stays true as the
+/// table changes): hooks of those events do not run under that agent.
+fn missing_events_note(agent: Agent) -> String {
+    let missing: Vec<&str> = Event::ALL
+        .iter()
+        .filter(|e| !agent.events().iter().any(|row| row.event == **e))
+        .map(|e| e.as_str())
+        .collect();
+    if missing.is_empty() {
+        return String::new();
+    }
+    format!(
+        "{} has no event for {}, so hooks of those events do not run there.",
+        agent.display(),
+        missing.join(", ")
+    )
+}
+
 /// Codex CLI and Gemini CLI: the entries to add by hand; exit 1.
 fn print_by_hand(agent: Agent, planned: &[Planned], command: &str) -> u8 {
     let (file, unit, note) = match agent {
-        Agent::Codex => (
-            "~/.codex/hooks.json",
-            1,
-            "Codex has no session end event, so session_end hooks do not run there.",
-        ),
+        Agent::Codex => ("~/.codex/hooks.json", 1, missing_events_note(agent)),
         _ => (
             ".gemini/settings.json (or ~/.gemini/settings.json)",
             1000,
-            "Gemini CLI counts hook timeouts in milliseconds.",
+            format!(
+                "Gemini CLI counts hook timeouts in milliseconds. {}",
+                missing_events_note(agent)
+            ),
         ),
     };
     eprintln!(

@@ -34,6 +34,7 @@ pub mod claude;
 pub mod codex;
 pub use crate::continuations;
 pub mod copilot;
+pub mod created;
 pub mod cursor;
 pub mod gemini;
 pub mod hookfile;
@@ -238,6 +239,7 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
     request.cancel = crate::interrupt::token();
     request.plain_stdout_is_context = plain_stdout_is_context(agent, call.event);
     request.denials = denials.as_ref().map(|d| d.denials.clone());
+    request.continued = tracker.as_ref().map(continuations::Tracker::continued);
     if let Some(tool) = call.tool.clone() {
         // Scripts written for the agent read `tool_input`: keep it equal to the patched
         // `arguments`, so a guard later in the pipeline judges what will really run.
@@ -272,8 +274,8 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
         ));
     }
     let applied = call.flavour != Flavour::StopError; // see claude::answer_as
-    if let (Some(tracker), Some(text), true) = (tracker, &outcome.keep_going, applied) {
-        if let Err(e) = tracker.record(text) {
+    if let Some(tracker) = tracker {
+        if let Err(e) = tracker.finish(&outcome, applied) {
             verdict.messages.push(format!(
                 "ka-hooks {}: the continuation count could not be kept ({e}); \
                  max_continuations may not hold",

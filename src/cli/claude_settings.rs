@@ -76,10 +76,17 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
         }
         let file = settings_file(opts, args.user)?;
         let command = args.command.clone();
-        return edit_settings(&file, args.write, "the adapter's entries", |_, hook| {
-            let c = hook_command(hook);
-            is_adapter_command(c, Agent::Claude) || command.as_deref() == Some(c)
-        });
+        let data_dir = opts.paths.data_dir.as_deref();
+        return edit_settings(
+            &file,
+            args.write,
+            data_dir,
+            "the adapter's entries",
+            |_, hook| {
+                let c = hook_command(hook);
+                is_adapter_command(c, Agent::Claude) || command.as_deref() == Some(c)
+            },
+        );
     }
     let code = install::run(opts, args)?;
     if args.agent == Agent::Claude {
@@ -161,9 +168,13 @@ pub fn import(opts: &LoadOptions, cli: &ImportCli) -> Result<u8, String> {
                 continue;
             }
             let what = format!("the hooks {} already has", escape_path(&target));
-            code = code.max(edit_settings(&file, args.write, &what, |event, hook| {
-                imported(&in_ka, event, hook_command(hook))
-            })?);
+            code = code.max(edit_settings(
+                &file,
+                args.write,
+                opts.paths.data_dir.as_deref(),
+                &what,
+                |event, hook| imported(&in_ka, event, hook_command(hook)),
+            )?);
         }
         return Ok(code);
     }
@@ -358,6 +369,7 @@ fn remove_hooks(settings: &mut Value, doomed: &dyn Fn(&str, &Value) -> bool) -> 
 fn edit_settings(
     file: &Path,
     write: bool,
+    data_dir: Option<&Path>,
     what: &str,
     doomed: impl Fn(&str, &Value) -> bool,
 ) -> Result<u8, String> {
@@ -378,7 +390,14 @@ fn edit_settings(
         return Ok(0);
     }
     let new = install::render(&settings, Some(&original))?;
-    if write {
+    // A file `install` created and that is now empty goes, rather than leaving `{}` behind.
+    let ours_and_empty = settings.as_object().is_some_and(serde_json::Map::is_empty)
+        && crate::adapter::created::created(data_dir, file);
+    if write && ours_and_empty {
+        std::fs::remove_file(file).map_err(|e| format!("failed to delete {shown}: {e}"))?;
+        crate::adapter::created::forget(data_dir, file);
+        println!("deleted {shown}: `ka-hooks install` created it, and nothing else is left in it");
+    } else if write {
         install::write_atomically(file, &new)?;
         println!("updated {shown}: removed");
     } else {

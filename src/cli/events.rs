@@ -1,8 +1,7 @@
 //! `ka-hooks events`: each event, when it fires, its payload with an example, what exit 2 means,
 //! which action keys apply, and its aliases.
 //!
-//! `src/event.rs` holds only the names; the per-event documentation is this table until the
-//! event type carries it.
+//! What each event means is [`Event::info`]'s data; this module only prints it.
 
 use std::path::Path;
 
@@ -32,7 +31,7 @@ pub struct EventDoc {
     pub exit_2: &'static str,
     /// Action keys a hook may print on exit 0 (besides the Claude Code forms).
     pub actions: &'static [&'static str],
-    /// Aliases beyond the canonical and Claude Code spellings.
+    /// Every accepted name other than the canonical one (the agents' spellings, `turn_end`).
     pub extra_aliases: &'static [&'static str],
 }
 
@@ -68,7 +67,7 @@ pub fn doc(event: Event) -> EventDoc {
 
 /// Every name the event is accepted under, canonical first.
 pub fn aliases(doc: &EventDoc) -> Vec<&'static str> {
-    let mut names = vec![doc.event.as_str(), doc.event.claude_name()];
+    let mut names = vec![doc.event.as_str()];
     names.extend(doc.extra_aliases);
     names
 }
@@ -126,7 +125,7 @@ pub fn run(args: EventsArgs) -> Result<u8, String> {
         let example = serde_json::to_string(&example(d.event)).unwrap_or_default();
         let _ = writeln!(w, "  example:  {example}");
         let _ = writeln!(w, "  exit 2:   {}", d.exit_2);
-        let _ = writeln!(w, "  actions:  {}", d.actions.join(", "));
+        let _ = writeln!(w, "  actions:  {}", actions_line(d.actions));
         let _ = writeln!(w, "  aliases:  {}", aliases(d)[1..].join(", "));
         let _ = writeln!(w);
     }
@@ -137,6 +136,16 @@ pub fn run(args: EventsArgs) -> Result<u8, String> {
     );
     out!("{w}");
     Ok(EXIT_OK)
+}
+
+/// The `actions:` line: the event's own keys, then those every event takes (never empty).
+fn actions_line(own: &[&str]) -> String {
+    let common = crate::event::COMMON_ACTIONS.join(", ");
+    if own.is_empty() {
+        format!("only those every event takes: {common}")
+    } else {
+        format!("{}; every event also takes {common}", own.join(", "))
+    }
 }
 
 /// An event name: any alias (checked again by [`super::parse_event`]); its possible values are what shell
@@ -193,6 +202,19 @@ mod tests {
             for alias in aliases(&doc(event)) {
                 assert_eq!(alias.parse::<Event>(), Ok(event), "{alias}");
             }
+        }
+    }
+
+    #[test]
+    fn aliases_are_listed_once_each_and_the_actions_line_is_never_empty() {
+        for event in Event::ALL {
+            let names = aliases(&doc(event));
+            let mut unique = names.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), names.len(), "{event}: {names:?}");
+            assert!(!actions_line(event.info().actions).is_empty());
+            assert!(actions_line(event.info().actions).contains("note"));
         }
     }
 

@@ -77,6 +77,34 @@ struct GlobalArgs {
     log: Option<PathBuf>,
 }
 
+/// `--trust` and `--log` on a command that loads no hooks: hidden from its `--help` (the global
+/// flags are not propagated to a command that defines its own) and refused when given.
+#[derive(Debug, Args, Default)]
+struct NoHooks {
+    /// Refused: this command loads no hooks.
+    #[arg(long, hide = true)]
+    trust: bool,
+    /// Refused: this command runs no hooks.
+    #[arg(long, hide = true, value_name = "FILE")]
+    log: Option<PathBuf>,
+}
+
+impl NoHooks {
+    /// An error when `--trust` or `--log` was given to `command` (before or after its name).
+    fn refuse(&self, global: &GlobalArgs, command: &str) -> Result<(), String> {
+        let flag = if self.trust || global.trust {
+            "--trust"
+        } else if self.log.is_some() || global.log.is_some() {
+            "--log"
+        } else {
+            return Ok(());
+        };
+        Err(format!(
+            "{flag} means nothing for `ka-hooks {command}`, which loads and runs no hooks; drop it"
+        ))
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Dispatch an event to the hooks and print the outcome (exit 2 when blocked).
@@ -93,11 +121,15 @@ enum Command {
         #[arg(long)]
         names: bool,
     },
-    /// Validate every layer (trusted or not) and report all errors.
+    /// Validate every layer (trusted or not) and report all errors; exit 1 on an error, a hook
+    /// whose command cannot run, or a layer file that exists but is skipped.
     Check {
         /// Print `ok`, the errors with their positions, and the warnings as JSON.
         #[arg(long)]
         json: bool,
+        /// Exit 0 even when a layer file that exists is skipped (untrusted, changed, broken).
+        #[arg(long)]
+        allow_skipped: bool,
     },
     /// Review the project's hook files and trust their current content.
     Trust {
@@ -147,13 +179,23 @@ enum Command {
         json: bool,
     },
     /// Describe each event: when it fires, its payload with an example, exit 2, actions, aliases.
-    Events(events::EventsArgs),
+    Events {
+        #[command(flatten)]
+        args: events::EventsArgs,
+        #[command(flatten)]
+        no_hooks: NoHooks,
+    },
     /// Print the JSON Schema of ka.toml's `[[hooks]]` and `[hook_settings]` (for editors).
-    Schema,
+    Schema {
+        #[command(flatten)]
+        no_hooks: NoHooks,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell to complete for.
         shell: clap_complete::Shell,
+        #[command(flatten)]
+        no_hooks: NoHooks,
     },
 }
 
@@ -262,7 +304,10 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
             };
             list::list(&opts, event.as_deref(), format, out)
         }
-        Command::Check { json } => check::check(&opts, json, out),
+        Command::Check {
+            json,
+            allow_skipped,
+        } => check::check(&opts, json, allow_skipped, out),
         Command::Trust { show, revoke, yes } => crate::review::run(
             &opts,
             match (show, revoke) {
@@ -318,12 +363,19 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
         Command::Install(args) => claude_settings::install(&opts, &args),
         Command::Import(args) => claude_settings::import(&opts, &args),
         Command::Doctor { exec, json } => doctor::doctor(&opts, exec, json, out),
-        Command::Events(args) => events::run(args),
-        Command::Schema => {
+        Command::Events { args, no_hooks } => {
+            no_hooks.refuse(&cli.global, "events")?;
+            events::run(args)
+        }
+        Command::Schema { no_hooks } => {
+            no_hooks.refuse(&cli.global, "schema")?;
             out!("{}", crate::schema::schema_text());
             Ok(EXIT_OK)
         }
-        Command::Completions { shell } => completions::run(shell),
+        Command::Completions { shell, no_hooks } => {
+            no_hooks.refuse(&cli.global, "completions")?;
+            completions::run(shell)
+        }
     }
 }
 

@@ -96,6 +96,10 @@ pub fn run(
         }
     };
     check_tool(event, args.tool.as_deref(), &mut payload)?;
+    // `--tool Bash` reads as a `tool = "Bash"` entry does: any agent's spelling is ka's tool.
+    if event.is_tool_event() {
+        crate::adapter::tools::payload_to_ka(&mut payload)?;
+    }
     let mut config = load(opts, out)?;
     if log.is_some() {
         config.settings.log = log;
@@ -120,8 +124,17 @@ pub fn run(
         .as_deref()
         .filter(|_| args.hook.is_none())
         .and_then(|dir| crate::backstop::Tracker::start(dir, event, &payload));
+    // Stop-like events are counted as the adapters count them, so `max_continuations` holds here
+    // too (the payload's `session_id` keys the count).
+    let tracker = opts
+        .paths
+        .data_dir
+        .as_deref()
+        .filter(|_| args.hook.is_none())
+        .and_then(|dir| crate::adapter::continuations::Tracker::start(dir, event, &mut payload));
     let mut request = Request::new(event, payload);
     request.denials = denials.as_ref().map(|d| d.denials.clone());
+    request.continued = tracker.as_ref().map(|t| t.continued());
     request.only_hook = args.hook;
     request.cancel = crate::interrupt::token();
     let mut outcome = config.dispatch(request).map_err(|e| e.to_string())?;
@@ -129,6 +142,11 @@ pub fn run(
     if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
         outcome.diagnostics.push(format!(
             "the denial count could not be kept ({e}); denial_backstop may not hold"
+        ));
+    }
+    if let Some(Err(e)) = tracker.map(|t| t.finish(&outcome, true)) {
+        outcome.diagnostics.push(format!(
+            "the continuation count could not be kept ({e}); max_continuations may not hold"
         ));
     }
     if args.verbose {
@@ -386,7 +404,7 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
     let word = verdict(outcome);
     let painted = match word.as_str() {
         w if w.starts_with("blocked") => out.paint("1;31", w),
-        "result marked as error" | "ask" => out.paint("1;33", &word),
+        "result marked as error" | "ask" | "capped" | "halt" => out.paint("1;33", &word),
         _ => out.paint("1;32", &word),
     };
     let _ = writeln!(w, "{}{tool}: {painted}", outcome.event);

@@ -191,7 +191,13 @@ fn read_layers(opts: &LoadOptions, check_all: bool) -> (Loading, Gate, Vec<PathB
 fn filter_notes(hooks: &[Hook], warnings: &mut Vec<String>) -> Vec<String> {
     let mut notes = Vec::new();
     for hook in hooks {
-        let (translated, unknown) = hook.filter.review();
+        // A matcher on another event names a source, a trigger, a type (`startup`, `auto`,
+        // `idle_prompt`; `Event::matcher_field`), never a tool: only tool events' are tools.
+        let (translated, unknown) = if hook.event.is_tool_event() {
+            hook.filter.review()
+        } else {
+            Default::default()
+        };
         let at = |w: String| {
             format!(
                 "hook `{}` ({}): {w}",

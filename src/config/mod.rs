@@ -61,6 +61,7 @@ pub(crate) use filter::regex as filter_regex;
 pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
 pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
+pub(crate) use parse::single_bracket_table;
 pub use parse::{describe_entries, HOOK_KEYS, SETTINGS_KEYS};
 pub use read::MAX_CONFIG_BYTES;
 pub use settings::{Settings, StalePolicy, DEFAULT_DENIAL_BACKSTOP};

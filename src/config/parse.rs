@@ -232,6 +232,23 @@ struct Compiled {
     matchers: HashMap<String, ToolFilter>,
 }
 
+/// The span of a `[name]` header line (one bracket) in `text`, when there is one: written where
+/// `[[name]]`, an array of tables, was meant.
+pub(crate) fn single_bracket_table(text: &str, name: &str) -> Option<std::ops::Range<usize>> {
+    let header = format!("[{name}]");
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        let bare = trimmed.split('#').next().unwrap_or("").trim();
+        if bare == header {
+            let start = offset + (line.len() - line.trim_start().len());
+            return Some(start..start + header.len());
+        }
+        offset += line.len();
+    }
+    None
+}
+
 pub(super) fn parse_file(
     layer: Layer,
     path: &Path,
@@ -244,6 +261,23 @@ pub(super) fn parse_file(
         Ok(raw) => raw,
         Err(e) => {
             let message = e.message().trim().to_owned();
+            // `[hooks]` for `[[hooks]]`: serde's "expected a sequence" names neither.
+            if let Some(span) = single_bracket_table(text, "hooks") {
+                errors.push(
+                    t.error(
+                        Some(span),
+                        None,
+                        format!(
+                            "invalid TOML: {message}: `[hooks]` is one table, not a list of hooks"
+                        ),
+                        Some(
+                            "write `[[hooks]]` (two brackets): each hook is one `[[hooks]]` entry"
+                                .into(),
+                        ),
+                    ),
+                );
+                return parsed;
+            }
             errors.push(t.error(
                 e.span(),
                 None,

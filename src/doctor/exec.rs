@@ -195,30 +195,7 @@ pub(crate) fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check 
             ),
             (None, None) => Check::ok("exec", format!("exit 0 in {} on {on}", ms(report))),
         },
-        Status::Blocked if hook.event.is_pipeline() || hook.event == Event::PostToolUse => {
-            let stderr = first_line(&report.stderr);
-            let said = if stderr.is_empty() {
-                String::new()
-            } else {
-                format!(": {stderr}")
-            };
-            Check::ok(
-                "exec",
-                format!(
-                    "exit 2 in {}: vetoed {on} (a legitimate answer for a guard){said}",
-                    ms(report)
-                ),
-            )
-        }
-        Status::Blocked => Check::warning(
-            "exec",
-            format!(
-                "exit 2 in {} on {on}, which has no effect on {}",
-                ms(report),
-                hook.event
-            ),
-            Some(format!("exit 0 or 1: {} cannot be blocked", hook.event)),
-        ),
+        Status::Blocked => exit_two_check(hook.event, &on, ms(report), &report.stderr),
         Status::Error | Status::Skipped | Status::Cancelled => {
             let mut what = report.error.clone().unwrap_or_else(|| "failed".into());
             match report.exit_code {
@@ -271,4 +248,40 @@ pub(crate) fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check 
         );
     }
     check
+}
+
+/// What the doctor says of an exit 2, from [`Event::exit_two`]: a legitimate answer everywhere
+/// but on advisory events (on `stop` it means "keep going", which is not an error).
+fn exit_two_check(event: Event, on: &str, took: String, stderr: &str) -> Check {
+    let stderr = first_line(stderr);
+    let said = if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    };
+    match event.exit_two() {
+        ExitTwo::Veto => Check::ok(
+            "exec",
+            format!("exit 2 in {took}: vetoed {on} (a legitimate answer for a guard){said}"),
+        ),
+        ExitTwo::KeepGoing => Check::ok(
+            "exec",
+            format!(
+                "exit 2 in {took} on {on}: keep going (the agent continues, capped by \
+                 `max_continuations`; a legitimate answer){said}"
+            ),
+        ),
+        ExitTwo::MarkError | ExitTwo::Feedback => Check::ok(
+            "exec",
+            format!("exit 2 in {took} on {on}: {}{said}", event.info().exit_two),
+        ),
+        ExitTwo::Advisory => Check::warning(
+            "exec",
+            format!("exit 2 in {took} on {on}, which has no effect on {event}{said}"),
+            Some(format!(
+                "exit 0 or 1: exit 2 on {event} is {}",
+                event.info().exit_two
+            )),
+        ),
+    }
 }

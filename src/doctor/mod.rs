@@ -35,7 +35,7 @@ use crate::config::{
     ToolFilter, Untrusted,
 };
 use crate::dispatch::Request;
-use crate::event::Event;
+use crate::event::{Event, ExitTwo};
 use crate::outcome::{HookReport, Status};
 use crate::paths;
 use crate::trust::{TrustError, TrustStatus};

@@ -219,6 +219,15 @@ pub(crate) fn hook_lookup<'a>(
     }
 }
 
+/// How a check says a program is not installed on this machine (which may differ from the machine
+/// the hooks run on): `check` reports it as a warning, not as a hook that cannot run.
+pub(crate) const NOT_ON_PATH: &str = "is not on PATH";
+
+/// Whether a failing command check is about a program missing from `PATH` (see [`NOT_ON_PATH`]).
+pub(crate) fn is_missing_program(check: &Check) -> bool {
+    check.message.ends_with(NOT_ON_PATH)
+}
+
 /// Whether the command resolves: its first word is a builtin, on `PATH`, or an existing file
 /// (executable when run directly), and a script handed to an interpreter exists.
 pub(crate) fn command_checks(hook: &Hook, run_dir: &Path) -> Vec<Check> {
@@ -285,7 +294,7 @@ pub(crate) fn command_checks(hook: &Hook, run_dir: &Path) -> Vec<Check> {
     let Some(found) = find_on_path(name, &path_var, run_dir) else {
         return vec![Check::failing(
             "command",
-            format!("`{name}` is not a shell builtin and is not on PATH"),
+            format!("`{name}` is not a shell builtin and {NOT_ON_PATH}"),
             Some(format!(
                 "install `{name}`, or give its path (commands run in {})",
                 run_dir.display()
@@ -409,7 +418,7 @@ pub(crate) fn shebang_check(
         if find_on_path(program, path_var, run_dir).is_none() {
             return Some(Check::failing(
                 "command",
-                format!("`{written}` runs `{program}` (#!{line}), which is not on PATH"),
+                format!("`{written}` runs `{program}` (#!{line}), which {NOT_ON_PATH}"),
                 Some(format!(
                     "install `{program}`, or fix the first line of the script"
                 )),

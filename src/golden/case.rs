@@ -34,6 +34,9 @@ struct RawCase {
     payload: Option<Map<String, Value>>,
     #[serde(default)]
     hook: Option<String>,
+    /// Stop-like events: how many times the turn already continued, as the adapters count it.
+    #[serde(default)]
+    continuations: Option<u32>,
     expect: Map<String, Value>,
 }
 
@@ -57,6 +60,9 @@ pub struct Case {
     pub payload: Map<String, Value>,
     /// `hook = "NAME"`: run this hook only.
     pub hook: Option<String>,
+    /// `continuations = N`: the turn already continued N times (a stop-like event's count,
+    /// passed as the adapters pass it, so `max_continuations` caps as it does for them).
+    pub continuations: Option<u32>,
     /// The expectations, in file order.
     pub expect: Vec<(String, Value)>,
 }
@@ -73,6 +79,13 @@ pub fn read_file(path: &Path) -> Result<Vec<Case>, Vec<String>> {
     let text =
         std::fs::read_to_string(path).map_err(|e| vec![format!("{shown}: cannot read: {e}")])?;
     let file: CaseFile = toml::from_str(&text).map_err(|e| {
+        if let Some(span) = crate::config::single_bracket_table(&text, "case") {
+            return vec![format!(
+                "{shown}:{}: `[case]` is one table, not a list of cases\n  help: write \
+                 `[[case]]` (two brackets): each case is one `[[case]]` entry",
+                line_of(&text, span.start)
+            )];
+        }
         let line = e.span().map_or(1, |s| line_of(&text, s.start));
         vec![format!(
             "{shown}:{line}: {}\n  help: a case is `[[case]]` with name, event, tool, arguments \
@@ -141,6 +154,26 @@ fn build(file: &Path, line: usize, raw: RawCase) -> Result<Case, String> {
                  arguments (`arguments = {{}}` for none)"
             ));
         }
+        // `tool = "Bash"` reads as it does in a `[[hooks]]` entry: ka's `bash`.
+        crate::adapter::tools::payload_to_ka(&mut payload)
+            .map_err(|e| format!("case `{name}`: {e}"))?;
+    }
+    if let Some(n) = raw.continuations {
+        if !event.can_keep_going() {
+            return Err(format!(
+                "case `{name}`: `continuations` only applies to events that can keep going \
+                 (stop, subagent_stop, teammate_idle, task_completed), not {event}"
+            ));
+        }
+        if payload.contains_key("continuations") {
+            return Err(format!(
+                "case `{name}`: both `continuations` and `payload.continuations`; keep one"
+            ));
+        }
+        payload.insert("continuations".into(), Value::from(n));
+        payload
+            .entry("stop_hook_active")
+            .or_insert(Value::Bool(n > 0));
     }
     let expect: Vec<(String, Value)> = raw.expect.into_iter().collect();
     if expect.is_empty() {
@@ -157,6 +190,7 @@ fn build(file: &Path, line: usize, raw: RawCase) -> Result<Case, String> {
         event,
         payload,
         hook: raw.hook,
+        continuations: raw.continuations,
         expect,
     })
 }

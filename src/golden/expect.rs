@@ -1,7 +1,8 @@
 //! The `expect` table of a case, matched against the [`Outcome`] of its dispatch.
 //!
-//! - `verdict = "blocked" | "blocked (deny)" | "ask" | "allow" | "proceed" | "mark_error"`: what
-//!   the host does ([`crate::verdict`]); `blocked` matches every kind of block.
+//! - `verdict = "blocked" | "blocked (deny)" | "ask" | "allow" | "proceed" | "mark_error" |
+//!   "keep_going" | "capped" | "halt"`: what the host does ([`crate::verdict`]); `blocked`
+//!   matches every kind of block.
 //! - `FIELD = VALUE`, for any field of the outcome's JSON (`ka-hooks run --json`): `blocked`,
 //!   `decision`, `mode`, `mark_error`, ... must equal VALUE; a table (`updated_input = { command
 //!   = "ls" }`) matches a subset of the keys.
@@ -37,9 +38,12 @@ pub fn validate(expect: &[(String, Value)]) -> Result<(), String> {
     for (key, value) in expect {
         let field = key.strip_suffix(CONTAINS).unwrap_or(key);
         if !known.iter().any(|k| k == field) {
+            // The whole key against every key it could be, so `reson_contains` suggests
+            // `reason_contains`, not the bare field.
             let closest = known
                 .iter()
-                .min_by_key(|k| crate::event::edit_distance(field, k))
+                .flat_map(|k| [k.clone(), format!("{k}{CONTAINS}")])
+                .min_by_key(|k| crate::event::edit_distance(key, k))
                 .map(|k| format!(" (did you mean `{k}`?)"))
                 .unwrap_or_default();
             return Err(format!(

@@ -103,6 +103,7 @@ pub fn run_case(
         .or_insert_with(|| Value::String(root.to_string_lossy().into_owned()));
     let mut request = Request::new(case.event, payload);
     request.only_hook = case.hook.clone();
+    request.continued = case.continuations;
     request.cancel = cancel;
     let mut result = CaseResult {
         id: case_id(case),

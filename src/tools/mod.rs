@@ -231,6 +231,63 @@ pub fn agent_tool_name(agent: Agent, name: &str) -> Option<String> {
     }
 }
 
+/// A tool name as a person typed it (`ka-hooks run --tool`, a golden case's `tool`), read the way
+/// `[[hooks]]` entries read it: ka's own name stays; any agent's spelling (`Bash`,
+/// `run_shell_command`, `Write`) becomes ka's name, with the agent whose spelling it is, so the
+/// arguments can be renamed too ([`args_to_ka`]). A name no agent knows but close to one is an
+/// error with a did-you-mean; any other name (MCP tools, tools of one's own) stays as written.
+pub fn from_agent_spelling(name: &str) -> Result<(String, Option<Agent>), String> {
+    if by_ka_name(name).is_some() || name.starts_with("mcp__") {
+        return Ok((name.to_owned(), None));
+    }
+    for agent in Agent::ALL {
+        if let Some(row) = by_agent_name(agent, name) {
+            return Ok((row.ka.to_owned(), Some(agent)));
+        }
+    }
+    let lower = name.to_lowercase();
+    // Nearest first; on a tie, ka's own name.
+    let spellings = TOOLS.iter().flat_map(|r| {
+        std::iter::once((0, r.ka)).chain(
+            [r.claude, r.codex, r.gemini]
+                .into_iter()
+                .flatten()
+                .map(|n| (1, n)),
+        )
+    });
+    let nearest = spellings
+        .map(|(rank, known)| {
+            let d = crate::event::edit_distance(&lower, &known.to_lowercase());
+            (d, rank, known)
+        })
+        .min()
+        .filter(|(d, _, known)| *d <= 2.max(known.len() / 3));
+    match nearest {
+        Some((_, _, known)) => Err(format!(
+            "unknown tool `{}` (did you mean `{known}`?); ka's names and every agent's \
+             spelling are accepted (`bash`, `Bash`, `run_shell_command`, ...)",
+            crate::terminal::escape(name)
+        )),
+        None => Ok((name.to_owned(), None)),
+    }
+}
+
+/// A payload's `tool` in ka's name ([`from_agent_spelling`]), and its `arguments` renamed from
+/// that agent's names when it was another agent's spelling.
+pub fn payload_to_ka(payload: &mut Map<String, Value>) -> Result<(), String> {
+    let Some(Value::String(given)) = payload.get("tool") else {
+        return Ok(());
+    };
+    let given = given.clone();
+    let (ka, agent) = from_agent_spelling(&given)?;
+    if let (Some(agent), Some(Value::Object(args))) = (agent, payload.get("arguments")) {
+        let renamed = args_to_ka(agent, &given, args);
+        payload.insert("arguments".into(), Value::Object(renamed));
+    }
+    payload.insert("tool".into(), Value::String(ka));
+    Ok(())
+}
+
 /// `agent`'s arguments for its tool `tool`, renamed to ka's names.
 ///
 /// The agent's own key wins: a Claude `Write` input holding both `file_path` (the file Claude

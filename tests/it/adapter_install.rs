@@ -271,3 +271,34 @@ fn a_custom_command_is_recognised_on_rerun() {
     let (_, stdout, _) = install(&p, &custom);
     assert!(stdout.starts_with("already installed:"), "{stdout}");
 }
+
+#[test]
+fn one_5_s_hook_gets_each_hooks_timeout_plus_1_s_plus_5_s() {
+    let p = Project::with_user_toml(&hook("fmt", "stop", "true", &["timeout = 5"]));
+    install(&p, &["--write"]);
+    assert_eq!(settings(&p)["hooks"]["Stop"][0]["hooks"][0]["timeout"], 11);
+}
+
+#[test]
+fn remove_write_deletes_a_file_that_install_created_and_keeps_the_users() {
+    let p = Project::with_user_toml(&hook("fmt", "stop", "true", &[]));
+    let (code, _, stderr) = install(&p, &["--write"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(settings_file(&p).exists());
+    let (code, stdout, stderr) = install(&p, &["--remove", "--write"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        !settings_file(&p).exists(),
+        "it created the file, and only {{}} was left: {stdout}"
+    );
+    // The user's own file, even one holding only the adapter's entries, stays.
+    fs::create_dir_all(claude_dir(&p)).expect("mkdir");
+    fs::create_dir_all(settings_file(&p).parent().expect("parent")).expect("mkdir");
+    fs::write(settings_file(&p), "{}\n").expect("write");
+    install(&p, &["--write"]);
+    install(&p, &["--remove", "--write"]);
+    assert_eq!(
+        fs::read_to_string(settings_file(&p)).expect("kept").trim(),
+        "{}"
+    );
+}

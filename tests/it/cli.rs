@@ -462,12 +462,18 @@ fn regex_like_rfc3339(t: &str) -> bool {
 fn check_says_when_a_layer_was_skipped() {
     let w = World::new();
     w.project(STOP_HOOK);
+    // A gate: a skipped file that exists fails `check` unless accepted (issue 26).
     w.cmd()
         .arg("check")
         .assert()
+        .code(1)
+        .stderr(predicate::str::contains("exist but are skipped"));
+    w.cmd()
+        .args(["check", "--allow-skipped"])
+        .assert()
         .success()
         .stdout(predicate::str::contains(
-            "ok: 0 active hook(s) from 1 file(s); 1 layer(s) skipped, their hooks do not run until trusted",
+            "ok (--allow-skipped): 0 active hook(s) from 1 file(s); 1 layer(s) skipped, their hooks do not run until trusted",
         ));
 }
 

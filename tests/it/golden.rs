@@ -173,7 +173,7 @@ fn a_case_file_error_names_the_file_line_and_fix() {
         .stderr(predicate::str::contains(
             "bad.toml:1: case `x`: unknown expectation `reason_contain`",
         ))
-        .stderr(predicate::str::contains("did you mean `reason`?"));
+        .stderr(predicate::str::contains("did you mean `reason_contains`?"));
     p.write(
         ".ka/tests/bad.toml",
         "[[case]]\nname = \"x\"\nevent = \"stop\"\nexpect = {}\n",
