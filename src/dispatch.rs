@@ -360,6 +360,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         }
     }
     mark_cancelled(&stop, &mut outcome);
+    no_pre_approval_past_a_failed_guard(&mut outcome);
     govern_continuation(config, &payload_continuations, &mut outcome);
     if outcome.decision == Some(Decision::Allow) && !outcome.blocked {
         outcome.diagnostics.push(
@@ -369,6 +370,35 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         );
     }
     Ok(outcome)
+}
+
+/// A failed guard never pre-approves: when a hook of a tool call failed (error, timeout, cannot
+/// start, voided or cut output), whatever its `on_error`, an `allow` from the others is dropped,
+/// and the call goes to the agent's normal permission flow. The user hears which guard failed.
+/// (An `allow` skips the permission prompt; a guard that could not say no must not let it.)
+fn no_pre_approval_past_a_failed_guard(outcome: &mut Outcome) {
+    if outcome.event.acts_as() != Event::PreToolUse
+        || outcome.blocked
+        || outcome.decision != Some(Decision::Allow)
+    {
+        return;
+    }
+    let failed: Vec<String> = outcome
+        .hooks
+        .iter()
+        .filter(|h| h.status == Status::Error)
+        .map(|h| format!("`{}`", h.name))
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    outcome.decision = None;
+    outcome.reason = None;
+    outcome.messages.push(format!(
+        "a ka hook pre-approved this call, but guard {} failed, so it is not pre-approved: \
+         the normal permission rules decide",
+        failed.join(", ")
+    ));
 }
 
 /// The enabled hooks of `event` for this payload: on tool events, those whose tool filter

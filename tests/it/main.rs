@@ -38,6 +38,7 @@ mod main_thread;
 mod matching_files;
 mod payloads;
 mod permission_request;
+mod pre_approval;
 mod process;
 mod proptest_parsers;
 mod readme;
