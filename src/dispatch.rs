@@ -30,8 +30,6 @@ pub struct Request {
     pub event: Event,
     /// The payload object; `event`, `cwd` (and `tool` when given) are filled in when absent.
     pub payload: Map<String, Value>,
-    /// Replay against this hook only (`ka-hooks run --hook`): runs even if disabled or filtered out.
-    pub only_hook: Option<String>,
     /// Called on the payload after each pipeline patch of `arguments`, so fields that restate the
     /// arguments in another shape (an adapter's `tool_input`) stay in step: every later guard
     /// must judge what will really run, whichever field it reads.
@@ -72,7 +70,6 @@ impl Request {
         Request {
             event,
             payload,
-            only_hook: None,
             on_patch: None,
             cancel: None,
             deadline: None,
@@ -102,36 +99,67 @@ impl Request {
     }
 }
 
-/// Why a dispatch could not start.
+/// Why [`Config::replay`] could not run its hook.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DispatchError {
+#[non_exhaustive]
+pub enum ReplayError {
+    /// No hook of the loaded layers has this name.
     #[error("no hook named `{0}` (see `ka-hooks list`)")]
     NoSuchHook(String),
+    /// The hook exists, but for another event than the request's.
     #[error("hook `{name}` is a {actual} hook, not {requested}")]
     WrongEvent {
+        /// The hook's name.
         name: String,
+        /// The event it is defined for.
         actual: Event,
+        /// The event of the request.
         requested: Event,
     },
 }
 
 impl Config {
-    /// Run the hooks of `request.event` and combine their results.
-    pub fn dispatch(&self, request: Request) -> Result<Outcome, DispatchError> {
-        dispatch(self, request)
+    /// Run the hooks of `request.event` and combine their results. It cannot fail: whatever
+    /// goes wrong with a hook or a layer is in the [`Outcome`], and fails closed where it must.
+    pub fn dispatch(&self, request: Request) -> Outcome {
+        dispatch(self, request, None)
+    }
+
+    /// Run hook `hook` alone on `request` (`ka-hooks run --hook`, golden tests, doctor), even
+    /// if it is disabled or its filters do not match (a diagnostic says so). It is not a step of
+    /// the session: async results and the snapshots of changed layers are left for the next
+    /// [`Config::dispatch`].
+    pub fn replay(&self, request: Request, hook: &str) -> Result<Outcome, ReplayError> {
+        let found = self
+            .hook(hook)
+            .ok_or_else(|| ReplayError::NoSuchHook(hook.to_owned()))?;
+        if found.event != request.event {
+            return Err(ReplayError::WrongEvent {
+                name: hook.to_owned(),
+                actual: found.event,
+                requested: request.event,
+            });
+        }
+        Ok(dispatch(self, request, Some(found)))
     }
 }
 
-/// See [`Config::dispatch`].
-pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchError> {
+// The front page promises a `Config` can be shared behind an `Arc` across threads.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Config>();
+};
+
+/// See [`Config::dispatch`] and [`Config::replay`].
+fn dispatch(config: &Config, request: Request, only_hook: Option<&Hook>) -> Outcome {
     // Results of this session's async hooks that ended since its last dispatch. (A `--hook`
     // replay is not a step of the session: it leaves them for the next one.)
-    let delivered = match request.only_hook {
+    let delivered = match only_hook {
         Some(_) => Vec::new(),
         None => background::collect(request.payload.get("session_id").and_then(Value::as_str)),
     };
-    let replay = request.only_hook.is_some();
-    let mut outcome = run_hooks(config, request)?;
+    let replay = only_hook.is_some();
+    let mut outcome = run_hooks(config, request, only_hook);
     if !replay {
         // What changed since the last dispatch is said in this answer: the snapshots move on.
         outcome.diagnostics.extend(config.pending.record());
@@ -144,14 +172,13 @@ pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchEr
             outcome.diagnostics.push(e);
         }
     }
-    Ok(outcome)
+    outcome
 }
 
-fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError> {
+fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Outcome {
     let Request {
         event,
         mut payload,
-        only_hook,
         on_patch,
         cancel,
         deadline,
@@ -169,6 +196,9 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         .and_then(Value::as_str)
         .map(str::to_owned);
     let mut outcome = Outcome::new(event, tool.clone());
+    if event.acts_as() == Event::PreToolUse {
+        outcome.arguments = payload.get("arguments").and_then(Value::as_object).cloned();
+    }
     outcome.denials.clone_from(&denials);
     outcome.untrusted = config.untrusted.clone();
     outcome.announcements = config.announcements.clone();
@@ -202,18 +232,9 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     let args = payload.get("arguments").and_then(Value::as_object);
     let call_paths = CallPaths::new(args, &root, config.has_paths_filters());
     let call = CallMatch::new(config, tool.as_deref(), args, &call_paths, &root);
-    let mut hooks: Vec<&Hook> = match &only_hook {
-        Some(name) => {
-            let hook = config
-                .hook(name)
-                .ok_or_else(|| DispatchError::NoSuchHook(name.clone()))?;
-            if hook.event != event {
-                return Err(DispatchError::WrongEvent {
-                    name: name.clone(),
-                    actual: hook.event,
-                    requested: event,
-                });
-            }
+    let mut hooks: Vec<&Hook> = match only_hook {
+        Some(hook) => {
+            let name = &hook.name;
             if !hook.enabled {
                 outcome.diagnostics.push(format!(
                     "hook `{name}` is disabled; ran it because --hook asked"
@@ -261,7 +282,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         }
     }
     if hooks.is_empty() {
-        return Ok(outcome);
+        return outcome;
     }
     if !event.is_pipeline() && only_hook.is_none() {
         // `async = true`: handed over before anything else is worked out (a stale guard is
@@ -279,7 +300,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
                 // Nothing runs now: the payload itself goes.
                 let payload = std::mem::take(&mut payload);
                 start_background(config, &later, payload, &handover, &mut outcome);
-                return Ok(outcome);
+                return outcome;
             }
             start_background(config, &later, payload.clone(), &handover, &mut outcome);
             hooks = now;
@@ -369,7 +390,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
                 .into(),
         );
     }
-    Ok(outcome)
+    outcome
 }
 
 /// A failed guard never pre-approves: when a hook of a tool call failed (error, timeout, cannot

@@ -14,13 +14,18 @@ pub struct Outcome {
     #[serde(serialize_with = "event_name")]
     pub event: Event,
     pub tool: Option<String>,
-    /// The call (pre_tool_use) or prompt (user_prompt_submit) must not proceed.
-    pub blocked: bool,
+    /// The call (pre_tool_use) or prompt (user_prompt_submit) must not proceed. Private with
+    /// `reason` and `decision`, so that they cannot contradict each other: read them through
+    /// [`Outcome::next`].
+    pub(crate) blocked: bool,
     /// Why it was blocked, or why a human must be asked; shown to the model or the user.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// `allow` (pre-approved, still subject to host policy) or `ask` (needs a human);
     /// `None` when no hook decided. A `deny` is reported as `blocked`.
-    pub decision: Option<Decision>,
+    pub(crate) decision: Option<Decision>,
+    /// The tool call's arguments as sent (tool calls only), for [`Outcome::next`].
+    #[serde(skip)]
+    pub(crate) arguments: Option<Map<String, Value>>,
     /// The tool arguments as patched by the hooks; `None` when no hook patched them.
     pub updated_input: Option<Map<String, Value>>,
     /// Permission mode to switch to (the last hook that set one wins).
@@ -89,6 +94,7 @@ impl Outcome {
             blocked: false,
             reason: None,
             decision: None,
+            arguments: None,
             updated_input: None,
             mode: None,
             notes: Vec::new(),
@@ -108,6 +114,23 @@ impl Outcome {
             delivered: Vec::new(),
             denials: None,
         }
+    }
+
+    /// Whether the call or prompt must not proceed (a block, a halt or a cancel). Prefer
+    /// [`Outcome::next`], which also says what to do instead.
+    pub fn blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// Why it was blocked, or why a human must be asked.
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// `allow` or `ask` when a hook decided and nothing blocked; `None` otherwise (a deny is a
+    /// block). An `allow` next to a failed guard is dropped (see [`Outcome::next`]).
+    pub fn decision(&self) -> Option<Decision> {
+        self.decision
     }
 
     /// Whether any hook failed (crashed, timed out, could not start), whatever its `on_error`.

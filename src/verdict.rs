@@ -18,33 +18,46 @@ pub fn denied_by_json(h: &HookReport) -> bool {
 
 /// The verdict, with how a block came about: `blocked` (a hook exited 2), `blocked (deny)` (a
 /// JSON deny), `blocked (cancelled)`, `blocked (a hook failed, on_error = block)`; else
-/// `result marked as error`, `ask`, `allow` or `proceed`.
+/// `result marked as error`, `ask`, `allow` or `proceed`. Derived from [`Outcome::next`].
 pub fn verdict(outcome: &Outcome) -> String {
-    if outcome.blocked {
-        let how = if outcome.hooks.iter().any(|h| h.status == Status::Blocked) {
-            ""
-        } else if outcome.hooks.iter().any(denied_by_json) {
-            " (deny)"
-        } else if outcome.cancelled.is_some() {
-            " (cancelled)"
-        } else if outcome
-            .hooks
-            .iter()
-            .any(|h| h.status == Status::Error && h.on_error == OnError::Block)
-        {
-            " (a hook failed, on_error = block)"
-        } else {
-            ""
-        };
-        return format!("blocked{how}");
+    use crate::next::{Next, Permission, Prompt, ToolResult};
+    match outcome.next() {
+        Next::ToolCall(Permission::Block { .. } | Permission::Halt { .. })
+        | Next::Prompt(Prompt::Block { .. } | Prompt::Halt { .. }) => {
+            format!("blocked{}", how_blocked(outcome))
+        }
+        Next::ToolCall(Permission::Ask { .. }) => "ask".to_owned(),
+        Next::ToolCall(Permission::Run {
+            pre_approved: true, ..
+        }) => "allow".to_owned(),
+        Next::ToolResult(ToolResult::Block { .. }) => "result marked as error".to_owned(),
+        Next::ToolResult(ToolResult::Halt { .. }) if outcome.mark_error => {
+            "result marked as error".to_owned()
+        }
+        Next::ToolCall(Permission::Run { .. })
+        | Next::Prompt(Prompt::Submit { .. })
+        | Next::ToolResult(_)
+        | Next::Stop(_)
+        | Next::Other(_) => "proceed".to_owned(),
     }
-    if outcome.mark_error {
-        return "result marked as error".to_owned();
-    }
-    match outcome.decision {
-        Some(Decision::Ask) => "ask".to_owned(),
-        Some(Decision::Allow) => "allow".to_owned(),
-        _ => "proceed".to_owned(),
+}
+
+/// How a block came about, for [`verdict`].
+fn how_blocked(outcome: &Outcome) -> &'static str {
+    if outcome.hooks.iter().any(|h| h.status == Status::Blocked) {
+        ""
+    } else if outcome.hooks.iter().any(denied_by_json) {
+        " (deny)"
+    } else if outcome.cancelled.is_some() {
+        " (cancelled)"
+    } else if outcome
+        .hooks
+        .iter()
+        .any(|h| h.status == Status::Error && h.on_error == OnError::Block)
+    {
+        " (a hook failed, on_error = block)"
+    } else {
+        ""
     }
 }
 

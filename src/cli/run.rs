@@ -122,9 +122,11 @@ pub fn run(
         .and_then(|dir| crate::backstop::Tracker::start(dir, event, &payload));
     let mut request = Request::new(event, payload);
     request.denials = denials.as_ref().map(|d| d.denials.clone());
-    request.only_hook = args.hook;
     request.cancel = crate::interrupt::token();
-    let mut outcome = config.dispatch(request).map_err(|e| e.to_string())?;
+    let mut outcome = match &args.hook {
+        Some(hook) => config.replay(request, hook).map_err(|e| e.to_string())?,
+        None => config.dispatch(request),
+    };
     outcome.diagnostics.extend(notes);
     if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
         outcome.diagnostics.push(format!(

@@ -36,6 +36,7 @@ mod layers_fail_closed;
 mod layers_monotone;
 mod main_thread;
 mod matching_files;
+mod next;
 mod payloads;
 mod permission_request;
 mod pre_approval;

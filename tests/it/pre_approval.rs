@@ -39,10 +39,10 @@ fn an_allow_then_a_crashed_guard_is_not_a_pre_approval() {
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "rm -rf ~"}));
     assert_eq!(report(&outcome, "guard").status, Status::Error);
     assert!(
-        !outcome.blocked,
+        !outcome.blocked(),
         "on_error = ignore fails open, to the normal flow"
     );
-    assert_ne!(outcome.decision, Some(Decision::Allow), "{outcome:#?}");
+    assert_ne!(outcome.decision(), Some(Decision::Allow), "{outcome:#?}");
     let said = said_to_user(&outcome);
     assert!(
         said.contains("`guard`") && said.contains("pre-approv"),
@@ -55,7 +55,7 @@ fn an_allow_then_a_crashed_guard_is_not_a_pre_approval() {
 fn a_crashed_guard_then_an_allow_is_not_a_pre_approval() {
     let p = project(&[hook("guard", "pre_tool_use", "exit 3", &[]), allow()]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
-    assert_ne!(outcome.decision, Some(Decision::Allow), "{outcome:#?}");
+    assert_ne!(outcome.decision(), Some(Decision::Allow), "{outcome:#?}");
     assert!(said_to_user(&outcome).contains("`guard`"));
 }
 
@@ -74,7 +74,7 @@ fn an_allow_then_a_voided_deny_is_not_a_pre_approval() {
     ]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "rm -rf ~"}));
     assert_eq!(report(&outcome, "guard").status, Status::Error);
-    assert_ne!(outcome.decision, Some(Decision::Allow), "{outcome:#?}");
+    assert_ne!(outcome.decision(), Some(Decision::Allow), "{outcome:#?}");
     assert!(said_to_user(&outcome).contains("`guard`"));
 }
 
@@ -87,7 +87,7 @@ fn an_allow_then_a_guard_that_cannot_start_is_not_a_pre_approval() {
     ]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
     assert_eq!(report(&outcome, "guard").status, Status::Error);
-    assert_ne!(outcome.decision, Some(Decision::Allow), "{outcome:#?}");
+    assert_ne!(outcome.decision(), Some(Decision::Allow), "{outcome:#?}");
 }
 
 /// Control: with every guard healthy, the allow stays a pre-approval.
@@ -95,7 +95,7 @@ fn an_allow_then_a_guard_that_cannot_start_is_not_a_pre_approval() {
 fn an_allow_with_healthy_guards_stays_a_pre_approval() {
     let p = project(&[allow(), hook("guard", "pre_tool_use", "exit 0", &[])]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
-    assert_eq!(outcome.decision, Some(Decision::Allow), "{outcome:#?}");
+    assert_eq!(outcome.decision(), Some(Decision::Allow), "{outcome:#?}");
 }
 
 /// The adapters then do not answer `allow`: Claude Code's own permission rules decide.
