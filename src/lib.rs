@@ -186,11 +186,14 @@ pub mod audit;
 pub mod background;
 pub mod backstop;
 pub mod cancel;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod config;
 pub mod dispatch;
+#[cfg(feature = "cli")]
 pub mod doctor;
 pub mod event;
+#[cfg(feature = "cli")]
 pub mod golden;
 pub mod interrupt;
 pub mod next;
@@ -200,6 +203,7 @@ pub mod payload;
 pub mod process;
 pub mod protect;
 pub mod review;
+#[cfg(feature = "cli")]
 pub mod schema;
 pub mod shell;
 pub mod terminal;

@@ -33,7 +33,9 @@ pub mod claude;
 pub mod codex;
 pub mod continuations;
 pub mod gemini;
+#[cfg(feature = "cli")]
 pub mod import;
+#[cfg(feature = "cli")]
 pub mod install;
 pub mod jsonedit;
 pub mod tools;
@@ -53,7 +55,8 @@ use crate::paths::{self, Paths};
 use crate::payload;
 
 /// An agent whose hooks can run `ka.toml` hooks through an adapter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Agent {
     Claude,
     Codex,
@@ -118,12 +121,13 @@ pub enum Flavour {
 }
 
 /// Options of `ka-hooks claude|codex|gemini`.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct AdapterArgs {
     /// When ka-hooks itself cannot run the hooks (configuration error, interrupted), block the
     /// tool call or prompt (exit 2) instead of failing open. (A payload that cannot be read
     /// blocks them anyway.)
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub fail_closed: bool,
 }
 

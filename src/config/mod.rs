@@ -57,6 +57,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use error::{ConfigError, ConfigErrors};
+#[cfg(feature = "cli")]
 pub(crate) use filter::regex as filter_regex;
 pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
 pub use gate::{review_files, ReviewBase, Reviewed};
