@@ -63,8 +63,11 @@ const EXCERPT_MAX_CHARS: usize = 80;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
+    /// Pre-approve the call (the host's own rules still apply).
     Allow,
+    /// A human must approve the call.
     Ask,
+    /// Refuse the call (recorded as a block).
     Deny,
 }
 

@@ -27,6 +27,7 @@ use crate::process::{self, HookProcess, Termination};
 /// One event to dispatch.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The event to dispatch.
     pub event: Event,
     /// The payload object; `event`, `cwd` (and `tool` when given) are filled in when absent.
     pub payload: Map<String, Value>,
@@ -66,6 +67,7 @@ impl std::fmt::Debug for PayloadMirror {
 }
 
 impl Request {
+    /// A request for `event` with this payload.
     pub fn new(event: Event, payload: Map<String, Value>) -> Request {
         Request {
             event,
@@ -1184,59 +1186,60 @@ fn would_have(
     report: &mut HookReport,
     outcome: &mut Outcome,
 ) {
-    use crate::outcome::WouldHave;
+    use crate::outcome::{Effect, WouldHave};
     let event = outcome.event;
     let (effect, detail) = match report.status {
         Status::Blocked if event.is_pipeline() => {
-            ("block", Some(block_reason(hook, &finished.stderr)))
+            (Effect::Block, Some(block_reason(hook, &finished.stderr)))
         }
         Status::Blocked if event.acts_as() == Event::PostToolUse => {
-            ("mark_error", Some(finished.stderr.trim().to_owned()))
+            (Effect::MarkError, Some(finished.stderr.trim().to_owned()))
         }
         Status::Blocked if event.can_keep_going() => {
-            ("keep_going", Some(finished.stderr.trim().to_owned()))
+            (Effect::KeepGoing, Some(finished.stderr.trim().to_owned()))
         }
         Status::Error => (
-            "fail",
+            Effect::Fail,
             report
                 .error
                 .clone()
                 .map(|e| format!("{e}; on_error = {}", hook.on_error.as_str())),
         ),
         Status::Ok if finished.stdout_truncated => {
-            ("fail", Some("stdout exceeded its cap".to_owned()))
+            (Effect::Fail, Some("stdout exceeded its cap".to_owned()))
         }
         Status::Ok => {
             let parsed = action::parse(&finished.stdout, event);
             match parsed.action {
-                _ if parsed.voided => ("fail", Some(parsed.diagnostics.join("; "))),
-                Some(a) if a.halt.is_some() => ("halt", a.halt.clone()),
-                Some(a) if a.keep_going.is_some() => ("keep_going", a.keep_going.clone()),
-                Some(a) if a.mark_error => ("mark_error", a.feedback.clone()),
+                _ if parsed.voided => (Effect::Fail, Some(parsed.diagnostics.join("; "))),
+                Some(a) if a.halt.is_some() => (Effect::Halt, a.halt.clone()),
+                Some(a) if a.keep_going.is_some() => (Effect::KeepGoing, a.keep_going.clone()),
+                Some(a) if a.mark_error => (Effect::MarkError, a.feedback.clone()),
                 Some(a) => match (a.decision, &a.block, &a.input_patch, &a.feedback) {
                     (Some(Decision::Deny), ..) | (_, Some(_), ..) => {
-                        ("block", a.reason.clone().or(a.block.clone()))
+                        (Effect::Block, a.reason.clone().or(a.block.clone()))
                     }
-                    (Some(Decision::Ask), ..) => ("ask", a.reason.clone()),
+                    (Some(Decision::Ask), ..) => (Effect::Ask, a.reason.clone()),
                     (_, _, Some(InputPatch::Merge(m) | InputPatch::Replace(m)), _) => {
                         let keys: Vec<&str> = m.keys().map(String::as_str).collect();
-                        ("rewrite", Some(keys.join(", ")))
+                        (Effect::Rewrite, Some(keys.join(", ")))
                     }
-                    (Some(Decision::Allow), ..) => ("allow", a.reason.clone()),
-                    (_, _, _, Some(f)) => ("feedback", Some(f.clone())),
-                    _ => ("nothing", None),
+                    (Some(Decision::Allow), ..) => (Effect::Allow, a.reason.clone()),
+                    (_, _, _, Some(f)) => (Effect::Feedback, Some(f.clone())),
+                    _ => (Effect::Nothing, None),
                 },
-                None => ("nothing", None),
+                None => (Effect::Nothing, None),
             }
         }
-        _ => ("nothing", None),
+        _ => (Effect::Nothing, None),
     };
     report.action.ignored = Some(format!(
-        "report-only (enforce = false): would {effect}; not applied"
+        "report-only (enforce = false): would {}; not applied",
+        effect.as_str()
     ));
     outcome.report_only.push(WouldHave {
         hook: hook.name.clone(),
-        effect: effect.to_owned(),
+        effect,
         detail: detail.filter(|d| !d.is_empty()),
     });
     outcome.hooks.push(report.clone());

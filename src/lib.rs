@@ -180,35 +180,42 @@
 //! process behind, or change state through unparsable output ([`process`], [`action`]). A hook
 //! that breaks is reported as broken, never as a hook that allowed or vetoed; `on_error` decides
 //! whether broken fails open or closed.
+#![warn(missing_docs)]
+
 pub mod action;
+#[doc(hidden)] // `ka-hooks claude|codex|gemini`: the binary's, public for its tests
 pub mod adapter;
-pub mod audit;
+pub(crate) mod audit;
 pub mod background;
 pub mod backstop;
 pub mod cancel;
 #[cfg(feature = "cli")]
+#[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod cli;
 pub mod config;
 pub mod dispatch;
 #[cfg(feature = "cli")]
+#[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod doctor;
 pub mod event;
 #[cfg(feature = "cli")]
+#[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod golden;
-pub mod interrupt;
+pub(crate) mod interrupt;
 pub mod next;
 pub mod outcome;
 pub mod paths;
-pub mod payload;
+pub(crate) mod payload;
 pub mod process;
-pub mod protect;
+pub(crate) mod protect;
 pub mod review;
 #[cfg(feature = "cli")]
+#[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod schema;
 pub mod shell;
-pub mod terminal;
+pub(crate) mod terminal;
 pub mod trust;
-pub mod verdict;
+pub(crate) mod verdict;
 
 pub use cancel::CancelToken;
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};

@@ -12,7 +12,9 @@ use crate::event::Event;
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
     #[serde(serialize_with = "event_name")]
+    /// The event dispatched.
     pub event: Event,
+    /// The tool of the call, on tool events.
     pub tool: Option<String>,
     /// The call (pre_tool_use) or prompt (user_prompt_submit) must not proceed. Private with
     /// `reason` and `decision`, so that they cannot contradict each other: read them through
@@ -142,12 +144,57 @@ impl Outcome {
 /// What a report-only hook (`enforce = false`) would have done, had it been enforced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct WouldHave {
+    /// The hook's name.
     pub hook: String,
-    /// `block`, `ask`, `allow`, `rewrite`, `mark_error`, `feedback`, `keep_going`, `halt`,
-    /// `fail`, or `nothing`.
-    pub effect: String,
+    /// What it would have done.
+    pub effect: Effect,
     /// The reason, feedback or failure it gave, or the keys a rewrite changed.
     pub detail: Option<String>,
+}
+
+/// What a report-only hook would have done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Effect {
+    /// Blocked the call or prompt.
+    Block,
+    /// Asked a human.
+    Ask,
+    /// Pre-approved the call.
+    Allow,
+    /// Rewrote the call's arguments.
+    Rewrite,
+    /// Marked the tool result as an error.
+    MarkError,
+    /// Added feedback to the tool result.
+    Feedback,
+    /// Kept the agent going.
+    KeepGoing,
+    /// Halted the turn.
+    Halt,
+    /// Failed (its `on_error` would have decided).
+    Fail,
+    /// Nothing.
+    Nothing,
+}
+
+impl Effect {
+    /// The effect as written in JSON and in `ka-hooks run` (`block`, `mark_error`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Effect::Block => "block",
+            Effect::Ask => "ask",
+            Effect::Allow => "allow",
+            Effect::Rewrite => "rewrite",
+            Effect::MarkError => "mark_error",
+            Effect::Feedback => "feedback",
+            Effect::KeepGoing => "keep_going",
+            Effect::Halt => "halt",
+            Effect::Fail => "fail",
+            Effect::Nothing => "nothing",
+        }
+    }
 }
 
 /// How one hook ended. "Broken" (`Error`) is never confused with "said no" (`Blocked`).
@@ -169,6 +216,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status as written in JSON (`ok`, `blocked`, ...).
     pub const fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -196,25 +244,36 @@ pub struct ActionReport {
 /// One hook's run.
 #[derive(Debug, Clone, Serialize)]
 pub struct HookReport {
+    /// The hook's name.
     pub name: String,
+    /// Where it is defined.
     pub source: Source,
+    /// Its command, as written.
     pub command: String,
+    /// How it ended.
     pub status: Status,
+    /// Its exit code, when it exited.
     pub exit_code: Option<i32>,
     /// Signal that ended the hook (not counting ours on timeout), e.g. `SIGKILL`.
     pub signal: Option<String>,
+    /// It ran past its timeout and was killed.
     pub timed_out: bool,
+    /// How long it ran, in milliseconds.
     pub duration_ms: f64,
     /// What went wrong, for `status = error` (and `cancelled`).
     pub error: Option<String>,
+    /// Its `on_error`.
     pub on_error: OnError,
     /// The start of stderr (at most 4 KiB).
     pub stderr: String,
     /// The start of stdout as the hook printed it (at most 4 KiB), for `ka-hooks run -v`.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub stdout: String,
+    /// More stdout was written than kept.
     pub stdout_truncated: bool,
+    /// More stderr was written than kept.
     pub stderr_truncated: bool,
+    /// What happened to its stdout.
     pub action: ActionReport,
 }
 

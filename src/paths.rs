@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 
 /// File name of every layer's config, and of the project folder that marks a root.
 pub const CONFIG_FILE: &str = "ka.toml";
+/// The local layer's file name, in the project's `.ka/`.
 pub const LOCAL_FILE: &str = "ka.local.toml";
+/// The directory of a project's layer files.
 pub const PROJECT_DIR: &str = ".ka";
 
 /// The directories a load reads from, resolved once.

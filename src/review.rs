@@ -20,7 +20,10 @@ use crate::trust::{self, TrustRecord, TrustStatus, TrustStore};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Review and record.
-    Trust { yes: bool },
+    Trust {
+        /// Record without asking (`--yes`).
+        yes: bool,
+    },
     /// Print the status of each file.
     Show,
     /// Forget the records.

@@ -464,7 +464,7 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
             w,
             "  async hook {} (after {}) ended: {what}, {:.1} ms",
             escape(&d.hook),
-            escape(&d.event),
+            d.event,
             d.duration_ms
         );
     }
@@ -478,7 +478,7 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
             w,
             "  report-only hook {} would have: {}{detail} (not applied: enforce = false)",
             escape(&r.hook),
-            escape(&r.effect)
+            r.effect.as_str()
         );
     }
     for d in &outcome.diagnostics {

@@ -695,14 +695,19 @@ fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
 /// One project or local file as `ka-hooks trust` reviews it.
 #[derive(Debug)]
 pub struct Reviewed {
+    /// The project root the layer belongs to.
     pub root: PathBuf,
+    /// Which layer (project or local).
     pub layer: Layer,
     /// Relative to the root, as the store keys it (`.ka/ka.toml`).
     pub rel: &'static str,
+    /// The layer file.
     pub path: PathBuf,
     /// The file's text; `Err` when it cannot be loaded (why), `Ok(None)` when it is gone.
     pub text: Result<Option<String>, String>,
+    /// The trust record of its content, when one exists.
     pub record: Option<TrustRecord>,
+    /// What the trust store says of its content now.
     pub status: TrustStatus,
     /// What changed, for a stale or removed file.
     pub what: Option<String>,

@@ -99,16 +99,20 @@ pub enum LayerState {
 /// One layer file that exists (or existed, when it was trusted).
 #[derive(Debug, Clone, Serialize)]
 pub struct LayerFile {
+    /// Which layer.
     pub layer: Layer,
+    /// Its file.
     pub file: PathBuf,
     /// The project root of a project or local layer.
     pub root: Option<PathBuf>,
+    /// Whether and how it loaded.
     pub state: LayerState,
     /// SHA-256 of the content read (`None` when nothing could be read).
     pub sha256: Option<String>,
 }
 
 impl LayerFile {
+    /// Whether its hooks are part of the configuration.
     pub fn loaded(&self) -> bool {
         matches!(
             self.state,
@@ -120,9 +124,13 @@ impl LayerFile {
 /// A project or local layer that did not load as written, with the command that fixes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Untrusted {
+    /// Which layer (project or local).
     pub layer: Layer,
+    /// Its file.
     pub file: PathBuf,
+    /// What the trust store says of its content.
     pub status: TrustStatus,
+    /// How it was handled.
     pub state: LayerState,
     /// What is wrong, when more than its status (the script that changed, why it was refused).
     pub why: Option<String>,
@@ -184,6 +192,7 @@ impl fmt::Display for Untrusted {
 /// Where and how to load.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
+    /// Where the user's config and data live.
     pub paths: Paths,
     /// Where to look for project roots (`--project DIR`, else the working directory).
     pub start_dir: PathBuf,
@@ -213,6 +222,7 @@ pub struct Config {
     pub hooks: Vec<Hook>,
     /// Hooks replaced by a later identical one.
     pub deduplicated: Vec<Deduplicated>,
+    /// The combined `[hook_settings]` of the layers.
     pub settings: Settings,
     /// Every layer file found, with its state.
     pub layers: Vec<LayerFile>,
@@ -253,7 +263,9 @@ pub struct Config {
 /// and the configuration when there were none.
 #[derive(Debug)]
 pub struct CheckReport {
+    /// Every error found.
     pub errors: Vec<ConfigError>,
+    /// The configuration without the files in error, when the rest loads.
     pub config: Option<Config>,
 }
 
@@ -262,6 +274,7 @@ pub struct CheckReport {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error(transparent)]
+    /// One or more configuration files have errors.
     Config(#[from] ConfigErrors),
 }
 

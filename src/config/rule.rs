@@ -61,6 +61,7 @@ enum Pattern {
 /// A compiled `if` rule.
 #[derive(Debug, Clone)]
 pub struct Rule {
+    /// The rule as written.
     pub source: String,
     /// The ka tools it applies to.
     tools: Vec<String>,
@@ -232,7 +233,9 @@ impl ShellCache {
 /// The answer of [`Rule::check`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleMatch {
+    /// The call matches.
     Yes,
+    /// The call does not match.
     No,
     /// The call may match; only running the shell would tell (why).
     Unknown(String),

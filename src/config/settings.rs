@@ -33,6 +33,7 @@ pub enum StalePolicy {
     Skip,
 }
 #[derive(Debug, Clone, Serialize)]
+/// The combined `[hook_settings]` of the loaded layers.
 pub struct Settings {
     /// Default timeout of hooks that set none.
     pub timeout: Option<Duration>,

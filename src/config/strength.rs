@@ -27,8 +27,11 @@ use super::rule::Rule;
 /// One way a hook got weaker, for messages: key, before, after (e.g. "enforce", "true", "false").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Weakening {
+    /// The key that changed.
     pub key: &'static str,
+    /// Its value before the edit.
     pub before: String,
+    /// Its value after the edit.
     pub after: String,
 }
 

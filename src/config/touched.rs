@@ -122,7 +122,9 @@ pub fn reaches(literal: &Path, dir: &Spelling, resolver: &Resolver) -> bool {
 /// One spelling of a touched path: absolute, and relative to the root when under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spelling {
+    /// The absolute, lexically normalised path.
     pub absolute: PathBuf,
+    /// The path relative to the root, when it is inside.
     pub relative: Option<PathBuf>,
 }
 
@@ -142,6 +144,7 @@ pub struct Resolver {
 }
 
 impl Resolver {
+    /// A resolver of paths against `root`.
     pub fn new(root: &Path) -> Resolver {
         let root = lexical(Path::new("/"), root);
         let real_root = real(&root);

@@ -229,6 +229,7 @@ fn format_duration(d: Duration) -> String {
 /// The result of [`run`].
 #[derive(Debug, Clone)]
 pub struct Finished {
+    /// How the process ended.
     pub termination: Termination,
     /// Lossy UTF-8 of the first [`STDOUT_CAP`] bytes.
     pub stdout: String,
@@ -236,7 +237,9 @@ pub struct Finished {
     pub stdout_truncated: bool,
     /// Lossy UTF-8 of the first [`STDERR_CAP`] bytes.
     pub stderr: String,
+    /// More was written and discarded.
     pub stderr_truncated: bool,
+    /// How long it ran.
     pub duration: Duration,
     /// stdout/stderr stayed open after the hook's process group was killed: some process that left the
     /// group (setsid) holds them. We stopped reading and returned anyway.

@@ -44,6 +44,7 @@ impl Word {
 /// A token of a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Token {
+    /// A word.
     Word(Word),
     /// `;`, `&`, `&&`, `||`, `|`, `|&`, `;;`, newline, `(`, `)`: the end of a simple command.
     Separator,

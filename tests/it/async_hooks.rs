@@ -345,7 +345,10 @@ fn the_library_returns_at_once_and_delivers_in_process() {
         "the dispatch waited for the async hook"
     );
     assert_eq!(outcome.background.len(), 1);
-    assert_eq!(outcome.background[0].how, "thread");
+    assert_eq!(
+        outcome.background[0].how,
+        ka_hooks::background::Handover::Thread
+    );
     assert!(outcome.hooks.is_empty());
     let next = next_delivery(&config, "lib-session", "the in-process result never came");
     let delivered = &next.delivered;
@@ -397,7 +400,11 @@ fn an_async_hook_whose_dir_cannot_be_entered_runs_elsewhere_and_says_so() {
     let payload = json!({"tool": "write", "session_id": "dir-session", "cwd": missing,
                          "arguments": {"path": "a.rs"}});
     let outcome = config.dispatch(Request::new(Event::PostToolUse, object(payload)));
-    assert_eq!(outcome.background[0].how, "thread", "{outcome:#?}");
+    assert_eq!(
+        outcome.background[0].how,
+        ka_hooks::background::Handover::Thread,
+        "{outcome:#?}"
+    );
     let delivered = next_delivery(&config, "dir-session", "the result never came").delivered;
     assert_eq!(delivered[0].status, ka_hooks::outcome::Status::Ok);
     assert!(

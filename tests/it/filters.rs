@@ -162,7 +162,10 @@ fn report_only_guards_say_what_they_would_do_and_apply_nothing() {
     assert_eq!(out.report_only[0].detail.as_deref(), Some("would block"));
     let post = p.tool_call(Event::PostToolUse, "write", json!({"path": "a"}));
     assert!(!post.mark_error);
-    assert_eq!(post.report_only[0].effect, "mark_error");
+    assert_eq!(
+        post.report_only[0].effect,
+        ka_hooks::outcome::Effect::MarkError
+    );
 }
 
 #[test]
