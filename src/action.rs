@@ -1,4 +1,5 @@
-//! The action language: what a hook that exits 0 may say on stdout (SPEC §5, §9).
+//! The action language: what a hook that exits 0 may say on stdout, on every event and through
+//! every adapter.
 //!
 //! [`parse`] turns a hook's stdout into an [`Action`], or ignores it, and always explains in
 //! [`Parsed::diagnostics`] what it ignored, voided or cut. The contract:

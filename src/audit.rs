@@ -1,4 +1,4 @@
-//! The JSONL audit log: one line per hook run and one per outcome (§10).
+//! The JSONL audit log: one line per hook run and one per outcome, with no argument values.
 //!
 //! Each line goes out in a single `write` on a file opened with `O_APPEND`, so lines of concurrent
 //! dispatches never interleave and a crash can at worst lose its own last line, never corrupt an

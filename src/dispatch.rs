@@ -671,7 +671,8 @@ fn enterable(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// The environment every hook of this dispatch shares (§3).
+/// The environment every hook of this dispatch shares: `KA_EVENT`, `KA_PROJECT_DIR` (and
+/// `CLAUDE_PROJECT_DIR`), `KA_AGENT_TOOL_CALL`, `KA_TOOL`.
 pub(crate) fn base_env(event: Event, run_dir: &Path, tool: Option<&str>) -> Vec<(String, String)> {
     let dir = run_dir.to_string_lossy().into_owned();
     let mut env = vec![
@@ -1257,7 +1258,7 @@ fn output_failure(hook: &Hook, why: String, report: &mut HookReport, outcome: &m
     report.error = Some(why);
 }
 
-/// A failing hook: `on_error` decides (§4).
+/// A failing hook: `on_error` decides: open (`ignore`), closed (`block`) or a human (`ask`).
 fn apply_failure(hook: &Hook, failure: &str, outcome: &mut Outcome) {
     let event = outcome.event;
     match hook.on_error {

@@ -134,11 +134,11 @@
 //!   group) get TERM, then KILL; nothing of the hook outlives the dispatch but a process that
 //!   deliberately left the group itself.
 //! - The `ka-hooks` binary ends every running hook on SIGINT, SIGTERM and SIGHUP, then exits
-//!   with 128 + the signal ([`interrupt`]).
-//! - The audit log ([`audit`]) holds no argument values, prompts, patches or output excerpts, and
+//!   with 128 + the signal (`interrupt`).
+//! - The audit log (`audit`) holds no argument values, prompts, patches or output excerpts, and
 //!   is written only to a regular file, never through a symlink, never blocking.
 //! - A hook payload is read as the agents write JSON (lone surrogates become U+FFFD, nesting up
-//!   to 1024 levels, never a stack overflow: [`payload`]); one that still cannot be read blocks
+//!   to 1024 levels, never a stack overflow: `payload`); one that still cannot be read blocks
 //!   a tool call, prompt or permission request in the adapters and in `ka-hooks run`.
 //! - A model denied several times by one guard within a turn meets a person: further calls the
 //!   guard matches ask ([`backstop`]; the host passes the turn's denials in the request).
@@ -163,7 +163,7 @@
 //! ([`review`]). A covered script that is a symlink out of the project is bound to its target's
 //! content, and a project that was renamed or moved is judged changed, not unreviewed.
 //! `trust` refuses inside an agent's tool call, and a tool call aimed at ka's own
-//! files asks a human first ([`protect`]). A broken, unreadable or untrusted project file, or a
+//! files asks a human first (`protect`). A broken, unreadable or untrusted project file, or a
 //! corrupt trust store, is reported and skipped; it never disables the user's own hooks. A
 //! managed or user file that does not load (one stray byte appended by the model's shell) is
 //! skipped too, never the whole load: the other layers run, and the guards of its last good

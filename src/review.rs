@@ -2,7 +2,7 @@
 //!
 //! The review shows what changed since the last trusted version (a diff of the hooks and of the
 //! scripts they run), or the whole inventory the first time. Every name, command and path is
-//! printed through [`crate::terminal::escape`], so a `\r` or an escape sequence cannot make
+//! printed through `crate::terminal::escape`, so a `\r` or an escape sequence cannot make
 //! `curl … | sh` read as `cargo fmt --check`. On a terminal it asks before recording; without one
 //! it records only with `--yes`. Inside an agent's tool call it refuses: the model must not
 //! approve its own edits ([`crate::paths::inside_agent_tool_call`]).

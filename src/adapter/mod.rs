@@ -1,4 +1,5 @@
-//! Adapters: run the same `ka.toml` hooks inside other agents (SPEC §9).
+//! Adapters: run the same `ka.toml` hooks inside other agents (Claude Code, Codex CLI, Gemini
+//! CLI).
 //!
 //! `ka-hooks claude`, `ka-hooks codex` and `ka-hooks gemini` are hook commands for those agents.
 //! Each reads the agent's hook payload on stdin, turns it into a ka event and payload (tool and
@@ -11,7 +12,7 @@
 //! ka-hooks itself cannot run the hooks because of a configuration error, it fails open, as
 //! users of these agents expect, and says so; `--fail-closed` blocks instead.
 //!
-//! The payload is read the way the agent wrote it ([`crate::payload`]: lone surrogates and
+//! The payload is read the way the agent wrote it (`crate::payload`: lone surrogates and
 //! deep nesting are JSON the JavaScript agents send). A payload that still cannot be read is
 //! never a reason to let a call through: the model shapes tool arguments, so if it could make
 //! the payload unreadable it could switch every guard off. It fails closed on the events that

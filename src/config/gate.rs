@@ -763,7 +763,7 @@ impl ReviewBase {
 
     /// What one file changes in the hooks of the files before it, by name: for each, which hook
     /// of which file, every key before and after, and whether loading refuses it as a weakening
-    /// (see [`super::monotone`]). One line each, for the review; call it before
+    /// (see `super::monotone`). One line each, for the review; call it before
     /// [`ReviewBase::file_commands`] adds the file.
     pub fn changes(&self, layer: Layer, path: &Path, text: &str) -> Vec<String> {
         let file = parse_reviewed(layer, path, text, &mut Vec::new());

@@ -142,7 +142,7 @@ pub struct Hook {
     /// Shown by the host while the hook runs.
     pub status_message: Option<String>,
     /// Set on a guard of a trusted layer that changed or vanished: the hook is not run, and
-    /// every call it would have matched is blocked with this reason (see [`super::stale`]).
+    /// every call it would have matched is blocked with this reason (see `super::stale`).
     pub stale: Option<String>,
 }
 
@@ -158,7 +158,7 @@ pub struct Override {
 impl Hook {
     /// Whether the hook runs for a call of `tool` (tool events) or at all (other events). In a
     /// guard, `write`/`edit` stand for every tool that writes files and `read` for every tool
-    /// that reads them (see [`super::filter`]).
+    /// that reads them (see `super::filter`).
     pub fn matches_tool(&self, tool: Option<&str>) -> bool {
         !self.event.is_tool_event()
             || self.filter.matches(tool)

@@ -21,8 +21,8 @@
 //!   `~/x` under the home directory. `Edit` and `Write` rules apply to every tool that edits files
 //!   (Claude Code: "Edit rules apply to all built-in tools that edit files"), `Read` rules to every
 //!   tool that reads or searches files, of every agent (Claude Code applies Read rules "to all
-//!   built-in tools that read files like Grep and Glob"): [`super::filter::FILE_WRITES`],
-//!   [`super::filter::FILE_READS`]. Each touched path is tested in every spelling
+//!   built-in tools that read files like Grep and Glob"): `super::filter::FILE_WRITES`,
+//!   `super::filter::FILE_READS`. Each touched path is tested in every spelling
 //!   [`super::touched`] gives it, so `./secrets/k`, `src/../secrets/k` and a symlink into
 //!   `secrets/` are `secrets/k`. A search (Grep, Glob, LS, `read_many_files`) reads a whole tree:
 //!   it matches when its directory (the root when it names none) holds a file the rule could

@@ -1,6 +1,6 @@
 //! How strong a hook is as a guard, compared key by key: what a later layer may change.
 //!
-//! The merge of layers is monotone across trust boundaries ([`super::merge`]): a project file may
+//! The merge of layers is monotone across trust boundaries (`super::merge`): a project file may
 //! add hooks and strengthen any hook, but it must not make the user's (or an outer project's, or
 //! the organisation's) guard guard less. "Less" is decided here, conservatively: anything that is
 //! not *provably* as strong is a weakening. So a `paths` that differs from the original is

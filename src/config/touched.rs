@@ -1,5 +1,5 @@
 //! Which files a tool call touches, and the spellings of each that `paths`, `if` path rules and
-//! the built-in protection of ka's own files ([`crate::protect`]) test. One function for all three
+//! the built-in protection of ka's own files (`crate::protect`) test. One function for all three
 //! ([`Resolver::spellings`]), so that no guard sees a file another one misses.
 //!
 //! A guard must match the file, not the spelling: `src/s/key` with `src/s -> ../secrets` is

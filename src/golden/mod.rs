@@ -81,7 +81,7 @@ pub struct CaseResult {
     pub passed: bool,
     /// Each unmet expectation, or why the case could not run.
     pub failures: Vec<String>,
-    /// The verdict of the dispatch (see [`crate::verdict`]).
+    /// The verdict of the dispatch (see `crate::verdict`).
     pub verdict: Option<String>,
     pub duration_ms: f64,
     /// The whole outcome, for `--json`.

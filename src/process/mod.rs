@@ -1,4 +1,5 @@
-//! Running one hook command as a child process (SPEC §4).
+//! Running one hook command as a child process: a process group of its own, a timeout, capped
+//! output, and nothing left behind.
 //!
 //! [`run`] starts `/bin/sh -c <command>` (by absolute path, so no `sh` planted earlier in `PATH` can take
 //! over, and never a login shell, so profile noise cannot reach stdout) in the given directory, with
