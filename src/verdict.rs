@@ -63,6 +63,7 @@ fn how_blocked(outcome: &Outcome) -> &'static str {
 
 /// Whether `verdict` (as [`verdict`] spells it) is what `expected` names: `blocked` matches
 /// every kind of block, `mark_error` is accepted for `result marked as error`.
+#[cfg(feature = "cli")]
 pub fn matches(verdict: &str, expected: &str) -> bool {
     match expected {
         "blocked" => verdict.starts_with("blocked"),
@@ -72,6 +73,7 @@ pub fn matches(verdict: &str, expected: &str) -> bool {
 }
 
 /// The verdicts `ka-hooks test` accepts in `verdict = "..."`.
+#[cfg(feature = "cli")]
 pub const NAMES: [&str; 6] = [
     "blocked",
     "blocked (deny)",
