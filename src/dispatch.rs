@@ -24,8 +24,10 @@ use crate::outcome::{ActionReport, HookReport, Outcome, Status, STDERR_EXCERPT};
 use crate::paths::Paths;
 use crate::process::{self, HookProcess, Termination};
 
-/// One event to dispatch.
+/// One event to dispatch: build it with [`Request::new`] or [`Request::tool_call`], then set
+/// the fields you need.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Request {
     /// The event to dispatch.
     pub event: Event,

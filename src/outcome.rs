@@ -10,6 +10,7 @@ use crate::event::Event;
 
 /// What the hooks of one event decided, combined in declared order.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Outcome {
     #[serde(serialize_with = "event_name")]
     /// The event dispatched.
@@ -143,6 +144,7 @@ impl Outcome {
 
 /// What a report-only hook (`enforce = false`) would have done, had it been enforced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct WouldHave {
     /// The hook's name.
     pub hook: String,
@@ -200,6 +202,7 @@ impl Effect {
 /// How one hook ended. "Broken" (`Error`) is never confused with "said no" (`Blocked`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Status {
     /// Exit 0 with stdout that is empty, plain text, or one JSON object that was applied.
     Ok,
@@ -230,6 +233,7 @@ impl Status {
 
 /// What happened to a hook's stdout.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ActionReport {
     /// The action was applied.
     pub applied: bool,
@@ -243,6 +247,7 @@ pub struct ActionReport {
 
 /// One hook's run.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct HookReport {
     /// The hook's name.
     pub name: String,

@@ -78,6 +78,7 @@ pub fn supervise() -> u8 {
 
 /// One finished background run, as delivered to a later dispatch of its session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Delivered {
     /// The hook's name.
     pub hook: String,
@@ -134,6 +135,7 @@ pub enum Handover {
 
 /// A run starting in the background, as the dispatch that started it reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Started {
     /// The hook's name.
     pub hook: String,
