@@ -216,7 +216,7 @@ pub fn agent_tool_name(agent: Agent, name: &str) -> Option<String> {
 ///
 /// The agent's own key wins: a Claude `Write` input holding both `file_path` (the file Claude
 /// writes) and a `path` gets ka's `path` from `file_path`, and keeps the other `path` as
-/// `shadowed_path`, which path matching still looks at ([`crate::config::touched`]) and a
+/// `shadowed_path`, which path matching still looks at (`crate::config::touched`) and a
 /// rewrite gives back under its own name.
 pub fn args_to_ka(agent: Agent, tool: &str, args: &Map<String, Value>) -> Map<String, Value> {
     let renames = by_agent_name(agent, tool).map_or(&[][..], |row| row.args);

@@ -11,7 +11,7 @@
 //!    its hooks run ([`scripts`]).
 //! 3. **Parse** (`parse`): entries with `file:line:column` errors for every problem.
 //! 4. **Merge** (`merge`, `settings`): entries by name, settings by figment, de-duplication,
-//!    monotone across trust boundaries (`monotone`, [`strength`]): no layer weakens a hook of
+//!    monotone across trust boundaries (`monotone`, `strength`): no layer weakens a hook of
 //!    a layer it does not own; such an entry is refused, said on every dispatch and in `check`.
 //! 5. **Fail closed** (`stale`): the guards of a trusted layer that changed or vanished block
 //!    every call they would have matched, until a person reviews the change.
