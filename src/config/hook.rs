@@ -192,7 +192,7 @@ impl Hook {
     }
 
     /// Whether the call passes the hook's `if`. A rule that cannot be checked statically (the
-    /// program is `$cmd`, a quote never closes; see [`super::rule::Rule::check`]) passes for a
+    /// program is `$cmd`, a quote never closes; see `Rule::check`) passes for a
     /// guard, a hook that can veto the call, so that it runs and judges the call itself (fail
     /// closed), and not for any other hook; the second value says why it passed unchecked.
     pub fn rule_passes(
