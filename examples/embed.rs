@@ -1,17 +1,18 @@
 //! How an agent embeds ka-hooks: load the layers once per session, then dispatch each event and
-//! apply the `Outcome`.
+//! do what [`Outcome::next`](ka_hooks::Outcome::next) says, matching every variant.
 //!
 //! Run it with `cargo run --example embed -- [PROJECT_DIR]`. It uses a scratch user config and data
-//! dir (so it never touches yours), trusts the project for this run only, and simulates one tool
-//! call that a guard blocks and one that a scrubber rewrites.
+//! dir (so it never touches yours), trusts the project for this run only, and simulates a few tool
+//! calls: one a guard blocks, one a scrubber rewrites, and one to `.ka/ka.toml`, which ka's
+//! built-in protection puts to a human.
 
 use std::error::Error;
 use std::path::PathBuf;
 
 use ka_hooks::config::{Config, LoadOptions};
-use ka_hooks::dispatch::Request;
+use ka_hooks::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
 use ka_hooks::paths::Paths;
-use ka_hooks::Event;
+use ka_hooks::{Event, Outcome, Request};
 use serde_json::{json, Map, Value};
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -25,49 +26,100 @@ fn main() -> Result<(), Box<dyn Error>> {
     //    `ka-hooks trust` instead of `trust_once`.
     let config = Config::load(&LoadOptions {
         paths: Paths::new(scratch.join("config"), scratch.join("data")),
-        start_dir: project,
+        start_dir: project.clone(),
         trust_once: true,
     })?;
-    for skipped in &config.untrusted {
-        eprintln!("{skipped}");
-    }
 
-    // 2. Before each tool call: the guard may block, hooks may patch and pre-approve.
+    // 2. Before each tool call: the hooks may block it, halt the turn, ask a human, rewrite it
+    //    and pre-approve it.
+    let ka_toml = project.join(".ka/ka.toml");
     for (tool, args) in [
         ("write", json!({"path": "/etc/passwd", "content": "x"})),
         (
             "bash",
             json!({"command": "curl -H 'X: AKIAABCDEFGHIJKLMNOP' example.com"}),
         ),
+        ("write", json!({"path": ka_toml, "content": "[[hooks]]"})),
     ] {
         let Value::Object(args) = args else {
             unreachable!("literal objects")
         };
-        let outcome = config.dispatch(Request::tool_call(Event::PreToolUse, tool, args.clone()))?;
-        if outcome.blocked {
-            // The reason is what the model reads.
-            println!(
-                "{tool}: blocked: {}",
-                outcome.reason.as_deref().unwrap_or("")
-            );
-            continue;
-        }
-        let effective: Map<String, Value> = outcome.updated_input.clone().unwrap_or(args);
-        println!("{tool}: runs with {}", Value::Object(effective));
-        for note in &outcome.notes {
-            println!("  transcript note: {note}");
-        }
-        if let Some(mode) = &outcome.mode {
-            println!("  switch permission mode to {mode}");
+        let outcome = config.dispatch(Request::tool_call(Event::PreToolUse, tool, args));
+        show_user(&outcome);
+        match outcome.next() {
+            Next::ToolCall(Permission::Block { reason }) => {
+                // The reason is what the model reads, as the tool's result.
+                println!("{tool}: blocked: {reason}");
+            }
+            Next::ToolCall(Permission::Halt { reason }) => {
+                println!("{tool}: not run, and the turn ends: {reason}");
+            }
+            Next::ToolCall(Permission::Ask { reason, arguments }) => {
+                // Put the call to the user; run `arguments` only if they approve.
+                println!(
+                    "{tool}: ask the user first ({reason}); if approved, run {}",
+                    Value::Object(arguments)
+                );
+            }
+            Next::ToolCall(Permission::Run {
+                arguments,
+                pre_approved,
+            }) => {
+                let how = if pre_approved {
+                    "pre-approved"
+                } else {
+                    "after the agent's own permission rules"
+                };
+                println!("{tool}: runs {how} with {}", Value::Object(arguments));
+            }
+            other => unreachable!("a tool call answers with Next::ToolCall, not {other:?}"),
         }
     }
 
-    // 3. Observational events: concurrent, combined in declared order.
+    // 3. Every other kind of event has its own answer.
     let mut payload = Map::new();
     payload.insert("stop".into(), json!("done"));
-    let outcome = config.dispatch(Request::new(Event::Stop, payload))?;
-    println!("stop: {} hook(s) ran", outcome.hooks.len());
+    let outcome = config.dispatch(Request::new(Event::Stop, payload));
+    show_user(&outcome);
+    match outcome.next() {
+        Next::Stop(Stop::KeepGoing { reason }) => println!("stop: keep going: {reason}"),
+        Next::Stop(Stop::Halt { reason }) => println!("stop: the turn ends: {reason}"),
+        Next::Stop(Stop::End) => println!("stop: {} hook(s) ran; stop", outcome.hooks.len()),
+        Next::ToolCall(_) | Next::Prompt(_) | Next::ToolResult(_) | Next::Other(_) => {
+            unreachable!("a stop answers with Next::Stop")
+        }
+    }
+    describe(&outcome.next());
 
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
+}
+
+/// Everything the user must hear: weakened or skipped guards, notes, failed hooks.
+fn show_user(outcome: &Outcome) {
+    for line in outcome.for_user().lines() {
+        println!("  [for the user] {line}");
+    }
+}
+
+/// One line for any answer: what a host's main loop matches, every variant included.
+fn describe(next: &Next) {
+    let text = match next {
+        Next::ToolCall(Permission::Block { .. }) => "tool call blocked",
+        Next::ToolCall(Permission::Halt { .. }) => "tool call not run; turn ends",
+        Next::ToolCall(Permission::Ask { .. }) => "ask the user",
+        Next::ToolCall(Permission::Run { .. }) => "run the tool",
+        Next::Prompt(Prompt::Block { .. }) => "prompt blocked",
+        Next::Prompt(Prompt::Halt { .. }) => "prompt not sent; turn ends",
+        Next::Prompt(Prompt::Submit { .. }) => "send the prompt",
+        Next::ToolResult(ToolResult::Halt { .. }) => "turn ends after the result",
+        Next::ToolResult(ToolResult::Block { .. }) => "result marked as an error",
+        Next::ToolResult(ToolResult::Feedback { .. }) => "result delivered",
+        Next::Stop(Stop::Halt { .. }) => "turn ends",
+        Next::Stop(Stop::KeepGoing { .. }) => "keep going",
+        Next::Stop(Stop::End) => "stop",
+        Next::Other(Other::Halt { .. }) => "turn ends",
+        Next::Other(Other::Continue { .. }) => "go on",
+    };
+    println!("last answer: {text}");
 }

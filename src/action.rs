@@ -1,4 +1,5 @@
-//! The action language: what a hook that exits 0 may say on stdout (SPEC §5, §9).
+//! The action language: what a hook that exits 0 may say on stdout, on every event and through
+//! every adapter.
 //!
 //! [`parse`] turns a hook's stdout into an [`Action`], or ignores it, and always explains in
 //! [`Parsed::diagnostics`] what it ignored, voided or cut. The contract:
@@ -63,8 +64,11 @@ const EXCERPT_MAX_CHARS: usize = 80;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
+    /// Pre-approve the call (the host's own rules still apply).
     Allow,
+    /// A human must approve the call.
     Ask,
+    /// Refuse the call (recorded as a block).
     Deny,
 }
 

@@ -2,7 +2,8 @@
 //! adapters and the CLI.
 
 /// An agent whose hooks can run `ka.toml` hooks through an adapter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Agent {
     Claude,
     Codex,

@@ -1,4 +1,4 @@
-//! The JSONL audit log: one line per hook run and one per outcome (§10).
+//! The JSONL audit log: one line per hook run and one per outcome, with no argument values.
 //!
 //! Each line goes out in a single `write` on a file opened with `O_APPEND`, so lines of concurrent
 //! dispatches never interleave and a crash can at worst lose its own last line, never corrupt an
@@ -203,17 +203,20 @@ fn action_fields(action: &Action) -> Vec<&'static str> {
         .collect()
 }
 
+/// The verdict's one word, from [`crate::verdict::verdict`] (itself derived from
+/// [`Outcome::next`]): `blocked`, `mark_error`, `ask`, `allow` or `proceed`.
+fn audit_verdict(outcome: &Outcome) -> &'static str {
+    match crate::verdict::verdict(outcome).as_str() {
+        v if v.starts_with("blocked") => "blocked",
+        "result marked as error" => "mark_error",
+        "ask" => "ask",
+        "allow" => "allow",
+        _ => "proceed",
+    }
+}
+
 fn outcome_line(time: &str, outcome: &Outcome) -> Value {
-    let verdict = if outcome.blocked {
-        "blocked"
-    } else if outcome.mark_error {
-        "mark_error"
-    } else {
-        match outcome.decision {
-            Some(d) => d.as_str(),
-            None => "proceed",
-        }
-    };
+    let verdict = audit_verdict(outcome);
     let patched_keys: BTreeSet<&String> = outcome
         .hooks
         .iter()

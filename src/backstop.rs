@@ -159,6 +159,7 @@ fn settle(
 pub struct Tracker {
     store: Store,
     session: String,
+    /// The turn's denials after this call: pass them in the turn's next request.
     pub denials: Denials,
 }
 

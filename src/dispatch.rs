@@ -24,14 +24,15 @@ use crate::outcome::{ActionReport, HookReport, Outcome, Status, STDERR_EXCERPT};
 use crate::paths::Paths;
 use crate::process::{self, HookProcess, Termination};
 
-/// One event to dispatch.
+/// One event to dispatch: build it with [`Request::new`] or [`Request::tool_call`], then set
+/// the fields you need.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Request {
+    /// The event to dispatch.
     pub event: Event,
     /// The payload object; `event`, `cwd` (and `tool` when given) are filled in when absent.
     pub payload: Map<String, Value>,
-    /// Replay against this hook only (`ka-hooks run --hook`): runs even if disabled or filtered out.
-    pub only_hook: Option<String>,
     /// Called on the payload after each pipeline patch of `arguments`, so fields that restate the
     /// arguments in another shape (an adapter's `tool_input`) stay in step: every later guard
     /// must judge what will really run, whichever field it reads.
@@ -73,11 +74,11 @@ impl std::fmt::Debug for PayloadMirror {
 }
 
 impl Request {
+    /// A request for `event` with this payload.
     pub fn new(event: Event, payload: Map<String, Value>) -> Request {
         Request {
             event,
             payload,
-            only_hook: None,
             on_patch: None,
             cancel: None,
             deadline: None,
@@ -108,36 +109,67 @@ impl Request {
     }
 }
 
-/// Why a dispatch could not start.
+/// Why [`Config::replay`] could not run its hook.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DispatchError {
+#[non_exhaustive]
+pub enum ReplayError {
+    /// No hook of the loaded layers has this name.
     #[error("no hook named `{0}` (see `ka-hooks list`)")]
     NoSuchHook(String),
+    /// The hook exists, but for another event than the request's.
     #[error("hook `{name}` is a {actual} hook, not {requested}")]
     WrongEvent {
+        /// The hook's name.
         name: String,
+        /// The event it is defined for.
         actual: Event,
+        /// The event of the request.
         requested: Event,
     },
 }
 
 impl Config {
-    /// Run the hooks of `request.event` and combine their results.
-    pub fn dispatch(&self, request: Request) -> Result<Outcome, DispatchError> {
-        dispatch(self, request)
+    /// Run the hooks of `request.event` and combine their results. It cannot fail: whatever
+    /// goes wrong with a hook or a layer is in the [`Outcome`], and fails closed where it must.
+    pub fn dispatch(&self, request: Request) -> Outcome {
+        dispatch(self, request, None)
+    }
+
+    /// Run hook `hook` alone on `request` (`ka-hooks run --hook`, golden tests, doctor), even
+    /// if it is disabled or its filters do not match (a diagnostic says so). It is not a step of
+    /// the session: async results and the snapshots of changed layers are left for the next
+    /// [`Config::dispatch`].
+    pub fn replay(&self, request: Request, hook: &str) -> Result<Outcome, ReplayError> {
+        let found = self
+            .hook(hook)
+            .ok_or_else(|| ReplayError::NoSuchHook(hook.to_owned()))?;
+        if found.event != request.event {
+            return Err(ReplayError::WrongEvent {
+                name: hook.to_owned(),
+                actual: found.event,
+                requested: request.event,
+            });
+        }
+        Ok(dispatch(self, request, Some(found)))
     }
 }
 
-/// See [`Config::dispatch`].
-pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchError> {
+// The front page promises a `Config` can be shared behind an `Arc` across threads.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Config>();
+};
+
+/// See [`Config::dispatch`] and [`Config::replay`].
+fn dispatch(config: &Config, request: Request, only_hook: Option<&Hook>) -> Outcome {
     // Results of this session's async hooks that ended since its last dispatch. (A `--hook`
     // replay is not a step of the session: it leaves them for the next one.)
-    let delivered = match request.only_hook {
+    let delivered = match only_hook {
         Some(_) => Vec::new(),
         None => background::collect(request.payload.get("session_id").and_then(Value::as_str)),
     };
-    let replay = request.only_hook.is_some();
-    let mut outcome = run_hooks(config, request)?;
+    let replay = only_hook.is_some();
+    let mut outcome = run_hooks(config, request, only_hook);
     if !replay {
         // What changed since the last dispatch is said in this answer: the snapshots move on.
         outcome.diagnostics.extend(config.pending.record());
@@ -150,14 +182,13 @@ pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchEr
             outcome.diagnostics.push(e);
         }
     }
-    Ok(outcome)
+    outcome
 }
 
-fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError> {
+fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Outcome {
     let Request {
         event,
         mut payload,
-        only_hook,
         on_patch,
         cancel,
         deadline,
@@ -176,6 +207,9 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         .and_then(Value::as_str)
         .map(str::to_owned);
     let mut outcome = Outcome::new(event, tool.clone());
+    if event.acts_as() == Event::PreToolUse {
+        outcome.arguments = payload.get("arguments").and_then(Value::as_object).cloned();
+    }
     outcome.denials.clone_from(&denials);
     outcome.untrusted = config.untrusted.clone();
     outcome.announcements = config.announcements.clone();
@@ -209,18 +243,9 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
     let args = payload.get("arguments").and_then(Value::as_object);
     let call_paths = CallPaths::new(args, &root, config.has_paths_filters());
     let call = CallMatch::new(config, tool.as_deref(), args, &call_paths, &root);
-    let mut hooks: Vec<&Hook> = match &only_hook {
-        Some(name) => {
-            let hook = config
-                .hook(name)
-                .ok_or_else(|| DispatchError::NoSuchHook(name.clone()))?;
-            if hook.event != event {
-                return Err(DispatchError::WrongEvent {
-                    name: name.clone(),
-                    actual: hook.event,
-                    requested: event,
-                });
-            }
+    let mut hooks: Vec<&Hook> = match only_hook {
+        Some(hook) => {
+            let name = &hook.name;
             if !hook.enabled {
                 outcome.diagnostics.push(format!(
                     "hook `{name}` is disabled; ran it because --hook asked"
@@ -268,7 +293,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         }
     }
     if hooks.is_empty() {
-        return Ok(outcome);
+        return outcome;
     }
     if !event.is_pipeline() && only_hook.is_none() {
         // `async = true`: handed over before anything else is worked out (a stale guard is
@@ -286,7 +311,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
                 // Nothing runs now: the payload itself goes.
                 let payload = std::mem::take(&mut payload);
                 start_background(config, &later, payload, &handover, &mut outcome);
-                return Ok(outcome);
+                return outcome;
             }
             start_background(config, &later, payload.clone(), &handover, &mut outcome);
             hooks = now;
@@ -367,6 +392,7 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
         }
     }
     mark_cancelled(&stop, &mut outcome);
+    no_pre_approval_past_a_failed_guard(&mut outcome);
     govern_continuation(config, &payload_continuations, &mut outcome);
     if outcome.decision == Some(Decision::Allow) && !outcome.blocked {
         outcome.diagnostics.push(
@@ -375,7 +401,36 @@ fn run_hooks(config: &Config, request: Request) -> Result<Outcome, DispatchError
                 .into(),
         );
     }
-    Ok(outcome)
+    outcome
+}
+
+/// A failed guard never pre-approves: when a hook of a tool call failed (error, timeout, cannot
+/// start, voided or cut output), whatever its `on_error`, an `allow` from the others is dropped,
+/// and the call goes to the agent's normal permission flow. The user hears which guard failed.
+/// (An `allow` skips the permission prompt; a guard that could not say no must not let it.)
+fn no_pre_approval_past_a_failed_guard(outcome: &mut Outcome) {
+    if outcome.event.acts_as() != Event::PreToolUse
+        || outcome.blocked
+        || outcome.decision != Some(Decision::Allow)
+    {
+        return;
+    }
+    let failed: Vec<String> = outcome
+        .hooks
+        .iter()
+        .filter(|h| h.status == Status::Error)
+        .map(|h| format!("`{}`", h.name))
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    outcome.decision = None;
+    outcome.reason = None;
+    outcome.messages.push(format!(
+        "a ka hook pre-approved this call, but guard {} failed, so it is not pre-approved: \
+         the normal permission rules decide",
+        failed.join(", ")
+    ));
 }
 
 /// The enabled hooks of `event` for this payload: on tool events, those whose tool filter
@@ -643,7 +698,8 @@ fn enterable(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// The environment every hook of this dispatch shares (§3).
+/// The environment every hook of this dispatch shares: `KA_EVENT`, `KA_PROJECT_DIR` (and
+/// `CLAUDE_PROJECT_DIR`), `KA_AGENT_TOOL_CALL`, `KA_TOOL`.
 pub(crate) fn base_env(event: Event, run_dir: &Path, tool: Option<&str>) -> Vec<(String, String)> {
     let dir = run_dir.to_string_lossy().into_owned();
     let mut env = vec![
@@ -1158,59 +1214,60 @@ fn would_have(
     report: &mut HookReport,
     outcome: &mut Outcome,
 ) {
-    use crate::outcome::WouldHave;
+    use crate::outcome::{Effect, WouldHave};
     let event = outcome.event;
     let (effect, detail) = match report.status {
         Status::Blocked if event.is_pipeline() => {
-            ("block", Some(block_reason(hook, &finished.stderr)))
+            (Effect::Block, Some(block_reason(hook, &finished.stderr)))
         }
         Status::Blocked if event.acts_as() == Event::PostToolUse => {
-            ("mark_error", Some(finished.stderr.trim().to_owned()))
+            (Effect::MarkError, Some(finished.stderr.trim().to_owned()))
         }
         Status::Blocked if event.can_keep_going() => {
-            ("keep_going", Some(finished.stderr.trim().to_owned()))
+            (Effect::KeepGoing, Some(finished.stderr.trim().to_owned()))
         }
         Status::Error => (
-            "fail",
+            Effect::Fail,
             report
                 .error
                 .clone()
                 .map(|e| format!("{e}; on_error = {}", hook.on_error.as_str())),
         ),
         Status::Ok if finished.stdout_truncated => {
-            ("fail", Some("stdout exceeded its cap".to_owned()))
+            (Effect::Fail, Some("stdout exceeded its cap".to_owned()))
         }
         Status::Ok => {
             let parsed = action::parse(&finished.stdout, event);
             match parsed.action {
-                _ if parsed.voided => ("fail", Some(parsed.diagnostics.join("; "))),
-                Some(a) if a.halt.is_some() => ("halt", a.halt.clone()),
-                Some(a) if a.keep_going.is_some() => ("keep_going", a.keep_going.clone()),
-                Some(a) if a.mark_error => ("mark_error", a.feedback.clone()),
+                _ if parsed.voided => (Effect::Fail, Some(parsed.diagnostics.join("; "))),
+                Some(a) if a.halt.is_some() => (Effect::Halt, a.halt.clone()),
+                Some(a) if a.keep_going.is_some() => (Effect::KeepGoing, a.keep_going.clone()),
+                Some(a) if a.mark_error => (Effect::MarkError, a.feedback.clone()),
                 Some(a) => match (a.decision, &a.block, &a.input_patch, &a.feedback) {
                     (Some(Decision::Deny), ..) | (_, Some(_), ..) => {
-                        ("block", a.reason.clone().or(a.block.clone()))
+                        (Effect::Block, a.reason.clone().or(a.block.clone()))
                     }
-                    (Some(Decision::Ask), ..) => ("ask", a.reason.clone()),
+                    (Some(Decision::Ask), ..) => (Effect::Ask, a.reason.clone()),
                     (_, _, Some(InputPatch::Merge(m) | InputPatch::Replace(m)), _) => {
                         let keys: Vec<&str> = m.keys().map(String::as_str).collect();
-                        ("rewrite", Some(keys.join(", ")))
+                        (Effect::Rewrite, Some(keys.join(", ")))
                     }
-                    (Some(Decision::Allow), ..) => ("allow", a.reason.clone()),
-                    (_, _, _, Some(f)) => ("feedback", Some(f.clone())),
-                    _ => ("nothing", None),
+                    (Some(Decision::Allow), ..) => (Effect::Allow, a.reason.clone()),
+                    (_, _, _, Some(f)) => (Effect::Feedback, Some(f.clone())),
+                    _ => (Effect::Nothing, None),
                 },
-                None => ("nothing", None),
+                None => (Effect::Nothing, None),
             }
         }
-        _ => ("nothing", None),
+        _ => (Effect::Nothing, None),
     };
     report.action.ignored = Some(format!(
-        "report-only (enforce = false): would {effect}; not applied"
+        "report-only (enforce = false): would {}; not applied",
+        effect.as_str()
     ));
     outcome.report_only.push(WouldHave {
         hook: hook.name.clone(),
-        effect: effect.to_owned(),
+        effect,
         detail: detail.filter(|d| !d.is_empty()),
     });
     outcome.hooks.push(report.clone());
@@ -1228,7 +1285,7 @@ fn output_failure(hook: &Hook, why: String, report: &mut HookReport, outcome: &m
     report.error = Some(why);
 }
 
-/// A failing hook: `on_error` decides (§4).
+/// A failing hook: `on_error` decides: open (`ignore`), closed (`block`) or a human (`ask`).
 fn apply_failure(hook: &Hook, failure: &str, outcome: &mut Outcome) {
     let event = outcome.event;
     match hook.on_error {

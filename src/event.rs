@@ -20,23 +20,41 @@ use std::str::FromStr;
 /// Declaration order is the order `ka-hooks list` and error messages use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Event {
+    /// Before a tool call: hooks may block, rewrite, ask or pre-approve it.
     PreToolUse,
+    /// After a tool call succeeded: hooks may add feedback or mark the result as an error.
     PostToolUse,
+    /// The agent is about to stop: hooks may keep it going.
     Stop,
+    /// A session starts (or resumes, or is cleared).
     SessionStart,
+    /// A session ends.
     SessionEnd,
+    /// The user submitted a prompt: hooks may block it or add context.
     UserPromptSubmit,
+    /// Before the context is compacted.
     PreCompact,
+    /// After a tool call failed.
     PostToolUseFailure,
+    /// A permission prompt is about to be shown: hooks may decide it.
     PermissionRequest,
+    /// The user or the host denied a permission.
     PermissionDenied,
+    /// The agent sends the user a notification.
     Notification,
+    /// A subagent starts.
     SubagentStart,
+    /// A subagent is about to stop: hooks may keep it going.
     SubagentStop,
+    /// After the context was compacted.
     PostCompact,
+    /// Once, when the project is set up.
     Setup,
+    /// A teammate is about to go idle: hooks may keep it going.
     TeammateIdle,
+    /// A task is about to be marked completed: hooks may keep it going.
     TaskCompleted,
+    /// The user interrupted the turn.
     Interrupt,
 }
 
@@ -421,7 +439,9 @@ impl fmt::Display for Event {
 /// A name that is not an event; carries the closest valid name, if any is close.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownEvent {
+    /// The name as given.
     pub given: String,
+    /// The closest event name, when one is close.
     pub suggestion: Option<&'static str>,
 }
 
@@ -561,5 +581,19 @@ mod tests {
     fn unrelated_name_gets_no_suggestion() {
         let err = "zzzzzzzzzzzzzzzzzzzzzzzz".parse::<Event>().unwrap_err();
         assert_eq!(err.suggestion, None);
+    }
+}
+
+/// `Event` as its name in JSON (`"pre_tool_use"`), for `#[serde(with = ...)]`.
+pub(crate) mod by_name {
+    use super::Event;
+
+    pub(crate) fn serialize<S: serde::Serializer>(event: &Event, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(event.as_str())
+    }
+
+    pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+        let name = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
     }
 }

@@ -55,6 +55,7 @@ pub fn install() {
 /// payload is being read, the configuration loaded) answers by printing `message` on stderr and
 /// exiting 2, so the interrupted call is blocked like any other failure. (During a dispatch, the
 /// adapter answers itself once the hooks have ended.)
+#[cfg(feature = "cli")]
 pub fn block_when_interrupted(message: &'static str) {
     BLOCK_MESSAGE_LEN.store(message.len(), Ordering::SeqCst);
     BLOCK_MESSAGE.store(message.as_ptr().cast_mut(), Ordering::SeqCst);
@@ -66,6 +67,7 @@ pub fn token() -> Option<CancelToken> {
 }
 
 /// The signal that interrupted `ka-hooks`, if one did.
+#[cfg(feature = "cli")]
 pub fn signal() -> Option<libc::c_int> {
     TOKEN.get().and_then(CancelToken::signal)
 }

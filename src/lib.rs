@@ -6,10 +6,14 @@
 //! language ([`action`]).
 //!
 //! # Using it from an agent
-//! Load once per session, then dispatch each event and apply the [`Outcome`]:
+//! Load once per session, then dispatch each event and do what [`Outcome::next`] says. It is an
+//! enum per kind of event, and a host must match every variant: a `_ =>` arm that runs the call
+//! would run calls a hook (or ka's own protection of its files) wants a human to approve.
+//! Show the user [`Outcome::for_user`] after every dispatch.
 //!
 //! ```
 //! use ka_hooks::{config::{Config, LoadOptions}, paths::Paths, Event, Request};
+//! use ka_hooks::next::{Next, Permission};
 //! # let tmp = tempfile::tempdir()?;
 //! # let (config_dir, data_dir) = (tmp.path().join("config"), tmp.path().join("data"));
 //! # std::fs::create_dir_all(&config_dir)?;
@@ -26,11 +30,46 @@
 //! })?;
 //! let args = serde_json::json!({"path": "/etc/passwd"});
 //! let args = args.as_object().cloned().unwrap_or_default();
-//! let outcome = config.dispatch(Request::tool_call(Event::PreToolUse, "write", args))?;
-//! assert!(outcome.blocked);
-//! assert_eq!(outcome.reason.as_deref(), Some("only src/ is writable"));
+//! let outcome = config.dispatch(Request::tool_call(Event::PreToolUse, "write", args));
+//! for line in outcome.for_user().lines() {
+//!     println!("{line}"); // weakened guards, notes, failed hooks: the user must see them
+//! }
+//! let ran = match outcome.next() {
+//!     // The reason goes to the model, as the tool's result.
+//!     Next::ToolCall(Permission::Block { reason }) => {
+//!         assert_eq!(reason, "only src/ is writable");
+//!         false
+//!     }
+//!     // Not run, and the turn ends; the reason is for the user.
+//!     Next::ToolCall(Permission::Halt { .. }) => false,
+//!     // A human approves first; then run `arguments` (they may have been rewritten).
+//!     Next::ToolCall(Permission::Ask { .. }) => false,
+//!     // Run `arguments`, not the call as the model made it: hooks may have rewritten it.
+//!     // `pre_approved`: the host may skip its permission prompt.
+//!     Next::ToolCall(Permission::Run { arguments: _, pre_approved: _ }) => true,
+//!     Next::Prompt(_) | Next::ToolResult(_) | Next::Stop(_) | Next::Other(_) => {
+//!         unreachable!("a tool call is answered with Next::ToolCall")
+//!     }
+//! };
+//! assert!(!ran);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Embedding checklist
+//! - **Children.** `SIGCHLD` must not be ignored (`SIG_IGN`) in the host, and nothing else may
+//!   reap its children with `waitpid(-1)`: the runner waits for each hook itself ([`process`]).
+//! - **The agent marker.** Set `KA_AGENT_TOOL_CALL=1` in the environment of the host's own tool
+//!   processes (the model's shell commands): `ka-hooks trust` refuses to run there, so the
+//!   model cannot trust a project for itself. Every hook already gets it.
+//! - **Sessions.** Put the same `session_id` in every payload of a session: async hooks'
+//!   results come back in [`Outcome::delivered`] of that session's next dispatch, and the
+//!   continuation cap counts per turn.
+//! - **Reload.** Call [`Config::load`] again when the user edits the layers or trusts a
+//!   project; a loaded `Config` keeps the content it loaded.
+//! - **Sharing.** A `Config` is `Send + Sync`: share one behind an `Arc` and dispatch from
+//!   several threads. [`Config::dispatch`] cannot fail; everything that went wrong is in the
+//!   outcome, and fails closed where it must.
+//! - **Cancel.** Give each request a [`CancelToken`] (the user's Esc) and a deadline, below.
 //!
 //! # Cancelling a dispatch
 //! When the user presses Esc or the turn is aborted, cancel the dispatch in flight from another
@@ -44,6 +83,7 @@
 //! use std::time::{Duration, Instant};
 //! use ka_hooks::{config::{Config, LoadOptions}, outcome::Status, paths::Paths};
 //! use ka_hooks::{CancelToken, Event, Request};
+//! use ka_hooks::next::{Next, Permission};
 //! # let tmp = tempfile::tempdir()?;
 //! # let (config_dir, data_dir) = (tmp.path().join("config"), tmp.path().join("data"));
 //! # std::fs::create_dir_all(&config_dir)?;
@@ -68,11 +108,14 @@
 //!     let dispatch = s.spawn(|| config.dispatch(request));
 //!     std::thread::sleep(Duration::from_millis(100));
 //!     esc.cancel(); // from the UI thread
-//!     dispatch.join().expect("dispatch thread")
+//!     dispatch.join().map_err(|_| "dispatch thread panicked")
 //! })?;
 //! assert!(started.elapsed() < Duration::from_secs(10));
 //! assert_eq!(outcome.hooks[0].status, Status::Cancelled);
-//! assert!(outcome.blocked, "a cancelled guard never reads as allowed");
+//! assert!(
+//!     matches!(outcome.next(), Next::ToolCall(Permission::Block { .. })),
+//!     "a cancelled guard never reads as allowed"
+//! );
 //! assert_eq!(outcome.cancelled.as_deref(), Some("cancelled by the caller"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -91,11 +134,11 @@
 //!   group) get TERM, then KILL; nothing of the hook outlives the dispatch but a process that
 //!   deliberately left the group itself.
 //! - The `ka-hooks` binary ends every running hook on SIGINT, SIGTERM and SIGHUP, then exits
-//!   with 128 + the signal ([`interrupt`]).
-//! - The audit log ([`audit`]) holds no argument values, prompts, patches or output excerpts, and
+//!   with 128 + the signal (`interrupt`).
+//! - The audit log (`audit`) holds no argument values, prompts, patches or output excerpts, and
 //!   is written only to a regular file, never through a symlink, never blocking.
 //! - A hook payload is read as the agents write JSON (lone surrogates become U+FFFD, nesting up
-//!   to 1024 levels, never a stack overflow: [`payload`]); one that still cannot be read blocks
+//!   to 1024 levels, never a stack overflow: `payload`); one that still cannot be read blocks
 //!   a tool call, prompt or permission request in the adapters and in `ka-hooks run`.
 //! - A model denied several times by one guard within a turn meets a person: further calls the
 //!   guard matches ask ([`backstop`]; the host passes the turn's denials in the request).
@@ -120,7 +163,7 @@
 //! ([`review`]). A covered script that is a symlink out of the project is bound to its target's
 //! content, and a project that was renamed or moved is judged changed, not unreviewed.
 //! `trust` refuses inside an agent's tool call, and a tool call aimed at ka's own
-//! files asks a human first ([`protect`]). A broken, unreadable or untrusted project file, or a
+//! files asks a human first (`protect`). A broken, unreadable or untrusted project file, or a
 //! corrupt trust store, is reported and skipped; it never disables the user's own hooks. A
 //! managed or user file that does not load (one stray byte appended by the model's shell) is
 //! skipped too, never the whole load: the other layers run, and the guards of its last good
@@ -137,34 +180,48 @@
 //! process behind, or change state through unparsable output ([`process`], [`action`]). A hook
 //! that breaks is reported as broken, never as a hook that allowed or vetoed; `on_error` decides
 //! whether broken fails open or closed.
+#![warn(missing_docs)]
+
 pub mod action;
+#[doc(hidden)] // `ka-hooks claude|codex|gemini`: the binary's, public for its tests
 pub mod adapter;
+#[doc(hidden)] // the adapters' agents: the binary's, public for its tests
 pub mod agent;
-pub mod audit;
+pub(crate) mod audit;
 pub mod background;
 pub mod backstop;
 pub mod cancel;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod cli;
 pub mod config;
 pub mod continuations;
 pub mod dispatch;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod doctor;
 pub mod event;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod golden;
-pub mod interrupt;
+pub(crate) mod interrupt;
+pub mod next;
 pub mod outcome;
 pub mod paths;
-pub mod payload;
+pub(crate) mod payload;
 pub mod process;
-pub mod protect;
+pub(crate) mod protect;
 pub mod review;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod schema;
 pub mod shell;
 mod signal;
-pub mod terminal;
+pub(crate) mod terminal;
+#[doc(hidden)] // the adapters' tool table: the binary's, public for its tests
 pub mod tools;
 pub mod trust;
-pub mod verdict;
+pub(crate) mod verdict;
 
 pub use cancel::CancelToken;
 
@@ -175,4 +232,5 @@ struct LibraryDocs;
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};
 pub use dispatch::Request;
 pub use event::{Event, ExitTwo, UnknownEvent};
+pub use next::{ForUser, Next};
 pub use outcome::Outcome;

@@ -12,17 +12,25 @@ use crate::event::Event;
 
 /// What the hooks of one event decided, combined in declared order.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Outcome {
     #[serde(serialize_with = "event_name")]
+    /// The event dispatched.
     pub event: Event,
+    /// The tool of the call, on tool events.
     pub tool: Option<String>,
-    /// The call (pre_tool_use) or prompt (user_prompt_submit) must not proceed.
-    pub blocked: bool,
+    /// The call (pre_tool_use) or prompt (user_prompt_submit) must not proceed. Private with
+    /// `reason` and `decision`, so that they cannot contradict each other: read them through
+    /// [`Outcome::next`].
+    pub(crate) blocked: bool,
     /// Why it was blocked, or why a human must be asked; shown to the model or the user.
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// `allow` (pre-approved, still subject to host policy) or `ask` (needs a human);
     /// `None` when no hook decided. A `deny` is reported as `blocked`.
-    pub decision: Option<Decision>,
+    pub(crate) decision: Option<Decision>,
+    /// The tool call's arguments as sent (tool calls only), for [`Outcome::next`].
+    #[serde(skip)]
+    pub(crate) arguments: Option<Map<String, Value>>,
     /// The tool arguments as patched by the hooks; `None` when no hook patched them.
     pub updated_input: Option<Map<String, Value>>,
     /// Permission mode to switch to (the last hook that set one wins).
@@ -94,6 +102,7 @@ impl Outcome {
             blocked: false,
             reason: None,
             decision: None,
+            arguments: None,
             updated_input: None,
             mode: None,
             notes: Vec::new(),
@@ -116,6 +125,23 @@ impl Outcome {
         }
     }
 
+    /// Whether the call or prompt must not proceed (a block, a halt or a cancel). Prefer
+    /// [`Outcome::next`], which also says what to do instead.
+    pub fn blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// Why it was blocked, or why a human must be asked.
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// `allow` or `ask` when a hook decided and nothing blocked; `None` otherwise (a deny is a
+    /// block). An `allow` next to a failed guard is dropped (see [`Outcome::next`]).
+    pub fn decision(&self) -> Option<Decision> {
+        self.decision
+    }
+
     /// Whether any hook failed (crashed, timed out, could not start), whatever its `on_error`.
     pub fn any_hook_failed(&self) -> bool {
         self.hooks.iter().any(|h| h.status == Status::Error)
@@ -124,18 +150,65 @@ impl Outcome {
 
 /// What a report-only hook (`enforce = false`) would have done, had it been enforced.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct WouldHave {
+    /// The hook's name.
     pub hook: String,
-    /// `block`, `ask`, `allow`, `rewrite`, `mark_error`, `feedback`, `keep_going`, `halt`,
-    /// `fail`, or `nothing`.
-    pub effect: String,
+    /// What it would have done.
+    pub effect: Effect,
     /// The reason, feedback or failure it gave, or the keys a rewrite changed.
     pub detail: Option<String>,
+}
+
+/// What a report-only hook would have done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Effect {
+    /// Blocked the call or prompt.
+    Block,
+    /// Asked a human.
+    Ask,
+    /// Pre-approved the call.
+    Allow,
+    /// Rewrote the call's arguments.
+    Rewrite,
+    /// Marked the tool result as an error.
+    MarkError,
+    /// Added feedback to the tool result.
+    Feedback,
+    /// Kept the agent going.
+    KeepGoing,
+    /// Halted the turn.
+    Halt,
+    /// Failed (its `on_error` would have decided).
+    Fail,
+    /// Nothing.
+    Nothing,
+}
+
+impl Effect {
+    /// The effect as written in JSON and in `ka-hooks run` (`block`, `mark_error`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Effect::Block => "block",
+            Effect::Ask => "ask",
+            Effect::Allow => "allow",
+            Effect::Rewrite => "rewrite",
+            Effect::MarkError => "mark_error",
+            Effect::Feedback => "feedback",
+            Effect::KeepGoing => "keep_going",
+            Effect::Halt => "halt",
+            Effect::Fail => "fail",
+            Effect::Nothing => "nothing",
+        }
+    }
 }
 
 /// How one hook ended. "Broken" (`Error`) is never confused with "said no" (`Blocked`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Status {
     /// Exit 0 with stdout that is empty, plain text, or one JSON object that was applied.
     Ok,
@@ -152,6 +225,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status as written in JSON (`ok`, `blocked`, ...).
     pub const fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -165,6 +239,7 @@ impl Status {
 
 /// What happened to a hook's stdout.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ActionReport {
     /// The action was applied.
     pub applied: bool,
@@ -178,26 +253,38 @@ pub struct ActionReport {
 
 /// One hook's run.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct HookReport {
+    /// The hook's name.
     pub name: String,
+    /// Where it is defined.
     pub source: Source,
+    /// Its command, as written.
     pub command: String,
+    /// How it ended.
     pub status: Status,
+    /// Its exit code, when it exited.
     pub exit_code: Option<i32>,
     /// Signal that ended the hook (not counting ours on timeout), e.g. `SIGKILL`.
     pub signal: Option<String>,
+    /// It ran past its timeout and was killed.
     pub timed_out: bool,
+    /// How long it ran, in milliseconds.
     pub duration_ms: f64,
     /// What went wrong, for `status = error` (and `cancelled`).
     pub error: Option<String>,
+    /// Its `on_error`.
     pub on_error: OnError,
     /// The start of stderr (at most 4 KiB).
     pub stderr: String,
     /// The start of stdout as the hook printed it (at most 4 KiB), for `ka-hooks run -v`.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub stdout: String,
+    /// More stdout was written than kept.
     pub stdout_truncated: bool,
+    /// More stderr was written than kept.
     pub stderr_truncated: bool,
+    /// What happened to its stdout.
     pub action: ActionReport,
 }
 

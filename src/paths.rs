@@ -2,7 +2,7 @@
 //! variables, so tests can point everything at temp dirs.
 //!
 //! `KA_CONFIG_DIR` and `KA_DATA_DIR` come first. Otherwise the user's directories come from the
-//! `directories` crate (SPEC §2), on every OS: on Linux `$XDG_CONFIG_HOME` (used only when
+//! `directories` crate, on every OS: on Linux `$XDG_CONFIG_HOME` (used only when
 //! absolute) or `~/.config`, and `$XDG_DATA_HOME` or `~/.local/share`; on macOS both are
 //! `~/Library/Application Support`. The home is `$HOME` when set and not empty; otherwise
 //! `directories` asks the C library (`getpwuid_r`): glibc through NSS (so LDAP or sssd users have
@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 
 /// File name of every layer's config, and of the project folder that marks a root.
 pub const CONFIG_FILE: &str = "ka.toml";
+/// The local layer's file name, in the project's `.ka/`.
 pub const LOCAL_FILE: &str = "ka.local.toml";
+/// The directory of a project's layer files.
 pub const PROJECT_DIR: &str = ".ka";
 
 /// The directories a load reads from, resolved once.

@@ -2,7 +2,7 @@
 //!
 //! The review shows what changed since the last trusted version (a diff of the hooks and of the
 //! scripts they run), or the whole inventory the first time. Every name, command and path is
-//! printed through [`crate::terminal::escape`], so a `\r` or an escape sequence cannot make
+//! printed through `crate::terminal::escape`, so a `\r` or an escape sequence cannot make
 //! `curl … | sh` read as `cargo fmt --check`. On a terminal it asks before recording; without one
 //! it records only with `--yes`. Inside an agent's tool call it refuses: the model must not
 //! approve its own edits ([`crate::paths::inside_agent_tool_call`]).
@@ -20,7 +20,10 @@ use crate::trust::{self, TrustRecord, TrustStatus, TrustStore};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Review and record.
-    Trust { yes: bool },
+    Trust {
+        /// Record without asking (`--yes`).
+        yes: bool,
+    },
     /// Print the status of each file.
     Show,
     /// Forget the records.

@@ -80,7 +80,9 @@ pub struct TrustRecord {
 /// One path a hook command names, relative to the project root.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ScriptRecord {
+    /// The path, relative to the project root.
     pub path: String,
+    /// The SHA-256 of its content; `None` when it did not exist.
     pub sha256: Option<String>,
 }
 
@@ -147,17 +149,30 @@ const STORE_VERSION: u32 = 2;
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
     #[error("no data directory: set KA_DATA_DIR to where ka-hooks may keep its trust store")]
+    /// There is no data directory to keep the store in.
     NoDataDir,
     #[error("failed to read the trust store {}: {source}", path.display())]
+    /// The store could not be read.
     Read {
+        /// The store's file.
         path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
     #[error("the trust store {} is corrupt ({why}); delete it and trust your projects again", path.display())]
-    Corrupt { path: PathBuf, why: String },
-    #[error("failed to write the trust store {}: {source}", path.display())]
-    Write {
+    /// The store is not what ka-hooks writes.
+    Corrupt {
+        /// The store's file.
         path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
+    #[error("failed to write the trust store {}: {source}", path.display())]
+    /// The store could not be written.
+    Write {
+        /// The store's file.
+        path: PathBuf,
+        /// Why.
         source: std::io::Error,
     },
 }

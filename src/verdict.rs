@@ -20,41 +20,57 @@ pub fn denied_by_json(h: &HookReport) -> bool {
 /// JSON deny), `blocked (cancelled)`, `blocked (a hook failed, on_error = block)`; else
 /// `result marked as error`, `ask`, `allow`; then `halt` (a hook stopped the turn), `keep going`
 /// (the agent continues), `capped` (a hook asked to keep going past `max_continuations`: the
-/// agent stops); else `proceed`.
+/// agent stops); else `proceed`. Derived from [`Outcome::next`].
 pub fn verdict(outcome: &Outcome) -> String {
-    if outcome.blocked {
-        let how = if outcome.hooks.iter().any(|h| h.status == Status::Blocked) {
-            ""
-        } else if outcome.hooks.iter().any(denied_by_json) {
-            " (deny)"
-        } else if outcome.cancelled.is_some() {
-            " (cancelled)"
-        } else if outcome
-            .hooks
-            .iter()
-            .any(|h| h.status == Status::Error && h.on_error == OnError::Block)
-        {
-            " (a hook failed, on_error = block)"
-        } else {
-            ""
-        };
-        return format!("blocked{how}");
+    use crate::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
+    match outcome.next() {
+        Next::ToolCall(Permission::Block { .. } | Permission::Halt { .. })
+        | Next::Prompt(Prompt::Block { .. } | Prompt::Halt { .. }) => {
+            format!("blocked{}", how_blocked(outcome))
+        }
+        Next::ToolCall(Permission::Ask { .. }) => "ask".to_owned(),
+        Next::ToolCall(Permission::Run {
+            pre_approved: true, ..
+        }) => "allow".to_owned(),
+        Next::ToolResult(ToolResult::Block { .. }) => "result marked as error".to_owned(),
+        Next::ToolResult(ToolResult::Halt { .. }) if outcome.mark_error => {
+            "result marked as error".to_owned()
+        }
+        Next::ToolResult(ToolResult::Halt { .. })
+        | Next::Stop(Stop::Halt { .. })
+        | Next::Other(Other::Halt { .. }) => "halt".to_owned(),
+        Next::Stop(Stop::KeepGoing { .. }) => "keep going".to_owned(),
+        Next::Stop(Stop::End) if outcome.capped => "capped".to_owned(),
+        Next::ToolCall(Permission::Run { .. })
+        | Next::Prompt(Prompt::Submit { .. })
+        | Next::ToolResult(_)
+        | Next::Stop(Stop::End)
+        | Next::Other(Other::Continue { .. }) => "proceed".to_owned(),
     }
-    if outcome.mark_error {
-        return "result marked as error".to_owned();
-    }
-    match outcome.decision {
-        Some(Decision::Ask) => "ask".to_owned(),
-        Some(Decision::Allow) => "allow".to_owned(),
-        _ if outcome.halt.is_some() => "halt".to_owned(),
-        _ if outcome.keep_going.is_some() => "keep going".to_owned(),
-        _ if outcome.capped => "capped".to_owned(),
-        _ => "proceed".to_owned(),
+}
+
+/// How a block came about, for [`verdict`].
+fn how_blocked(outcome: &Outcome) -> &'static str {
+    if outcome.hooks.iter().any(|h| h.status == Status::Blocked) {
+        ""
+    } else if outcome.hooks.iter().any(denied_by_json) {
+        " (deny)"
+    } else if outcome.cancelled.is_some() {
+        " (cancelled)"
+    } else if outcome
+        .hooks
+        .iter()
+        .any(|h| h.status == Status::Error && h.on_error == OnError::Block)
+    {
+        " (a hook failed, on_error = block)"
+    } else {
+        ""
     }
 }
 
 /// Whether `verdict` (as [`verdict`] spells it) is what `expected` names: `blocked` matches
 /// every kind of block, `mark_error` is accepted for `result marked as error`.
+#[cfg(feature = "cli")]
 pub fn matches(verdict: &str, expected: &str) -> bool {
     match expected {
         "blocked" => verdict.starts_with("blocked"),
@@ -65,6 +81,7 @@ pub fn matches(verdict: &str, expected: &str) -> bool {
 }
 
 /// The verdicts `ka-hooks test` accepts in `verdict = "..."`.
+#[cfg(feature = "cli")]
 pub const NAMES: [&str; 10] = [
     "blocked",
     "blocked (deny)",

@@ -1,4 +1,5 @@
-//! Adapters: run the same `ka.toml` hooks inside other agents (SPEC §9).
+//! Adapters: run the same `ka.toml` hooks inside other agents (Claude Code, Codex CLI, Gemini
+//! CLI).
 //!
 //! `ka-hooks claude`, `ka-hooks codex` and `ka-hooks gemini` are hook commands for those agents.
 //! Each reads the agent's hook payload on stdin, turns it into a ka event and payload (tool and
@@ -11,7 +12,7 @@
 //! ka-hooks itself cannot run the hooks because of a configuration error, it fails open, as
 //! users of these agents expect, and says so; `--fail-closed` blocks instead.
 //!
-//! The payload is read the way the agent wrote it ([`crate::payload`]: lone surrogates and
+//! The payload is read the way the agent wrote it (`crate::payload`: lone surrogates and
 //! deep nesting are JSON the JavaScript agents send). A payload that still cannot be read is
 //! never a reason to let a call through: the model shapes tool arguments, so if it could make
 //! the payload unreadable it could switch every guard off. It fails closed on the events that
@@ -37,8 +38,11 @@ pub mod copilot;
 pub mod created;
 pub mod cursor;
 pub mod gemini;
+#[cfg(feature = "cli")]
 pub mod hookfile;
+#[cfg(feature = "cli")]
 pub mod import;
+#[cfg(feature = "cli")]
 pub mod install;
 pub mod jsonedit;
 pub mod reshape;
@@ -52,10 +56,10 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::action::Decision;
-use crate::config::{Config, LayerState, LoadError, LoadOptions, OnError};
+use crate::config::{Config, LayerState, LoadError, LoadOptions};
 use crate::dispatch::{PayloadMirror, Request};
 use crate::event::Event;
-use crate::outcome::{Outcome, Status};
+use crate::outcome::Outcome;
 use crate::paths::{self, Paths};
 use crate::payload;
 
@@ -105,16 +109,17 @@ pub enum Flavour {
 }
 
 /// Options of `ka-hooks claude|codex|gemini`.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct AdapterArgs {
     /// When ka-hooks itself cannot run the hooks (configuration error, interrupted), block the
     /// tool call or prompt (exit 2) instead of failing open. (A payload that cannot be read
     /// blocks them anyway.)
-    #[arg(long)]
+    #[cfg_attr(feature = "cli", arg(long))]
     pub fail_closed: bool,
     /// The agent's event name, for agents whose payload does not carry one (set by
     /// [`hookfile::HookArgs`]).
-    #[arg(skip)]
+    #[cfg_attr(feature = "cli", arg(skip))]
     pub event: Option<String>,
 }
 
@@ -253,10 +258,7 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
             }
         })));
     }
-    let outcome = match config.dispatch(request) {
-        Ok(outcome) => outcome,
-        Err(e) => return fail(agent, args, Some(call.event), &e.to_string()),
-    };
+    let outcome = config.dispatch(request);
     if let Some(why) = &outcome.cancelled {
         // Interrupted (SIGINT/SIGTERM/SIGHUP): a failure like any other, so --fail-closed decides.
         return fail(
@@ -709,70 +711,78 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The verdict, derived from [`Outcome::next`] (the one copy of the rules) and
+    /// [`Outcome::for_user`]; only what the agent's contract needs on top is added here.
     fn of(agent: Agent, call: &Call, outcome: &Outcome) -> Verdict {
+        use crate::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
         let mut verdict = Verdict {
-            block: outcome.blocked.then(|| {
-                outcome
-                    .reason
-                    .clone()
-                    .unwrap_or_else(|| "blocked by a ka hook".into())
-            }),
-            decision: if outcome.blocked {
-                None
-            } else {
-                outcome.decision
-            },
-            reason: if outcome.blocked {
-                None
-            } else {
-                outcome.reason.clone()
-            },
             feedback: outcome.feedback.clone(),
-            mark_error: outcome.mark_error,
             mode: outcome.mode.clone(),
             context: outcome.context.clone(),
-            keep_going: outcome.keep_going.clone(),
-            halt: outcome.halt.clone(),
             ..Verdict::default()
         };
-        // What weakened guards comes first: the user must hear it on every call it concerns.
-        verdict.messages.extend(
-            outcome
-                .announcements
-                .iter()
-                .map(|a| format!("ka-hooks: {a}")),
-        );
-        for untrusted in &outcome.untrusted {
-            verdict.messages.push(untrusted.to_string());
+        match outcome.next() {
+            Next::ToolCall(permission) => match permission {
+                Permission::Block { reason } => verdict.block = Some(reason),
+                Permission::Halt { reason } => {
+                    // The model learns only that the call did not go ahead.
+                    verdict.block = Some(
+                        outcome
+                            .reason()
+                            .unwrap_or("the turn was halted by a ka hook")
+                            .to_owned(),
+                    );
+                    verdict.halt = Some(reason);
+                }
+                Permission::Ask { reason, .. } => {
+                    verdict.decision = Some(Decision::Ask);
+                    verdict.reason = Some(reason);
+                }
+                Permission::Run { pre_approved, .. } => {
+                    verdict.decision = pre_approved.then_some(Decision::Allow);
+                    verdict.reason = outcome.reason().map(str::to_owned);
+                }
+            },
+            Next::Prompt(prompt) => match prompt {
+                Prompt::Block { reason } => verdict.block = Some(reason),
+                Prompt::Halt { reason } => {
+                    verdict.block = Some(
+                        outcome
+                            .reason()
+                            .unwrap_or("the turn was halted by a ka hook")
+                            .to_owned(),
+                    );
+                    verdict.halt = Some(reason);
+                }
+                Prompt::Submit { .. } => {}
+            },
+            Next::ToolResult(result) => match result {
+                ToolResult::Halt { reason } => {
+                    verdict.mark_error = outcome.mark_error;
+                    verdict.halt = Some(reason);
+                }
+                ToolResult::Block { .. } => verdict.mark_error = true,
+                ToolResult::Feedback { .. } => {}
+            },
+            Next::Stop(stop) => match stop {
+                Stop::Halt { reason } => verdict.halt = Some(reason),
+                Stop::KeepGoing { reason } => verdict.keep_going = Some(reason),
+                Stop::End => {}
+            },
+            Next::Other(other) => match other {
+                Other::Halt { reason } => verdict.halt = Some(reason),
+                Other::Continue { .. } => {}
+            },
         }
+        // What weakened guards comes first: the user must hear it on every call it concerns.
+        let for_user = outcome.for_user();
+        verdict.messages.extend(for_user.guards);
         verdict.messages.extend(
             call.notes
                 .iter()
                 .map(|note| format!("ka-hooks {}: {note}", agent.command())),
         );
-        verdict.messages.extend(outcome.notes.iter().cloned());
-        verdict.messages.extend(outcome.messages.iter().cloned());
-        // A failure that blocked is already the block's reason.
-        let said_in_reason = |on_error| outcome.blocked && on_error == OnError::Block;
-        for h in outcome
-            .hooks
-            .iter()
-            .filter(|h| h.status == Status::Error && !said_in_reason(h.on_error))
-        {
-            verdict.messages.push(format!(
-                "hook `{}` failed ({}); on_error = \"{}\"",
-                h.name,
-                h.error.as_deref().unwrap_or("error"),
-                h.on_error.as_str()
-            ));
-        }
-        verdict.messages.extend(
-            outcome
-                .diagnostics
-                .iter()
-                .filter(|d| d.contains("the whole object was ignored"))
-                .cloned(),
-        );
+        verdict.messages.extend(for_user.hooks);
         if let Some(mode) = &verdict.mode {
             verdict.messages.push(format!(
                 "a ka hook asked to switch to `{mode}` mode; {} hooks cannot switch the \

@@ -54,7 +54,7 @@ pub(crate) struct Later {
 
 impl Batch {
     /// How the dispatch reports each hook, before anything is known of its start.
-    pub fn started(&self, how: &'static str) -> Vec<Started> {
+    pub fn started(&self, how: super::Handover) -> Vec<Started> {
         self.hooks
             .iter()
             .map(|h| Started {

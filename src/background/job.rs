@@ -143,7 +143,8 @@ impl Job {
         }
         Delivered {
             hook: self.hook,
-            event: self.event,
+            // Written by this crate from an `Event` (see `Batch::jobs`).
+            event: self.event.parse().unwrap_or(Event::PostToolUse),
             tool: self.tool,
             paths: self.paths,
             status,

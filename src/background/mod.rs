@@ -34,6 +34,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::event::Event;
 use crate::outcome::{Outcome, Status, WouldHave};
 
 mod batch;
@@ -77,28 +78,39 @@ pub fn supervise() -> u8 {
 
 /// One finished background run, as delivered to a later dispatch of its session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Delivered {
+    /// The hook's name.
     pub hook: String,
     /// The event it ran for.
-    pub event: String,
+    #[serde(with = "crate::event::by_name")]
+    pub event: Event,
+    /// The tool of the call it ran for, on tool events.
     pub tool: Option<String>,
     /// The paths of the call it ran for.
     pub paths: Vec<String>,
+    /// How it ended.
     pub status: Status,
     /// Ended by a newer run of the same hook for the same paths.
     pub superseded: bool,
+    /// Its exit code, when it exited.
     pub exit_code: Option<i32>,
+    /// It ran past its timeout and was killed.
     pub timed_out: bool,
+    /// How long it ran, in milliseconds.
     pub duration_ms: f64,
     /// What went wrong (status `error` or `cancelled`).
     pub error: Option<String>,
     /// Feedback it gave for the tool result (which the model has already read: it comes as
     /// context now).
     pub feedback: Option<String>,
+    /// Context it gave for the model.
     pub context: Option<String>,
     /// The tool result would have been marked as an error.
     pub mark_error: bool,
+    /// Transcript notes it gave.
     pub notes: Vec<String>,
+    /// Messages it gave for the user.
     pub messages: Vec<String>,
     /// A report-only (`enforce = false`) hook's verdict.
     pub report_only: Vec<WouldHave>,
@@ -108,15 +120,30 @@ pub struct Delivered {
     pub finished: String,
 }
 
+/// How an async hook was handed over to the background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Handover {
+    /// To a thread of this process.
+    Thread,
+    /// To a detached supervisor process (the `ka-hooks` binary), which outlives this one.
+    Supervisor,
+    /// It could not be started (see `error`): nothing runs, and nothing will be delivered.
+    Failed,
+}
+
 /// A run starting in the background, as the dispatch that started it reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Started {
+    /// The hook's name.
     pub hook: String,
     /// The paths it runs for.
     pub paths: Vec<String>,
-    /// How it was handed over: `thread` or `supervisor`; `failed` with `error` when it could
-    /// not be started (then nothing runs, and nothing will be delivered).
-    pub how: &'static str,
+    /// How it was handed over.
+    pub how: Handover,
+    /// Why it could not be started (with [`Handover::Failed`]).
     pub error: Option<String>,
 }
 
@@ -125,10 +152,10 @@ pub struct Started {
 /// here). Returns how each was started, and what was noticed preparing them here.
 pub(crate) fn start(batch: Batch) -> (Vec<Started>, Option<String>) {
     let Some(d) = DETACHED.get() else {
-        let mut started = batch.started("thread");
+        let mut started = batch.started(Handover::Thread);
         if let Err(e) = local::start(batch) {
             for s in &mut started {
-                s.how = "failed";
+                s.how = Handover::Failed;
                 s.error = Some(e.clone());
             }
         }
@@ -141,11 +168,11 @@ pub(crate) fn start(batch: Batch) -> (Vec<Started>, Option<String>) {
             let mut started = Started {
                 hook: job.hook.clone(),
                 paths: job.paths.clone(),
-                how: "supervisor",
+                how: Handover::Supervisor,
                 error: None,
             };
             if let Err(e) = detached::start(&d.exe, d.data_dir.as_deref(), job) {
-                started.how = "failed";
+                started.how = Handover::Failed;
                 started.error = Some(e);
             }
             started

@@ -135,9 +135,11 @@ pub fn run(
     let mut request = Request::new(event, payload);
     request.denials = denials.as_ref().map(|d| d.denials.clone());
     request.continued = tracker.as_ref().map(|t| t.continued());
-    request.only_hook = args.hook;
     request.cancel = crate::interrupt::token();
-    let mut outcome = config.dispatch(request).map_err(|e| e.to_string())?;
+    let mut outcome = match &args.hook {
+        Some(hook) => config.replay(request, hook).map_err(|e| e.to_string())?,
+        None => config.dispatch(request),
+    };
     outcome.diagnostics.extend(notes);
     if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
         outcome.diagnostics.push(format!(
@@ -480,7 +482,7 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
             w,
             "  async hook {} (after {}) ended: {what}, {:.1} ms",
             escape(&d.hook),
-            escape(&d.event),
+            d.event,
             d.duration_ms
         );
     }
@@ -494,7 +496,7 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
             w,
             "  report-only hook {} would have: {}{detail} (not applied: enforce = false)",
             escape(&r.hook),
-            escape(&r.effect)
+            r.effect.as_str()
         );
     }
     for d in &outcome.diagnostics {

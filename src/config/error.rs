@@ -6,9 +6,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One error in a configuration file, located by file, line and column.
 pub struct ConfigError {
+    /// The file it is in.
     pub file: PathBuf,
+    /// The line (1-based), when known.
     pub line: Option<usize>,
+    /// The column (1-based), when known.
     pub column: Option<usize>,
     /// Key path such as `hooks[2].timeout`.
     pub key: Option<String>,

@@ -65,6 +65,7 @@ pub enum ToolFilter {
 /// A compiled `tool = [...]`.
 #[derive(Debug)]
 pub struct Tools {
+    /// The patterns as written.
     pub patterns: Vec<String>,
     /// The patterns without glob syntax, compared as strings: the common case, and the
     /// check every tool call pays for.
@@ -76,13 +77,18 @@ pub struct Tools {
 /// A compiled `matcher = "..."`.
 #[derive(Debug)]
 pub struct Matcher {
+    /// The pattern as written.
     pub source: String,
+    /// How it is compared.
     pub kind: MatcherKind,
 }
 
 #[derive(Debug)]
+/// How a `matcher` compares.
 pub enum MatcherKind {
+    /// Plain names separated by `|`, compared as strings.
     Names(Vec<String>),
+    /// A regular expression, matched against the whole field.
     Regex(regex::bytes::Regex),
 }
 

@@ -701,14 +701,19 @@ fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
 /// One project or local file as `ka-hooks trust` reviews it.
 #[derive(Debug)]
 pub struct Reviewed {
+    /// The project root the layer belongs to.
     pub root: PathBuf,
+    /// Which layer (project or local).
     pub layer: Layer,
     /// Relative to the root, as the store keys it (`.ka/ka.toml`).
     pub rel: &'static str,
+    /// The layer file.
     pub path: PathBuf,
     /// The file's text; `Err` when it cannot be loaded (why), `Ok(None)` when it is gone.
     pub text: Result<Option<String>, String>,
+    /// The trust record of its content, when one exists.
     pub record: Option<TrustRecord>,
+    /// What the trust store says of its content now.
     pub status: TrustStatus,
     /// What changed, for a stale or removed file.
     pub what: Option<String>,
@@ -764,7 +769,7 @@ impl ReviewBase {
 
     /// What one file changes in the hooks of the files before it, by name: for each, which hook
     /// of which file, every key before and after, and whether loading refuses it as a weakening
-    /// (see [`super::monotone`]). One line each, for the review; call it before
+    /// (see `super::monotone`). One line each, for the review; call it before
     /// [`ReviewBase::file_commands`] adds the file.
     pub fn changes(&self, layer: Layer, path: &Path, text: &str) -> Vec<String> {
         let file = parse_reviewed(layer, path, text, &mut Vec::new());

@@ -28,6 +28,7 @@ pub enum Layer {
 }
 
 impl Layer {
+    /// The layer's name as users write it (`managed`, `user`, `project`, `local`).
     pub const fn as_str(self) -> &'static str {
         match self {
             Layer::Managed => "managed",
@@ -52,6 +53,7 @@ impl fmt::Display for Layer {
 /// Where a hook entry (or one of its overrides) was written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
+    /// Which layer it came from.
     pub layer: Layer,
     /// The layer file, shared by every entry of it (one allocation per file, not per hook).
     pub file: Arc<Path>,
@@ -88,6 +90,7 @@ pub enum OnError {
 }
 
 impl OnError {
+    /// The value as written in `ka.toml`.
     pub const fn as_str(self) -> &'static str {
         match self {
             OnError::Ignore => "ignore",
@@ -104,11 +107,17 @@ pub struct Hook {
     pub name: String,
     /// Whether the name was written in a file (only written names merge across entries).
     pub named: bool,
+    /// The event it runs on.
     pub event: Event,
+    /// Its `tool` / `matcher` filter.
     pub filter: ToolFilter,
+    /// The shell command, as written.
     pub command: String,
+    /// How long it may run before it is killed.
     pub timeout: Duration,
+    /// What a failure of the hook means.
     pub on_error: OnError,
+    /// `false` when `enabled = false`: it does not run.
     pub enabled: bool,
     /// Extra environment, sorted by name.
     pub env: Vec<(String, String)>,
@@ -133,20 +142,23 @@ pub struct Hook {
     /// Shown by the host while the hook runs.
     pub status_message: Option<String>,
     /// Set on a guard of a trusted layer that changed or vanished: the hook is not run, and
-    /// every call it would have matched is blocked with this reason (see [`super::stale`]).
+    /// every call it would have matched is blocked with this reason (see `super::stale`).
     pub stale: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// An entry of a later layer merged over an earlier hook of the same name.
 pub struct Override {
+    /// The layer file of the overriding entry.
     pub source: Source,
+    /// The keys it set.
     pub keys: Vec<String>,
 }
 
 impl Hook {
     /// Whether the hook runs for a call of `tool` (tool events) or at all (other events). In a
     /// guard, `write`/`edit` stand for every tool that writes files and `read` for every tool
-    /// that reads them (see [`super::filter`]).
+    /// that reads them (see `super::filter`).
     pub fn matches_tool(&self, tool: Option<&str>) -> bool {
         !self.event.is_tool_event()
             || self.filter.matches(tool)
@@ -180,7 +192,7 @@ impl Hook {
     }
 
     /// Whether the call passes the hook's `if`. A rule that cannot be checked statically (the
-    /// program is `$cmd`, a quote never closes; see [`super::rule::Rule::check`]) passes for a
+    /// program is `$cmd`, a quote never closes; see `Rule::check`) passes for a
     /// guard, a hook that can veto the call, so that it runs and judges the call itself (fail
     /// closed), and not for any other hook; the second value says why it passed unchecked.
     pub fn rule_passes(
@@ -276,7 +288,9 @@ impl Hook {
 /// A hook that does not run because a later identical one replaces it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Deduplicated {
+    /// The hook's name.
     pub name: String,
+    /// Where it is defined.
     pub source: Source,
     /// Name of the hook that runs instead.
     pub kept: String,

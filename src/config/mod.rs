@@ -1,29 +1,29 @@
 //! Loading the configuration: which layers exist, which may run, and the hooks they define.
 //!
 //! A load goes through five passes, one module each:
-//! 1. **Discover** ([`discover`]): the managed file, the user file, and every directory from the
+//! 1. **Discover** (`discover`): the managed file, the user file, and every directory from the
 //!    filesystem root down to the working directory that holds a `.ka/` folder or has trust
 //!    records (so a deleted `.ka/` is still seen), outermost first. An inner `.ka/` adds layers;
 //!    it never hides an outer one.
-//! 2. **Read and judge** ([`read`], [`gate`]): each file is read once (regular file, 4 MiB,
+//! 2. **Read and judge** (`read`, `gate`): each file is read once (regular file, 4 MiB,
 //!    UTF-8; a project file must stay inside its project). The same bytes are hashed for the trust
 //!    gate and parsed. A gated file loads only when its record matches its bytes and the scripts
 //!    its hooks run ([`scripts`]).
-//! 3. **Parse** ([`parse`]): entries with `file:line:column` errors for every problem.
-//! 4. **Merge** ([`merge`], [`settings`]): entries by name, settings by figment, de-duplication,
-//!    monotone across trust boundaries ([`monotone`], [`strength`]): no layer weakens a hook of
+//! 3. **Parse** (`parse`): entries with `file:line:column` errors for every problem.
+//! 4. **Merge** (`merge`, `settings`): entries by name, settings by figment, de-duplication,
+//!    monotone across trust boundaries (`monotone`, `strength`): no layer weakens a hook of
 //!    a layer it does not own; such an entry is refused, said on every dispatch and in `check`.
-//! 5. **Fail closed** ([`stale`]): the guards of a trusted layer that changed or vanished block
+//! 5. **Fail closed** (`stale`): the guards of a trusted layer that changed or vanished block
 //!    every call they would have matched, until a person reviews the change.
 //!
 //! Failures stay in their layer: an untrusted, unreadable or invalid project file is reported
 //! and skipped, and the other layers load and run. A corrupt trust store makes project layers
 //! untrusted; it never disables the user's own hooks. A managed or user file that does not load
-//! is skipped the same way, never the whole load, and fails closed ([`broken`]): its last good
-//! version ([`snapshot`]) stands in for it, and its guards block every call they would have
+//! is skipped the same way, never the whole load, and fails closed (`broken`): its last good
+//! version (`snapshot`) stands in for it, and its guards block every call they would have
 //! matched, with the file, the line and the fix. A guard that an unreviewed edit (of the
 //! managed or user file, or of a project file under `trusted_roots`) removed or weakened is
-//! named in the next dispatch's answer ([`weakened`]); these, `disable_all`,
+//! named in the next dispatch's answer (`weakened`); these, `disable_all`,
 //! `KA_HOOKS_DISABLE` and `stale = "skip"` are [`Config::announcements`], which every dispatch
 //! copies into its outcome.
 
@@ -37,17 +37,17 @@ mod hook;
 mod merge;
 mod monotone;
 mod parse;
-pub mod paths_filter;
+pub(crate) mod paths_filter;
 mod read;
-pub mod rule;
+pub(crate) mod rule;
 pub(crate) mod script_names;
 pub mod scripts;
 mod settings;
 mod snapshot;
 mod stale;
-pub mod strength;
-pub mod template;
-pub mod touched;
+pub(crate) mod strength;
+pub(crate) mod template;
+pub(crate) mod touched;
 mod weakened;
 
 use std::fmt;
@@ -57,10 +57,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use error::{ConfigError, ConfigErrors};
+#[cfg(feature = "cli")]
 pub(crate) use filter::regex as filter_regex;
 pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
 pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
+#[cfg(feature = "cli")]
 pub(crate) use parse::single_bracket_table;
 pub use parse::{describe_entries, HOOK_KEYS, SETTINGS_KEYS};
 pub use read::MAX_CONFIG_BYTES;
@@ -99,16 +101,20 @@ pub enum LayerState {
 /// One layer file that exists (or existed, when it was trusted).
 #[derive(Debug, Clone, Serialize)]
 pub struct LayerFile {
+    /// Which layer.
     pub layer: Layer,
+    /// Its file.
     pub file: PathBuf,
     /// The project root of a project or local layer.
     pub root: Option<PathBuf>,
+    /// Whether and how it loaded.
     pub state: LayerState,
     /// SHA-256 of the content read (`None` when nothing could be read).
     pub sha256: Option<String>,
 }
 
 impl LayerFile {
+    /// Whether its hooks are part of the configuration.
     pub fn loaded(&self) -> bool {
         matches!(
             self.state,
@@ -120,9 +126,13 @@ impl LayerFile {
 /// A project or local layer that did not load as written, with the command that fixes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Untrusted {
+    /// Which layer (project or local).
     pub layer: Layer,
+    /// Its file.
     pub file: PathBuf,
+    /// What the trust store says of its content.
     pub status: TrustStatus,
+    /// How it was handled.
     pub state: LayerState,
     /// What is wrong, when more than its status (the script that changed, why it was refused).
     pub why: Option<String>,
@@ -184,6 +194,7 @@ impl fmt::Display for Untrusted {
 /// Where and how to load.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
+    /// Where the user's config and data live.
     pub paths: Paths,
     /// Where to look for project roots (`--project DIR`, else the working directory).
     pub start_dir: PathBuf,
@@ -213,6 +224,7 @@ pub struct Config {
     pub hooks: Vec<Hook>,
     /// Hooks replaced by a later identical one.
     pub deduplicated: Vec<Deduplicated>,
+    /// The combined `[hook_settings]` of the layers.
     pub settings: Settings,
     /// Every layer file found, with its state.
     pub layers: Vec<LayerFile>,
@@ -227,12 +239,12 @@ pub struct Config {
     /// [`crate::Outcome::announcements`], and every adapter says them to the user.
     pub announcements: Vec<String>,
     /// Entries that would have weakened another layer's hook and were not applied (the merge is
-    /// monotone: see [`monotone`]). Each is in `warnings` too; every dispatch tells the user.
+    /// monotone: see `monotone`). Each is in `warnings` too; every dispatch tells the user.
     pub refused: Vec<String>,
     /// What `check` and `doctor` say for the record: tool names read in another agent's
     /// spelling (`Write` matches ka's `write`).
     pub notes: Vec<String>,
-    /// The files and directories that hold ka's own configuration (see [`crate::protect`]),
+    /// The files and directories that hold ka's own configuration (see `crate::protect`),
     /// absolute and resolved.
     pub protected: Vec<PathBuf>,
     /// The files outside every project that the managed and user guards run (absolute words of
@@ -253,7 +265,9 @@ pub struct Config {
 /// and the configuration when there were none.
 #[derive(Debug)]
 pub struct CheckReport {
+    /// Every error found.
     pub errors: Vec<ConfigError>,
+    /// The configuration without the files in error, when the rest loads.
     pub config: Option<Config>,
 }
 
@@ -262,6 +276,7 @@ pub struct CheckReport {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error(transparent)]
+    /// One or more configuration files have errors.
     Config(#[from] ConfigErrors),
 }
 
@@ -288,7 +303,7 @@ impl Config {
     }
 
     /// The hooks that run for `event` (and `tool`, on tool events), in order, before `paths`
-    /// and `if` (a dispatch checks those first; see [`call::CallMatch`]). Allocation-free.
+    /// and `if` (a dispatch checks those first; see `call::CallMatch`). Allocation-free.
     pub fn hooks_for<'a>(
         &'a self,
         event: Event,

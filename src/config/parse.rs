@@ -172,6 +172,7 @@ impl ParsedFile {
     }
 }
 
+/// The keys a `[[hooks]]` entry takes.
 pub const HOOK_KEYS: &[&str] = &[
     "name",
     "event",
@@ -188,6 +189,7 @@ pub const HOOK_KEYS: &[&str] = &[
     "status_message",
     "env",
 ];
+/// The keys `[hook_settings]` takes.
 pub const SETTINGS_KEYS: &[&str] = &[
     "timeout",
     "disable_all",

@@ -21,8 +21,8 @@
 //!   `~/x` under the home directory. `Edit` and `Write` rules apply to every tool that edits files
 //!   (Claude Code: "Edit rules apply to all built-in tools that edit files"), `Read` rules to every
 //!   tool that reads or searches files, of every agent (Claude Code applies Read rules "to all
-//!   built-in tools that read files like Grep and Glob"): [`super::filter::FILE_WRITES`],
-//!   [`super::filter::FILE_READS`]. Each touched path is tested in every spelling
+//!   built-in tools that read files like Grep and Glob"): `super::filter::FILE_WRITES`,
+//!   `super::filter::FILE_READS`. Each touched path is tested in every spelling
 //!   [`super::touched`] gives it, so `./secrets/k`, `src/../secrets/k` and a symlink into
 //!   `secrets/` are `secrets/k`. A search (Grep, Glob, LS, `read_many_files`) reads a whole tree:
 //!   it matches when its directory (the root when it names none) holds a file the rule could
@@ -61,6 +61,7 @@ enum Pattern {
 /// A compiled `if` rule.
 #[derive(Debug, Clone)]
 pub struct Rule {
+    /// The rule as written.
     pub source: String,
     /// The ka tools it applies to.
     tools: Vec<String>,
@@ -232,7 +233,9 @@ impl ShellCache {
 /// The answer of [`Rule::check`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RuleMatch {
+    /// The call matches.
     Yes,
+    /// The call does not match.
     No,
     /// The call may match; only running the shell would tell (why).
     Unknown(String),

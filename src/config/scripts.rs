@@ -5,7 +5,7 @@
 //! Every word of every command that could name a file inside the project is recorded with its
 //! SHA-256 at trust time (or as absent, so creating it later counts as a change too), and
 //! re-hashed on every load. The words are read as the shell reads them, following `cd`, and
-//! programs that find their own files name them too ([`super::script_names`]: the makefile of
+//! programs that find their own files name them too (`super::script_names`: the makefile of
 //! `make guard`, the `package.json` of `npm run guard`, the package of `python3 -m pkg`). A path
 //! inside the project that is a symlink to a file outside it is recorded with the target's path
 //! and content ([`script_hash`]). What this cannot see is said per hook by

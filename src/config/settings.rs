@@ -36,6 +36,7 @@ pub enum StalePolicy {
     Skip,
 }
 #[derive(Debug, Clone, Serialize)]
+/// The combined `[hook_settings]` of the loaded layers.
 pub struct Settings {
     /// Default timeout of hooks that set none.
     pub timeout: Option<Duration>,
@@ -50,7 +51,7 @@ pub struct Settings {
     /// User or managed only: what the guards of a changed or removed project file do.
     pub stale: StalePolicy,
     /// User or managed only: turn a tool call aimed at ka's own files into `ask`
-    /// ([`crate::protect`]); on unless set to `false`.
+    /// (`crate::protect`); on unless set to `false`.
     pub protect_ka_files: bool,
     /// Managed only: run managed hooks and no others.
     pub managed_only: bool,

@@ -1,6 +1,6 @@
 //! How strong a hook is as a guard, compared key by key: what a later layer may change.
 //!
-//! The merge of layers is monotone across trust boundaries ([`super::merge`]): a project file may
+//! The merge of layers is monotone across trust boundaries (`super::merge`): a project file may
 //! add hooks and strengthen any hook, but it must not make the user's (or an outer project's, or
 //! the organisation's) guard guard less. "Less" is decided here, conservatively: anything that is
 //! not *provably* as strong is a weakening. So a `paths` that differs from the original is
@@ -27,8 +27,11 @@ use super::rule::Rule;
 /// One way a hook got weaker, for messages: key, before, after (e.g. "enforce", "true", "false").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Weakening {
+    /// The key that changed.
     pub key: &'static str,
+    /// Its value before the edit.
     pub before: String,
+    /// Its value after the edit.
     pub after: String,
 }
 

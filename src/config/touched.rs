@@ -1,5 +1,5 @@
 //! Which files a tool call touches, and the spellings of each that `paths`, `if` path rules and
-//! the built-in protection of ka's own files ([`crate::protect`]) test. One function for all three
+//! the built-in protection of ka's own files (`crate::protect`) test. One function for all three
 //! ([`Resolver::spellings`]), so that no guard sees a file another one misses.
 //!
 //! A guard must match the file, not the spelling: `src/s/key` with `src/s -> ../secrets` is
@@ -122,7 +122,9 @@ pub fn reaches(literal: &Path, dir: &Spelling, resolver: &Resolver) -> bool {
 /// One spelling of a touched path: absolute, and relative to the root when under it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spelling {
+    /// The absolute, lexically normalised path.
     pub absolute: PathBuf,
+    /// The path relative to the root, when it is inside.
     pub relative: Option<PathBuf>,
 }
 
@@ -142,6 +144,7 @@ pub struct Resolver {
 }
 
 impl Resolver {
+    /// A resolver of paths against `root`.
     pub fn new(root: &Path) -> Resolver {
         let root = lexical(Path::new("/"), root);
         let real_root = real(&root);

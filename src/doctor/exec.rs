@@ -157,9 +157,8 @@ pub(crate) fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check 
     let tool = synthetic_tool(hook);
     let payload = synthetic_payload(hook.event, tool.as_deref(), &scratch_path);
     let mut request = Request::new(hook.event, payload);
-    request.only_hook = Some(hook.name.clone());
     request.cancel = crate::interrupt::token();
-    let outcome = match config.dispatch(request) {
+    let outcome = match config.replay(request, &hook.name) {
         Ok(outcome) => outcome,
         Err(e) => return Check::failing("exec", format!("not run: {e}"), None),
     };

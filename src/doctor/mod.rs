@@ -1,4 +1,4 @@
-//! `ka-hooks doctor`: is every hook wired and working? (SPEC §10)
+//! `ka-hooks doctor`: is every hook wired and working?
 //!
 //! For each hook in effect, and each hook of a layer the trust gate skipped, the doctor checks
 //! without running anything that its command resolves (a shell builtin, a program on `PATH`, or an

@@ -1,7 +1,7 @@
 //! The `expect` table of a case, matched against the [`Outcome`] of its dispatch.
 //!
 //! - `verdict = "blocked" | "blocked (deny)" | "ask" | "allow" | "proceed" | "mark_error" |
-//!   "keep_going" | "capped" | "halt"`: what the host does ([`crate::verdict`]); `blocked`
+//!   "keep_going" | "capped" | "halt"`: what the host does (`crate::verdict`); `blocked`
 //!   matches every kind of block.
 //! - `FIELD = VALUE`, for any field of the outcome's JSON (`ka-hooks run --json`): `blocked`,
 //!   `decision`, `mode`, `mark_error`, ... must equal VALUE; a table (`updated_input = { command

@@ -81,7 +81,7 @@ pub struct CaseResult {
     pub passed: bool,
     /// Each unmet expectation, or why the case could not run.
     pub failures: Vec<String>,
-    /// The verdict of the dispatch (see [`crate::verdict`]).
+    /// The verdict of the dispatch (see `crate::verdict`).
     pub verdict: Option<String>,
     pub duration_ms: f64,
     /// The whole outcome, for `--json`.
@@ -102,7 +102,6 @@ pub fn run_case(
         .entry("cwd")
         .or_insert_with(|| Value::String(root.to_string_lossy().into_owned()));
     let mut request = Request::new(case.event, payload);
-    request.only_hook = case.hook.clone();
     request.continued = case.continuations;
     request.cancel = cancel;
     let mut result = CaseResult {
@@ -116,7 +115,11 @@ pub fn run_case(
         duration_ms: 0.0,
         outcome: None,
     };
-    match config.dispatch(request) {
+    let outcome = match &case.hook {
+        Some(hook) => config.replay(request, hook),
+        None => Ok(config.dispatch(request)),
+    };
+    match outcome {
         Ok(outcome) => {
             result.failures = expect::check(&case.expect, &outcome);
             result.verdict = Some(crate::verdict::verdict(&outcome));

@@ -1,4 +1,5 @@
-//! Running one hook command as a child process (SPEC §4).
+//! Running one hook command as a child process: a process group of its own, a timeout, capped
+//! output, and nothing left behind.
 //!
 //! [`run`] starts `/bin/sh -c <command>` (by absolute path, so no `sh` planted earlier in `PATH` can take
 //! over, and never a login shell, so profile noise cannot reach stdout) in the given directory, with
@@ -205,6 +206,7 @@ fn format_duration(d: Duration) -> String {
 /// The result of [`run`].
 #[derive(Debug, Clone)]
 pub struct Finished {
+    /// How the process ended.
     pub termination: Termination,
     /// Lossy UTF-8 of the first [`STDOUT_CAP`] bytes.
     pub stdout: String,
@@ -212,7 +214,9 @@ pub struct Finished {
     pub stdout_truncated: bool,
     /// Lossy UTF-8 of the first [`STDERR_CAP`] bytes.
     pub stderr: String,
+    /// More was written and discarded.
     pub stderr_truncated: bool,
+    /// How long it ran.
     pub duration: Duration,
     /// stdout/stderr stayed open after the hook's process group was killed: some process that left the
     /// group (setsid) holds them. We stopped reading and returned anyway.

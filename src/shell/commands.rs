@@ -45,6 +45,7 @@ impl SimpleCommand {
 /// What a command line runs, as far as it can be known without running it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommandLine {
+    /// The simple commands, in order.
     pub commands: Vec<SimpleCommand>,
     /// Why part of it cannot be known statically (an unterminated quote, `sh` reading its
     /// commands from standard input, `eval "$x"`); empty when everything was read.

@@ -5,7 +5,7 @@
 //! Nothing is expanded: a word that holds a parameter, a substitution, an unquoted glob or a
 //! brace expansion is marked `dynamic`, because its value is only known when the shell runs.
 //! What cannot be read at all (an unterminated quote, `$(` without `)`, arithmetic that hides a
-//! substitution, nesting past [`MAX_DEPTH`]) is an error with the reason, so the caller can fail
+//! substitution, nesting past `MAX_DEPTH`) is an error with the reason, so the caller can fail
 //! closed. Never panics, whatever the input (property-tested in tests/it/proptest_parsers.rs).
 
 /// Deepest nesting of substitutions and `sh -c` strings read; deeper is an error, not a stack
@@ -44,6 +44,7 @@ impl Word {
 /// A token of a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Token {
+    /// A word.
     Word(Word),
     /// `;`, `&`, `&&`, `||`, `|`, `|&`, `;;`, newline, `(`, `)`: the end of a simple command.
     Separator,

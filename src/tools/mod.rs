@@ -292,7 +292,7 @@ pub fn payload_to_ka(payload: &mut Map<String, Value>) -> Result<(), String> {
 ///
 /// The agent's own key wins: a Claude `Write` input holding both `file_path` (the file Claude
 /// writes) and a `path` gets ka's `path` from `file_path`, and keeps the other `path` as
-/// `shadowed_path`, which path matching still looks at ([`crate::config::touched`]) and a
+/// `shadowed_path`, which path matching still looks at (`crate::config::touched`) and a
 /// rewrite gives back under its own name.
 pub fn args_to_ka(agent: Agent, tool: &str, args: &Map<String, Value>) -> Map<String, Value> {
     let renames = if tools_agents::is_listed_here(agent) {

@@ -34,12 +34,10 @@ fn next_delivery(
 ) -> ka_hooks::Outcome {
     let mut found = None;
     within(15, what, || {
-        let next = config
-            .dispatch(Request::new(
-                Event::Stop,
-                object(json!({ "session_id": session })),
-            ))
-            .expect("dispatch");
+        let next = config.dispatch(Request::new(
+            Event::Stop,
+            object(json!({ "session_id": session })),
+        ));
         if next.delivered.is_empty() {
             // Nothing else runs on this stop: no result, no context.
             assert_eq!(next.context, None, "{next:#?}");
@@ -341,13 +339,16 @@ fn the_library_returns_at_once_and_delivers_in_process() {
         )
     };
     let started = Instant::now();
-    let outcome = config.dispatch(call("lib-session")).expect("dispatch");
+    let outcome = config.dispatch(call("lib-session"));
     assert!(
         started.elapsed() < Duration::from_millis(900),
         "the dispatch waited for the async hook"
     );
     assert_eq!(outcome.background.len(), 1);
-    assert_eq!(outcome.background[0].how, "thread");
+    assert_eq!(
+        outcome.background[0].how,
+        ka_hooks::background::Handover::Thread
+    );
     assert!(outcome.hooks.is_empty());
     let next = next_delivery(&config, "lib-session", "the in-process result never came");
     let delivered = &next.delivered;
@@ -398,10 +399,12 @@ fn an_async_hook_whose_dir_cannot_be_entered_runs_elsewhere_and_says_so() {
     let missing = p.base.join("missing").join("dir");
     let payload = json!({"tool": "write", "session_id": "dir-session", "cwd": missing,
                          "arguments": {"path": "a.rs"}});
-    let outcome = config
-        .dispatch(Request::new(Event::PostToolUse, object(payload)))
-        .expect("dispatch");
-    assert_eq!(outcome.background[0].how, "thread", "{outcome:#?}");
+    let outcome = config.dispatch(Request::new(Event::PostToolUse, object(payload)));
+    assert_eq!(
+        outcome.background[0].how,
+        ka_hooks::background::Handover::Thread,
+        "{outcome:#?}"
+    );
     let delivered = next_delivery(&config, "dir-session", "the result never came").delivered;
     assert_eq!(delivered[0].status, ka_hooks::outcome::Status::Ok);
     assert!(
@@ -437,9 +440,7 @@ fn async_and_foreground_hooks_of_one_call_read_the_same_payload() {
     p.user(&toml);
     let config = p.load();
     let payload = json!({"tool": "write", "session_id": "same", "arguments": {"path": "a.rs"}});
-    let outcome = config
-        .dispatch(Request::new(Event::PostToolUseFailure, object(payload)))
-        .expect("dispatch");
+    let outcome = config.dispatch(Request::new(Event::PostToolUseFailure, object(payload)));
     assert_eq!(outcome.background.len(), 1, "{outcome:#?}");
     assert_eq!(outcome.hooks.len(), 1, "{outcome:#?}");
     within(15, "the async hook never wrote its payload", || a.exists());

@@ -43,10 +43,8 @@ fn concurrent_dispatches_append_whole_parsable_lines() {
             s.spawn(move || {
                 let args = json!({ "command": format!("echo secret-{i}") });
                 let args = args.as_object().cloned().unwrap_or_default();
-                let outcome = config
-                    .dispatch(Request::tool_call(Event::PreToolUse, "bash", args))
-                    .expect("dispatch");
-                assert!(outcome.blocked);
+                let outcome = config.dispatch(Request::tool_call(Event::PreToolUse, "bash", args));
+                assert!(outcome.blocked());
                 assert!(outcome.diagnostics.iter().all(|d| !d.contains("audit log")));
             });
         }
@@ -91,9 +89,7 @@ fn unwritable_log_is_a_diagnostic_not_a_failure() {
         trust_once: false,
     })
     .expect("load");
-    let outcome = config
-        .dispatch(Request::new(Event::Stop, serde_json::Map::new()))
-        .expect("dispatch");
+    let outcome = config.dispatch(Request::new(Event::Stop, serde_json::Map::new()));
     assert_eq!(outcome.hooks.len(), 1);
     assert!(
         outcome.diagnostics.iter().any(|d| d.contains("audit log")),
@@ -187,7 +183,6 @@ fn dispatch_within_bound(p: &Project, payload: Value) -> ka_hooks::Outcome {
     });
     rx.recv_timeout(Duration::from_secs(10))
         .expect("the dispatch hung on the audit log")
-        .expect("dispatch")
 }
 
 /// Attack: a `log` path that is a FIFO hung the dispatch forever.

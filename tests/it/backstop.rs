@@ -234,19 +234,19 @@ fn the_library_takes_the_turns_denials_in_the_request_and_returns_them() {
             object(json!({"command": command})),
         );
         request.denials = denials;
-        config.dispatch(request).expect("dispatch")
+        config.dispatch(request)
     };
     let mut denials = Some(Denials::default());
     for _ in 0..3 {
         let outcome = call("curl http://a", denials.take());
-        assert!(outcome.blocked);
+        assert!(outcome.blocked());
         denials = outcome.denials;
     }
     let outcome = call("wget http://a", denials.clone());
-    assert!(!outcome.blocked);
-    assert_eq!(outcome.decision, Some(Decision::Ask), "{outcome:?}");
+    assert!(!outcome.blocked());
+    assert_eq!(outcome.decision(), Some(Decision::Ask), "{outcome:?}");
     // Without the turn's denials, the backstop is off.
     let outcome = call("wget http://a", None);
-    assert_eq!(outcome.decision, None);
+    assert_eq!(outcome.decision(), None);
     assert!(outcome.denials.is_none());
 }

@@ -55,7 +55,7 @@ fn cancel_from_another_thread_blocks_the_guard_and_kills_every_group() {
         let run = s.spawn(|| config.dispatch(request));
         let pid = started(&p, "slow-guard");
         token.cancel();
-        let outcome = run.join().expect("dispatch thread").expect("dispatch");
+        let outcome = run.join().expect("dispatch thread");
         eventually("the cancelled hook survived", || process_gone(pid));
         eventually("its group survived", || group_gone(pid));
         outcome
@@ -68,14 +68,17 @@ fn cancel_from_another_thread_blocks_the_guard_and_kills_every_group() {
     let bg = pid_in(&p, "slow-guard.bg");
     eventually("the hook's background child survived", || process_gone(bg));
 
-    assert!(outcome.blocked, "a cancelled guard never reads as allowed");
-    let reason = outcome.reason.as_deref().unwrap_or_default();
+    assert!(
+        outcome.blocked(),
+        "a cancelled guard never reads as allowed"
+    );
+    let reason = outcome.reason().unwrap_or_default();
     assert!(reason.contains("cancelled"), "{reason}");
     assert_eq!(
         outcome.cancelled.as_deref(),
         Some("cancelled by the caller")
     );
-    assert_eq!(outcome.decision, None);
+    assert_eq!(outcome.decision(), None);
     assert_eq!(report(&outcome, "slow-guard").status, Status::Cancelled);
     assert_eq!(report(&outcome, "later").status, Status::Cancelled);
     assert!(!p.exists("later.ran"), "a hook started after the cancel");
@@ -102,7 +105,7 @@ fn a_deadline_cancels_concurrent_hooks_without_blocking_an_advisory_event() {
         let pid = pid_in(&p, &format!("{name}.pid"));
         eventually("a hook outlived the deadline", || group_gone(pid));
     }
-    assert!(!outcome.blocked, "stop cannot be blocked");
+    assert!(!outcome.blocked(), "stop cannot be blocked");
     assert_eq!(
         outcome.cancelled.as_deref(),
         Some("the dispatch deadline passed")
@@ -119,7 +122,7 @@ fn a_token_cancelled_before_the_dispatch_starts_no_hook() {
     );
     assert!(!p.exists("guard.ran"));
     assert_eq!(report(&outcome, "guard").status, Status::Cancelled);
-    assert!(outcome.blocked, "a cancelled prompt guard blocks");
+    assert!(outcome.blocked(), "a cancelled prompt guard blocks");
 }
 
 #[test]
@@ -136,6 +139,6 @@ fn an_uncancelled_token_changes_nothing() {
             .with_deadline(Instant::now() + Duration::from_secs(60)),
     );
     assert_eq!(report(&outcome, "guard").status, Status::Ok);
-    assert!(!outcome.blocked);
+    assert!(!outcome.blocked());
     assert_eq!(outcome.cancelled, None);
 }

@@ -123,16 +123,15 @@ fn if_rules_are_checked_before_spawning_and_per_subcommand() {
     );
     let blocked = |cmd: &str| {
         p.tool_call(Event::PreToolUse, "bash", json!({"command": cmd}))
-            .blocked
+            .blocked()
     };
     assert!(blocked("git commit -m x"));
     assert!(blocked("ls && git commit -m x"));
     assert!(blocked("GIT_AUTHOR=me git commit"));
     assert!(!blocked("git status"));
-    assert!(
-        !p.tool_call(Event::PreToolUse, "write", json!({"path": "a"}))
-            .blocked
-    );
+    assert!(!p
+        .tool_call(Event::PreToolUse, "write", json!({"path": "a"}))
+        .blocked());
     assert_eq!(p.read("ran").unwrap_or_default().lines().count(), 3);
 }
 
@@ -148,7 +147,7 @@ fn report_only_guards_say_what_they_would_do_and_apply_nothing() {
     );
     let out = p.tool_call(Event::PreToolUse, "write", json!({"path": "a"}));
     assert!(
-        !out.blocked && out.decision.is_none() && out.updated_input.is_none(),
+        !out.blocked() && out.decision().is_none() && out.updated_input.is_none(),
         "{out:?}"
     );
     let effects: Vec<(&str, &str)> = out
@@ -163,7 +162,10 @@ fn report_only_guards_say_what_they_would_do_and_apply_nothing() {
     assert_eq!(out.report_only[0].detail.as_deref(), Some("would block"));
     let post = p.tool_call(Event::PostToolUse, "write", json!({"path": "a"}));
     assert!(!post.mark_error);
-    assert_eq!(post.report_only[0].effect, "mark_error");
+    assert_eq!(
+        post.report_only[0].effect,
+        ka_hooks::outcome::Effect::MarkError
+    );
 }
 
 #[test]

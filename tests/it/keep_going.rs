@@ -26,7 +26,7 @@ fn stop_exit_2_keeps_the_agent_going_with_stderr_as_the_next_input() {
         outcome.keep_going.as_deref(),
         Some("tests still fail: fix them")
     );
-    assert!(!outcome.blocked);
+    assert!(!outcome.blocked());
 }
 
 #[test]

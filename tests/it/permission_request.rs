@@ -24,14 +24,14 @@ fn an_auto_approver_cannot_approve_a_write_to_ka_files() {
         "write",
         json!({"path": target, "content": "[[hooks]]\n"}),
     );
-    assert_eq!(outcome.decision, Some(Decision::Ask), "{outcome:?}");
+    assert_eq!(outcome.decision(), Some(Decision::Ask), "{outcome:?}");
     // Elsewhere the approval stands.
     let outcome = p.tool_call(
         Event::PermissionRequest,
         "write",
         json!({"path": p.root.join("src/a.rs"), "content": "x"}),
     );
-    assert_eq!(outcome.decision, Some(Decision::Allow));
+    assert_eq!(outcome.decision(), Some(Decision::Allow));
 }
 
 #[test]
@@ -52,7 +52,7 @@ fn the_first_deny_stops_the_chain_and_exit_2_denies() {
         )
     ));
     let outcome = p.tool_call(Event::PermissionRequest, "bash", json!({"command": "ls"}));
-    assert!(outcome.blocked);
-    assert_eq!(outcome.reason.as_deref(), Some("not today"));
-    assert_eq!(outcome.decision, None);
+    assert!(outcome.blocked());
+    assert_eq!(outcome.reason(), Some("not today"));
+    assert_eq!(outcome.decision(), None);
 }

@@ -481,9 +481,9 @@ proptest! {
         object.insert(key, value);
         p.write("action.json", &Value::Object(object).to_string());
         let outcome = p.tool_call(Event::PreToolUse, "write", args);
-        prop_assert!(!outcome.blocked);
-        prop_assert_eq!(outcome.decision, None);
-        prop_assert_eq!(outcome.reason, None);
+        prop_assert!(!outcome.blocked());
+        prop_assert_eq!(outcome.decision(), None);
+        prop_assert_eq!(outcome.reason(), None);
         prop_assert_eq!(outcome.updated_input, None);
         prop_assert_eq!(outcome.mode, None);
         prop_assert!(outcome.notes.is_empty());

@@ -143,9 +143,7 @@ impl Project {
     /// Load and dispatch one request.
     #[track_caller]
     pub fn dispatch(&self, request: Request) -> Outcome {
-        self.load()
-            .dispatch(request)
-            .unwrap_or_else(|e| panic!("dispatch failed: {e}"))
+        self.load().dispatch(request)
     }
 
     /// Dispatch a tool event with these arguments.
