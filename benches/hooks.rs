@@ -50,7 +50,7 @@ impl World {
             std::fs::write(root.join(".ka/ka.toml"), project).expect("write project layer");
         }
         let opts = LoadOptions {
-            paths: Paths::new(config_dir, data_dir),
+            paths: Paths::isolated(config_dir, data_dir),
             start_dir: root,
             trust_once: true,
         };

@@ -124,10 +124,21 @@ impl Config {
 
 /// See [`Config::dispatch`].
 pub fn dispatch(config: &Config, request: Request) -> Result<Outcome, DispatchError> {
+    dispatch_with(config, request, true)
+}
+
+/// [`dispatch`]; with `deliver` false, results of the session's async hooks are left for its
+/// receiver ([`crate::session::Session::poll_delivered`]) instead of this outcome.
+pub(crate) fn dispatch_with(
+    config: &Config,
+    request: Request,
+    deliver: bool,
+) -> Result<Outcome, DispatchError> {
     // Results of this session's async hooks that ended since its last dispatch. (A `--hook`
     // replay is not a step of the session: it leaves them for the next one.)
     let delivered = match request.only_hook {
         Some(_) => Vec::new(),
+        None if !deliver => Vec::new(),
         None => background::collect(request.payload.get("session_id").and_then(Value::as_str)),
     };
     let replay = request.only_hook.is_some();

@@ -155,12 +155,14 @@ pub mod paths;
 pub mod payload;
 pub mod process;
 pub mod protect;
+pub mod session;
 pub mod review;
 pub mod schema;
 pub mod shell;
 pub mod terminal;
 pub mod trust;
 pub mod verdict;
+pub mod watchdog;
 
 pub use cancel::CancelToken;
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};

@@ -43,6 +43,7 @@ mod proptest_parsers;
 mod readme;
 mod readme_events;
 mod schema;
+mod session;
 mod shell_rules;
 mod trust_coverage;
 mod trust_moves;
