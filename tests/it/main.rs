@@ -44,6 +44,8 @@ mod readme;
 mod readme_events;
 mod schema;
 mod session;
+#[cfg(feature = "tokio")]
+mod session_async;
 mod shell_rules;
 mod trust_coverage;
 mod trust_moves;
