@@ -6,6 +6,7 @@
 mod support;
 
 mod adapter_agents;
+mod agent_example;
 mod adapter_claude;
 mod adapter_corpus;
 mod adapter_import;
