@@ -117,7 +117,10 @@ impl Agent {
         let outcome = self.session.dispatch(request)?;
         show(&outcome);
         if outcome.blocked {
-            println!("prompt {text:?}: blocked: {}", outcome.reason.unwrap_or_default());
+            println!(
+                "prompt {text:?}: blocked: {}",
+                outcome.reason.unwrap_or_default()
+            );
             return Ok(false);
         }
         println!("prompt {text:?}: sent to the model");
@@ -134,7 +137,8 @@ impl Agent {
     ) -> Result<(), Box<dyn Error>> {
         let args = object(args);
         let esc = CancelToken::new();
-        let request = Request::tool_call(Event::PreToolUse, tool, args.clone()).with_cancel(esc.clone());
+        let request =
+            Request::tool_call(Event::PreToolUse, tool, args.clone()).with_cancel(esc.clone());
         let outcome = match esc_after {
             Some(after) => std::thread::scope(|s| {
                 let dispatch = s.spawn(|| self.session.dispatch(request));
@@ -159,8 +163,15 @@ impl Agent {
                 None
             }
             Next::Run(args, approved) => {
-                let how = if approved { "pre-approved" } else { "after the permission prompt" };
-                println!("tool {tool}: runs {how} with {}", Value::Object(args.clone()));
+                let how = if approved {
+                    "pre-approved"
+                } else {
+                    "after the permission prompt"
+                };
+                println!(
+                    "tool {tool}: runs {how} with {}",
+                    Value::Object(args.clone())
+                );
                 Some(args)
             }
         };
@@ -174,7 +185,9 @@ impl Agent {
     /// The end of a turn: stop hooks may keep the agent going, up to `max_continuations`.
     fn stop_loop(&self) -> Result<(), Box<dyn Error>> {
         loop {
-            let outcome = self.session.dispatch(Request::new(Event::Stop, Map::new()))?;
+            let outcome = self
+                .session
+                .dispatch(Request::new(Event::Stop, Map::new()))?;
             show(&outcome);
             match outcome.keep_going {
                 Some(text) => println!("stop: keep going: {text}"),
@@ -198,7 +211,8 @@ impl Agent {
 fn main() -> Result<(), Box<dyn Error>> {
     let scratch = tempfile::tempdir()?;
     let base = scratch.path();
-    let (project, config_dir, data_dir) = (base.join("project"), base.join("config"), base.join("data"));
+    let (project, config_dir, data_dir) =
+        (base.join("project"), base.join("config"), base.join("data"));
     for dir in [&project.join(".ka"), &config_dir, &data_dir] {
         std::fs::create_dir_all(dir)?;
     }
@@ -217,14 +231,27 @@ fn main() -> Result<(), Box<dyn Error>> {
         Event::SessionStart,
         object(json!({ "source": "startup" })),
     ))?;
-    println!("session start: context {:?}", start.context.unwrap_or_default());
+    println!(
+        "session start: context {:?}",
+        start.context.unwrap_or_default()
+    );
 
     if agent.prompt("fix the failing test")? {
         agent.tool("bash", json!({ "command": "cargo test" }), false, None)?;
-        agent.tool("write", json!({ "path": "src/lib.rs", "content": "fn main() {}" }), false, None)?;
+        agent.tool(
+            "write",
+            json!({ "path": "src/lib.rs", "content": "fn main() {}" }),
+            false,
+            None,
+        )?;
         agent.tool("bash", json!({ "command": "rm -rf target" }), true, None)?;
         agent.tool("bash", json!({ "command": "git push" }), false, None)?;
-        agent.tool("deploy", json!({ "to": "staging" }), false, Some(Duration::from_millis(300)))?;
+        agent.tool(
+            "deploy",
+            json!({ "to": "staging" }),
+            false,
+            Some(Duration::from_millis(300)),
+        )?;
         agent.receive();
         agent.stop_loop()?;
     }
@@ -233,7 +260,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     // The user tightens their hooks mid-session: the session sees the edit at the next dispatch.
     edit(&config_dir.join("ka.toml"))?;
     if agent.prompt("write the changelog")? {
-        agent.tool("write", json!({ "path": "CHANGELOG.md", "content": "..." }), false, None)?;
+        agent.tool(
+            "write",
+            json!({ "path": "CHANGELOG.md", "content": "..." }),
+            false,
+            None,
+        )?;
     }
     agent.session.shutdown();
     println!("session end");

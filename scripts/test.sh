@@ -23,4 +23,10 @@ process_tests='(binary_id(ka-hooks::it) & test(/^(process|interrupt|cancel|async
 process_tests+=' | (binary_id(ka-hooks) & test(/^(process|cancel|interrupt|background)::/))'
 KA_HOOKS_PROCESS_FALLBACK=1 cargo nextest run -E "$process_tests" "$@"
 
+# The `tokio` feature's tests (session_async), and the session and watchdog tests on the thread
+# fallback too.
+cargo nextest run --features tokio -E 'binary_id(ka-hooks::it) & test(/^session(_async)?::/)' "$@"
+KA_HOOKS_PROCESS_FALLBACK=1 cargo nextest run --features tokio \
+  -E 'binary_id(ka-hooks::it) & test(/^session(_async)?::/)' "$@"
+
 cargo test --doc

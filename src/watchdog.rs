@@ -50,7 +50,12 @@ fn start() -> Result<Mutex<ChildStdin>, String> {
         .stderr(Stdio::null())
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("cannot start the hook watchdog ({}): {e}", crate::process::SHELL))?;
+        .map_err(|e| {
+            format!(
+                "cannot start the hook watchdog ({}): {e}",
+                crate::process::SHELL
+            )
+        })?;
     // It lives as long as this process; init reaps it after we are gone.
     child
         .stdin

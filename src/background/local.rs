@@ -75,8 +75,14 @@ pub(super) fn start(batch: Batch) -> Result<(), String> {
 fn run(job: Job) {
     let key = job.key();
     let session = job.session.clone().unwrap_or_default();
-    if lock(&ENDED).as_ref().is_some_and(|ended| ended.contains(&session)) {
-        keep(session, job.failed("its session was shut down before it started".into()));
+    if lock(&ENDED)
+        .as_ref()
+        .is_some_and(|ended| ended.contains(&session))
+    {
+        keep(
+            session,
+            job.failed("its session was shut down before it started".into()),
+        );
         return;
     }
     let me = Running {
@@ -190,7 +196,12 @@ pub(super) fn end_session(session: &str) -> usize {
         .insert(session.to_owned());
     let mine: Vec<Running> = lock(&RUNNING)
         .as_ref()
-        .map(|m| m.values().filter(|r| r.session == session).cloned().collect())
+        .map(|m| {
+            m.values()
+                .filter(|r| r.session == session)
+                .cloned()
+                .collect()
+        })
         .unwrap_or_default();
     for run in &mine {
         run.cancel.cancel();

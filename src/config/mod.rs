@@ -202,6 +202,11 @@ impl LoadOptions {
 }
 
 /// The loaded configuration: effective hooks in run order, and how they came to be.
+///
+/// Immutable once loaded and `Send + Sync`: load it once and share it as an `Arc<Config>`
+/// between threads and sessions (cloning the `Arc` is the cheap way; `Clone` copies the hooks).
+/// A [`crate::session::Session`] over it re-checks the loaded files before each dispatch and
+/// reloads when one changed; [`Config::reload`] is the one call that loads again.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The innermost project root (a directory with `.ka/`, or one that had trusted files).

@@ -65,7 +65,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Session {
     /// A session with id `session_id` (the agent's, e.g. a UUID) working in `cwd`, over `config`.
-    pub fn new(config: Arc<Config>, session_id: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+    pub fn new(
+        config: Arc<Config>,
+        session_id: impl Into<String>,
+        cwd: impl Into<PathBuf>,
+    ) -> Self {
         let id = session_id.into();
         background::begin_session(&id);
         Session {
@@ -237,7 +241,10 @@ pub(crate) fn refuse(request: &Request, why: String) -> Outcome {
         .map(str::to_owned);
     let mut outcome = Outcome::new(request.event, tool);
     outcome.cancelled = Some(why.clone());
-    if matches!(request.event.acts_as(), Event::PreToolUse | Event::UserPromptSubmit) {
+    if matches!(
+        request.event.acts_as(),
+        Event::PreToolUse | Event::UserPromptSubmit
+    ) {
         outcome.blocked = true;
         outcome.reason = Some(why.clone());
     }

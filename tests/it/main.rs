@@ -6,13 +6,13 @@
 mod support;
 
 mod adapter_agents;
-mod agent_example;
 mod adapter_claude;
 mod adapter_corpus;
 mod adapter_import;
 mod adapter_install;
 mod adapter_keep_going;
 mod adapter_project_root;
+mod agent_example;
 mod async_hooks;
 mod audit;
 mod backstop;

@@ -63,7 +63,12 @@ fn scrubbed_project() -> Project {
         ".ka/hooks/scrub.sh",
         "grep -q SECRET && { echo 'secret in the write' >&2; exit 2; }\nexit 0\n",
     );
-    p.project(&hook("scrub", "pre_tool_use", "sh .ka/hooks/scrub.sh", &[r#"tool = "write""#]));
+    p.project(&hook(
+        "scrub",
+        "pre_tool_use",
+        "sh .ka/hooks/scrub.sh",
+        &[r#"tool = "write""#],
+    ));
     p
 }
 
@@ -71,19 +76,31 @@ fn scrubbed_project() -> Project {
 fn a_covered_script_rewritten_mid_session_never_runs_and_its_guard_fails_closed() {
     let p = scrubbed_project();
     let s = session(trusted(&p), &p);
-    let o = s.dispatch(write_call("notes.txt", "SECRET=1")).expect("dispatch");
+    let o = s
+        .dispatch(write_call("notes.txt", "SECRET=1"))
+        .expect("dispatch");
     assert!(blocked(&o), "the guard did not run: {o:?}");
     // The model rewrites the script the guard runs.
     p.write(".ka/hooks/scrub.sh", "touch ran-new-script\nexit 0\n");
-    let o = s.dispatch(write_call("notes.txt", "SECRET=1")).expect("dispatch");
-    assert!(blocked(&o), "the rewritten guard let the secret through: {o:?}");
+    let o = s
+        .dispatch(write_call("notes.txt", "SECRET=1"))
+        .expect("dispatch");
+    assert!(
+        blocked(&o),
+        "the rewritten guard let the secret through: {o:?}"
+    );
     assert!(!p.exists("ran-new-script"), "the rewritten script ran");
     // Also a call the old guard would have allowed: a stale guard blocks what it matches.
-    let o = s.dispatch(write_call("notes.txt", "fine")).expect("dispatch");
+    let o = s
+        .dispatch(write_call("notes.txt", "fine"))
+        .expect("dispatch");
     assert!(blocked(&o), "{o:?}");
     assert!(!p.exists("ran-new-script"), "the rewritten script ran");
     assert!(
-        s.config().untrusted.iter().any(|u| u.file.ends_with(".ka/ka.toml")),
+        s.config()
+            .untrusted
+            .iter()
+            .any(|u| u.file.ends_with(".ka/ka.toml")),
         "the layer is not reported stale: {:?}",
         s.config().untrusted
     );
@@ -94,8 +111,15 @@ fn a_layer_file_edited_mid_session_is_stale_at_the_next_dispatch() {
     let p = scrubbed_project();
     let s = session(trusted(&p), &p);
     // The guard is edited out, and an allow-all hook put in its place.
-    p.project(&hook("scrub", "pre_tool_use", "touch ran-new-layer; exit 0", &[r#"tool = "write""#]));
-    let o = s.dispatch(write_call("notes.txt", "SECRET=1")).expect("dispatch");
+    p.project(&hook(
+        "scrub",
+        "pre_tool_use",
+        "touch ran-new-layer; exit 0",
+        &[r#"tool = "write""#],
+    ));
+    let o = s
+        .dispatch(write_call("notes.txt", "SECRET=1"))
+        .expect("dispatch");
     assert!(blocked(&o), "{o:?}");
     assert!(!p.exists("ran-new-layer"), "the edited layer ran");
 }
@@ -120,7 +144,10 @@ fn an_unchanged_session_keeps_its_configuration() {
         let o = s.dispatch(write_call("a.txt", "fine")).expect("dispatch");
         assert!(!blocked(&o), "{o:?}");
     }
-    assert!(Arc::ptr_eq(&s.config(), &config), "reloaded without a change");
+    assert!(
+        Arc::ptr_eq(&s.config(), &config),
+        "reloaded without a change"
+    );
 }
 
 #[test]
@@ -129,15 +156,30 @@ fn writes_to_a_covered_script_ask_a_person() {
     p.write("tools/check.sh", "exit 0\n");
     p.project(&format!(
         "{}{}",
-        hook("scrub", "pre_tool_use", "sh .ka/hooks/scrub.sh", &[r#"tool = "write""#]),
-        hook("check", "pre_tool_use", "sh tools/check.sh", &[r#"tool = "bash""#]),
+        hook(
+            "scrub",
+            "pre_tool_use",
+            "sh .ka/hooks/scrub.sh",
+            &[r#"tool = "write""#]
+        ),
+        hook(
+            "check",
+            "pre_tool_use",
+            "sh tools/check.sh",
+            &[r#"tool = "bash""#]
+        ),
     ));
     let s = session(trusted(&p), &p);
     for target in [".ka/hooks/scrub.sh", "tools/check.sh"] {
         let o = s.dispatch(write_call(target, "exit 0")).expect("dispatch");
-        assert!(asks(&o), "a write to the covered {target} was not asked: {o:?}");
+        assert!(
+            asks(&o),
+            "a write to the covered {target} was not asked: {o:?}"
+        );
     }
-    let o = s.dispatch(write_call("src/lib.rs", "fine")).expect("dispatch");
+    let o = s
+        .dispatch(write_call("src/lib.rs", "fine"))
+        .expect("dispatch");
     assert!(!asks(&o), "{o:?}");
 }
 
@@ -152,15 +194,22 @@ fn a_stop_hook_that_always_continues_stops_at_the_cap_without_host_help() {
     // The host sends a bare stop payload each time: no `continuations`, no `stop_hook_active`.
     let rounds = (0..12)
         .take_while(|_| {
-            let o = s.dispatch(Request::new(Event::Stop, object(json!({})))).expect("stop");
+            let o = s
+                .dispatch(Request::new(Event::Stop, object(json!({}))))
+                .expect("stop");
             o.keep_going.is_some()
         })
         .count();
     assert_eq!(rounds, 3, "the stop loop ran {rounds} of 12 rounds");
     // A new prompt starts a new turn: the hook may continue again.
-    s.dispatch(Request::new(Event::UserPromptSubmit, object(json!({"prompt": "next"}))))
-        .expect("prompt");
-    let o = s.dispatch(Request::new(Event::Stop, object(json!({})))).expect("stop");
+    s.dispatch(Request::new(
+        Event::UserPromptSubmit,
+        object(json!({"prompt": "next"})),
+    ))
+    .expect("prompt");
+    let o = s
+        .dispatch(Request::new(Event::Stop, object(json!({}))))
+        .expect("stop");
     assert!(o.keep_going.is_some(), "{o:?}");
 }
 
@@ -169,8 +218,11 @@ fn the_payload_carries_the_sessions_id_cwd_and_continuations() {
     let p = Project::new();
     p.user(&hook("seen", "stop", "cat > seen.json", &[]));
     let s = Session::new(Arc::new(p.load()), "s-stamp", &p.root);
-    s.dispatch(Request::new(Event::Stop, object(json!({"session_id": "forged"}))))
-        .expect("stop");
+    s.dispatch(Request::new(
+        Event::Stop,
+        object(json!({"session_id": "forged"})),
+    ))
+    .expect("stop");
     let seen: Value = serde_json::from_str(&p.read("seen.json").expect("payload")).expect("json");
     assert_eq!(seen["session_id"], "s-stamp", "{seen}");
     assert_eq!(seen["cwd"], p.root.to_string_lossy().as_ref(), "{seen}");
@@ -189,13 +241,16 @@ fn async_results_are_received_once_and_not_folded_into_later_outcomes() {
     ));
     let s = Session::new(Arc::new(p.load()), "s-async", &p.root);
     let args = object(json!({"path": "a.rs", "content": "x"}));
-    s.dispatch(Request::tool_call(Event::PostToolUse, "write", args)).expect("post");
+    s.dispatch(Request::tool_call(Event::PostToolUse, "write", args))
+        .expect("post");
     // An idle host waits for the result; it sends no dummy event.
     let delivered = s.wait_delivered(Duration::from_secs(15));
     assert_eq!(delivered.len(), 1, "{delivered:?}");
     assert_eq!(delivered[0].context.as_deref(), Some("formatted a.rs"));
     assert!(s.poll_delivered().is_empty(), "delivered twice");
-    let o = s.dispatch(Request::new(Event::Stop, object(json!({})))).expect("stop");
+    let o = s
+        .dispatch(Request::new(Event::Stop, object(json!({}))))
+        .expect("stop");
     assert!(o.delivered.is_empty(), "delivered again: {:?}", o.delivered);
     assert_eq!(o.context, None, "folded into the outcome too");
 }
@@ -220,7 +275,8 @@ fn shutdown_ends_the_sessions_async_hooks() {
     ));
     let s = Session::new(Arc::new(p.load()), "s-shutdown", &p.root);
     let args = object(json!({"path": "a.rs"}));
-    s.dispatch(Request::tool_call(Event::PostToolUse, "write", args)).expect("post");
+    s.dispatch(Request::tool_call(Event::PostToolUse, "write", args))
+        .expect("post");
     within(10, "the async hook never started", || p.exists("pid"));
     let pid = pid_in(&p, "pid");
     let started = Instant::now();
@@ -232,7 +288,12 @@ fn shutdown_ends_the_sessions_async_hooks() {
 #[test]
 fn shutdown_cancels_a_dispatch_in_flight_and_later_ones_start_nothing() {
     let p = Project::new();
-    p.user(&hook("slow", "pre_tool_use", "echo $$ > pid; exec sleep 60", &[]));
+    p.user(&hook(
+        "slow",
+        "pre_tool_use",
+        "echo $$ > pid; exec sleep 60",
+        &[],
+    ));
     let s = Arc::new(Session::new(Arc::new(p.load()), "s-cancel", &p.root));
     let worker = {
         let s = Arc::clone(&s);
@@ -265,7 +326,12 @@ fn a_managed_layer_from_paths_new_runs() {
     fs::create_dir_all(&managed).expect("mkdir");
     fs::write(
         managed.join("ka.toml"),
-        hook("admin", "pre_tool_use", "echo 'managed says no' >&2; exit 2", &[]),
+        hook(
+            "admin",
+            "pre_tool_use",
+            "echo 'managed says no' >&2; exit 2",
+            &[],
+        ),
     )
     .expect("write managed");
     let mut paths = Paths::new(&p.config_dir, &p.data_dir);
@@ -279,13 +345,20 @@ fn a_managed_layer_from_paths_new_runs() {
     })
     .expect("load");
     let s = Session::new(Arc::new(config), "s-managed", &p.root);
-    assert!(blocked(&s.dispatch(write_call("a", "b")).expect("dispatch")));
+    assert!(blocked(
+        &s.dispatch(write_call("a", "b")).expect("dispatch")
+    ));
 }
 
 #[test]
 fn hooks_die_with_a_host_killed_by_sigkill() {
     let p = Project::new();
-    p.user(&hook("slow", "pre_tool_use", "echo $$ > pid; exec sleep 60", &[]));
+    p.user(&hook(
+        "slow",
+        "pre_tool_use",
+        "echo $$ > pid; exec sleep 60",
+        &[],
+    ));
     // The `ka-hooks` binary is a host like any other: it embeds the library.
     let mut host = std::process::Command::new(assert_cmd::cargo::cargo_bin("ka-hooks"));
     for var in support::AMBIENT_VARS {
@@ -295,7 +368,14 @@ fn hooks_die_with_a_host_killed_by_sigkill() {
         .env("KA_CONFIG_DIR", &p.config_dir)
         .env("KA_DATA_DIR", &p.data_dir)
         .current_dir(&p.root)
-        .args(["run", "pre_tool_use", "--tool", "bash", "--input", r#"{"arguments":{}}"#])
+        .args([
+            "run",
+            "pre_tool_use",
+            "--tool",
+            "bash",
+            "--input",
+            r#"{"arguments":{}}"#,
+        ])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -36,7 +36,12 @@ fn guard_call() -> Request {
 #[test]
 fn config_dispatch_async_answers_like_dispatch() {
     let p = Project::new();
-    p.user(&hook("no", "pre_tool_use", "echo 'not now' >&2; exit 2", &[]));
+    p.user(&hook(
+        "no",
+        "pre_tool_use",
+        "echo 'not now' >&2; exit 2",
+        &[],
+    ));
     let config = Arc::new(p.load());
     let outcome = runtime()
         .block_on(Arc::clone(&config).dispatch_async(guard_call()))
@@ -48,7 +53,12 @@ fn config_dispatch_async_answers_like_dispatch() {
 #[test]
 fn dropping_the_future_mid_hook_ends_its_process_group() {
     let p = Project::new();
-    p.user(&hook("slow", "pre_tool_use", "echo $$ > pid; exec sleep 60", &[]));
+    p.user(&hook(
+        "slow",
+        "pre_tool_use",
+        "echo $$ > pid; exec sleep 60",
+        &[],
+    ));
     let config = Arc::new(p.load());
     let rt = runtime();
     let task = rt.spawn(config.dispatch_async(guard_call()));
@@ -57,8 +67,13 @@ fn dropping_the_future_mid_hook_ends_its_process_group() {
     // The turn is abandoned: the task is aborted, which drops the dispatch's future.
     task.abort();
     let aborted = rt.block_on(task);
-    assert!(aborted.is_err_and(|e| e.is_cancelled()), "the task was not aborted");
-    within(10, "the hook outlived its dropped future", || group_gone(pid));
+    assert!(
+        aborted.is_err_and(|e| e.is_cancelled()),
+        "the task was not aborted"
+    );
+    within(10, "the hook outlived its dropped future", || {
+        group_gone(pid)
+    });
 }
 
 #[test]
