@@ -48,7 +48,10 @@ pub struct Session {
     cwd: PathBuf,
     state: Mutex<State>,
     turns: Mutex<turns::Turns>,
-    /// The cancel tokens of the dispatches in flight, and whether the session was shut down.
+    /// Cancelled by [`Session::shutdown`]: every dispatch that brought no token of its own
+    /// holds it (one token for all: cancelling is permanent, and so is shutdown).
+    token: CancelToken,
+    /// The hosts' own tokens of the dispatches in flight, and whether the session was shut down.
     inflight: Mutex<(Vec<CancelToken>, bool)>,
 }
 
@@ -81,6 +84,7 @@ impl Session {
             id,
             cwd: cwd.into(),
             turns: Mutex::new(turns::Turns::default()),
+            token: CancelToken::new(),
             inflight: Mutex::new((Vec::new(), false)),
         }
     }
@@ -125,15 +129,21 @@ impl Session {
             .entry("cwd")
             .or_insert_with(|| Value::String(self.cwd.to_string_lossy().into_owned()));
         lock(&self.turns).stamp(request.event, &mut request.payload);
-        let token = request.cancel.clone().unwrap_or_default();
-        request.cancel = Some(token.clone());
-        {
-            let mut inflight = lock(&self.inflight);
-            if inflight.1 {
-                token.cancel();
+        let token = match &request.cancel {
+            // The host's own token: cancelled too when the session shuts down.
+            Some(token) => {
+                let mut inflight = lock(&self.inflight);
+                if inflight.1 {
+                    token.cancel();
+                }
+                inflight.0.push(token.clone());
+                token.clone()
             }
-            inflight.0.push(token.clone());
-        }
+            None => {
+                request.cancel = Some(self.token.clone());
+                self.token.clone()
+            }
+        };
         (config, request, broken, token)
     }
 
@@ -144,7 +154,9 @@ impl Session {
     /// After a dispatch (`keeps_going`: `None` when it gave no outcome): forget its token, count
     /// the turn.
     fn settle(&self, event: Event, token: &CancelToken, keeps_going: Option<bool>) {
-        lock(&self.inflight).0.retain(|t| !t.same(token));
+        if !token.same(&self.token) {
+            lock(&self.inflight).0.retain(|t| !t.same(token));
+        }
         if let Some(keeps_going) = keeps_going {
             lock(&self.turns).settle(event, keeps_going);
         }
@@ -201,12 +213,13 @@ impl Session {
     }
 
     /// End every hook this session started: dispatches in flight are cancelled (their hooks
-    /// killed, the rest never start), async hooks are ended and waited for, and queued ones
+    /// killed, the rest never start; a token the host gave a request is cancelled with them), async hooks are ended and waited for, and queued ones
     /// never start. Later dispatches start nothing. Idempotent; also done on drop.
     pub fn shutdown(&self) {
         {
             let mut inflight = lock(&self.inflight);
             inflight.1 = true;
+            self.token.cancel();
             for token in &inflight.0 {
                 token.cancel();
             }
