@@ -16,6 +16,11 @@
 //! of the spawning *thread*, not the process). A process that deliberately leaves its hook's
 //! process group (`setsid`) escapes it, as it escapes every other kill of the runner.
 //!
+//! The registration is one `write(2)` right after the spawn returns (the watchdog itself is up
+//! before the spawn); a SIGKILL of the host inside that window of microseconds leaves that one
+//! hook unregistered. Closing it would need code in the forked child (`pre_exec`), which turns
+//! std's `posix_spawn` into a full `fork` of the host for every hook.
+//!
 //! When the watchdog cannot be started (no `/bin/sh`, out of processes), hooks still run, under
 //! every other guarantee of the runner; [`status`] says why, so a host can report it.
 
