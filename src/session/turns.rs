@@ -5,8 +5,9 @@
 //! which the dispatch enforces from the payload's `continuations`. A host that forgot to send
 //! it (or sent 0 every time) made the cap unreachable; a session stamps its own count into
 //! every stop-like payload (`stop`, `subagent_stop`, `teammate_idle`, `task_completed`), with
-//! `stop_hook_active` (Claude Code's field: true when the agent already continues because of a
-//! stop hook; hooks reference, "Stop and SubagentStop input"). A larger count from the host is
+//! `stop_hook_active` (Claude Code's field: "true when Claude Code is already continuing as a
+//! result of a stop hook"; hooks reference, Stop and SubagentStop input,
+//! <https://docs.anthropic.com/en/docs/claude-code/hooks>). A larger count from the host is
 //! kept: layers only strengthen.
 
 use serde_json::{Map, Value};
