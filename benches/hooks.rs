@@ -2,8 +2,10 @@
 //!
 //! Groups (see `benches/README.md` for the targets):
 //! - `config_load`: user + project layers, 50 hooks in total.
-//! - `dispatch_no_match`: a `pre_tool_use` that no hook matches (no spawn).
-//! - `spawn_one`: one trivial hook through `ka_hooks` vs a raw `sh -c true` doing the same pipe work.
+//! - `dispatch_no_match`: a `pre_tool_use` that no hook matches (no spawn); also through a
+//!   `Session`, whose per-dispatch re-check of the layer files (`stat`s) is included.
+//! - `spawn_one`: one trivial hook through `ka_hooks` (a `Config`, and a `Session`) vs a raw
+//!   `sh -c true` doing the same pipe work.
 //! - `concurrent`: 10 `sleep 0.1` post_tool_use hooks vs one.
 //! - `action_parse`: parsing hook stdout, typical, note-heavy and hostile.
 //! - `paths_no_match`: 50 hooks with `paths` filters (and some `if` rules), a write none matches.
@@ -25,6 +27,7 @@ use ka_hooks::action;
 use ka_hooks::config::{Config, LoadOptions};
 use ka_hooks::dispatch::Request;
 use ka_hooks::paths::Paths;
+use ka_hooks::session::Session;
 use ka_hooks::Event;
 use serde_json::{Map, Value};
 
@@ -50,7 +53,7 @@ impl World {
             std::fs::write(root.join(".ka/ka.toml"), project).expect("write project layer");
         }
         let opts = LoadOptions {
-            paths: Paths::new(config_dir, data_dir),
+            paths: Paths::isolated(config_dir, data_dir),
             start_dir: root,
             trust_once: true,
         };
@@ -123,6 +126,18 @@ fn dispatch_no_match(c: &mut Criterion) {
             BatchSize::SmallInput,
         )
     });
+    let session = Session::new(
+        std::sync::Arc::new(world.load()),
+        "bench",
+        world.opts.start_dir.clone(),
+    );
+    group.bench_function("session_pre_tool_use_read_50_hooks", |b| {
+        b.iter_batched(
+            || Request::tool_call(Event::PreToolUse, "read", args.clone()),
+            |request| black_box(session.dispatch(request)),
+            BatchSize::SmallInput,
+        )
+    });
     group.finish();
 }
 
@@ -161,6 +176,14 @@ fn spawn_one(c: &mut Criterion) {
         b.iter_batched(
             || Request::tool_call(Event::PreToolUse, "write", args.clone()),
             |request| black_box(config.dispatch(request)),
+            BatchSize::SmallInput,
+        )
+    });
+    let session = Session::new(std::sync::Arc::new(world.load()), "bench", dir.clone());
+    group.bench_function("session_dispatch_true", |b| {
+        b.iter_batched(
+            || Request::tool_call(Event::PreToolUse, "write", args.clone()),
+            |request| black_box(session.dispatch(request)),
             BatchSize::SmallInput,
         )
     });
@@ -455,6 +478,15 @@ fn summary(since: std::time::SystemTime) {
             verdict(ns <= 2_000.0)
         ));
     }
+    if let Some(ns) = mean("dispatch_no_match/session_pre_tool_use_read_50_hooks") {
+        lines.push(format!(
+            "{:<22} {:>8.3} µs {:<24} target <= 10 µs   {}",
+            "session_no_match",
+            ns / 1e3,
+            "",
+            verdict(ns <= 10_000.0)
+        ));
+    }
     if let Some(ns) = mean("paths_no_match/post_tool_use_write_50_path_hooks") {
         lines.push(format!(
             "{:<22} {:>8.3} µs {:<24} target <= 5 µs    {}",
@@ -472,6 +504,18 @@ fn summary(since: std::time::SystemTime) {
         lines.push(format!(
             "{:<22} {ratio:>8.3} × {:<24} target <= 1.10 × {}",
             "spawn_one ka / raw",
+            format!("({:.3} / {:.3} ms)", ka / 1e6, raw / 1e6),
+            verdict(ratio <= 1.10)
+        ));
+    }
+    if let (Some(ka), Some(raw)) = (
+        mean("spawn_one/session_dispatch_true"),
+        mean("spawn_one/raw_sh_c_true"),
+    ) {
+        let ratio = ka / raw;
+        lines.push(format!(
+            "{:<22} {ratio:>8.3} × {:<24} target <= 1.10 × {}",
+            "session_one ka / raw",
             format!("({:.3} / {:.3} ms)", ka / 1e6, raw / 1e6),
             verdict(ratio <= 1.10)
         ));

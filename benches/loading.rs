@@ -55,7 +55,7 @@ impl World {
         }
         std::fs::write(config_dir.join("ka.toml"), user).expect("write user layer");
         let opts = LoadOptions {
-            paths: Paths::new(config_dir, data_dir),
+            paths: Paths::isolated(config_dir, data_dir),
             start_dir: root.clone(),
             trust_once: false,
         };

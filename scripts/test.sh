@@ -24,6 +24,12 @@ process_tests='(binary_id(ka-hooks::it) & test(/^(process|interrupt|cancel|async
 process_tests+=' | (binary_id(ka-hooks) & test(/^(process|cancel|interrupt|background)::/))'
 KA_HOOKS_PROCESS_FALLBACK=1 cargo nextest run -E "$process_tests" "$@"
 
+# The `tokio` feature's tests (session_async), and the session and watchdog tests on the thread
+# fallback too.
+cargo nextest run --features tokio -E 'binary_id(ka-hooks::it) & test(/^session(_async)?::/)' "$@"
+KA_HOOKS_PROCESS_FALLBACK=1 cargo nextest run --features tokio \
+  -E 'binary_id(ka-hooks::it) & test(/^session(_async)?::/)' "$@"
+
 # The slow tests: ignored by default so that the run above stays quick, run here explicitly.
 slow_tests='test(/^readme::/) | test(the_musl_build_is_static_pie_with_full_relro)'
 echo "scripts/test.sh: now the two slow tests, which build ka-hooks twice more:" >&2

@@ -117,6 +117,11 @@ impl CancelToken {
             .map(|(read_end, _)| read_end.as_raw_fd())
     }
 
+    /// Whether `other` is a clone of this token.
+    pub(crate) fn same(&self, other: &CancelToken) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Count a dispatch as watching this token until the guard drops.
     pub(crate) fn watch(&self) -> Watching {
         self.inner.watchers.fetch_add(1, Ordering::SeqCst);

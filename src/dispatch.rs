@@ -162,10 +162,22 @@ const _: fn() = || {
 
 /// See [`Config::dispatch`] and [`Config::replay`].
 fn dispatch(config: &Config, request: Request, only_hook: Option<&Hook>) -> Outcome {
+    dispatch_with(config, request, only_hook, true)
+}
+
+/// [`dispatch`]; with `deliver` false, results of the session's async hooks are left for its
+/// receiver ([`crate::session::Session::poll_delivered`]) instead of this outcome.
+pub(crate) fn dispatch_with(
+    config: &Config,
+    request: Request,
+    only_hook: Option<&Hook>,
+    deliver: bool,
+) -> Outcome {
     // Results of this session's async hooks that ended since its last dispatch. (A `--hook`
     // replay is not a step of the session: it leaves them for the next one.)
     let delivered = match only_hook {
         Some(_) => Vec::new(),
+        None if !deliver => Vec::new(),
         None => background::collect(request.payload.get("session_id").and_then(Value::as_str)),
     };
     let replay = only_hook.is_some();

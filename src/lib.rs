@@ -215,6 +215,7 @@ pub mod review;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod schema;
+pub mod session;
 pub mod shell;
 mod signal;
 pub(crate) mod terminal;
@@ -222,6 +223,7 @@ pub(crate) mod terminal;
 pub mod tools;
 pub mod trust;
 pub(crate) mod verdict;
+pub mod watchdog;
 
 pub use cancel::CancelToken;
 

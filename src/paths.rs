@@ -27,8 +27,9 @@ pub struct Paths {
     /// Directory of the trust store (`$KA_DATA_DIR`, else `~/.local/share/ka` on Linux,
     /// `~/Library/Application Support/ka` on macOS).
     pub data_dir: Option<PathBuf>,
-    /// Directory of the managed layer (`$KA_MANAGED_DIR`, else `/etc/ka`); `None` in
-    /// [`Paths::new`], so tests and embedders never read the machine's.
+    /// Directory of the managed layer (`$KA_MANAGED_DIR`, else `/etc/ka`), in [`Paths::from_env`]
+    /// and [`Paths::new`] alike: the one layer meant to be impossible to switch off. `None` only
+    /// in [`Paths::isolated`], which a host (or a test) calls by name to opt out.
     pub managed_dir: Option<PathBuf>,
     /// `KA_HOOKS_DISABLE` is set to a true value.
     pub disabled_by_env: bool,
@@ -47,7 +48,7 @@ impl Paths {
         let disabled_by_env = std::env::var("KA_HOOKS_DISABLE")
             .map(|v| is_truthy(&v))
             .unwrap_or(false);
-        let managed_dir = env_path("KA_MANAGED_DIR").or_else(|| Some(PathBuf::from("/etc/ka")));
+        let managed_dir = managed_dir();
         Paths {
             config_dir,
             data_dir,
@@ -56,8 +57,21 @@ impl Paths {
         }
     }
 
-    /// Explicit directories, for tests and embedders that manage their own.
+    /// Explicit user and data directories, for embedders that manage their own. The managed
+    /// layer stays in (`$KA_MANAGED_DIR`, else `/etc/ka`): an administrator's hooks hold in every
+    /// host. Opt out by name with [`Paths::isolated`].
     pub fn new(config_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Paths {
+        Paths {
+            managed_dir: managed_dir(),
+            ..Paths::isolated(config_dir, data_dir)
+        }
+    }
+
+    /// Explicit directories and **no managed layer**: the machine's `/etc/ka` (and
+    /// `$KA_MANAGED_DIR`) is not read. For tests and sandboxes that must not see the machine's
+    /// configuration (the pattern of gix's `open::Options::isolated()`); a host that ships to
+    /// users wants [`Paths::new`] or [`Paths::from_env`].
+    pub fn isolated(config_dir: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Paths {
         Paths {
             config_dir: Some(config_dir.into()),
             data_dir: Some(data_dir.into()),
@@ -99,6 +113,11 @@ pub fn settings_env_is_set() -> bool {
     ["KA_HOOKS_TIMEOUT", "KA_HOOKS_LOG"]
         .iter()
         .any(|v| std::env::var_os(v).is_some())
+}
+
+/// The managed layer's directory: `$KA_MANAGED_DIR`, else `/etc/ka`.
+fn managed_dir() -> Option<PathBuf> {
+    env_path("KA_MANAGED_DIR").or_else(|| Some(PathBuf::from("/etc/ka")))
 }
 
 fn env_path(var: &str) -> Option<PathBuf> {

@@ -25,9 +25,15 @@ static REAPER: OnceLock<Sender<Batch>> = OnceLock::new();
 static RUNNING: Mutex<Option<HashMap<String, Running>>> = Mutex::new(None);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Sessions that were shut down ([`end_session`]): a job of theirs still queued never starts.
+static ENDED: Mutex<Option<std::collections::HashSet<String>>> = Mutex::new(None);
+/// Signalled whenever a result is kept ([`wait`]).
+static ARRIVED: Condvar = Condvar::new();
+
 #[derive(Clone)]
 struct Running {
     id: u64,
+    session: String,
     cancel: CancelToken,
     superseded: Arc<AtomicBool>,
     done: Arc<(Mutex<bool>, Condvar)>,
@@ -68,8 +74,20 @@ pub(super) fn start(batch: Batch) -> Result<(), String> {
 /// On the reaper thread: supersede an older run of the same key, then run `job` on its own thread.
 fn run(job: Job) {
     let key = job.key();
+    let session = job.session.clone().unwrap_or_default();
+    if lock(&ENDED)
+        .as_ref()
+        .is_some_and(|ended| ended.contains(&session))
+    {
+        keep(
+            session,
+            job.failed("its session was shut down before it started".into()),
+        );
+        return;
+    }
     let me = Running {
         id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        session,
         cancel: CancelToken::new(),
         superseded: Arc::new(AtomicBool::new(false)),
         done: Arc::new((Mutex::new(false), Condvar::new())),
@@ -134,6 +152,68 @@ fn keep(session: String, delivered: Delivered) {
     } else {
         WAITING.fetch_add(1, Ordering::SeqCst);
     }
+    ARRIVED.notify_all();
+}
+
+/// Wait up to `timeout` for a result of `session`, then take what waits (maybe nothing).
+pub(super) fn wait(session: &str, timeout: std::time::Duration) -> Vec<Delivered> {
+    let end = std::time::Instant::now() + timeout;
+    let mut mailbox = lock(&MAILBOX);
+    loop {
+        let has = mailbox
+            .as_ref()
+            .and_then(|m| m.get(session))
+            .is_some_and(|l| !l.is_empty());
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if has || left.is_zero() {
+            break;
+        }
+        mailbox = ARRIVED
+            .wait_timeout(mailbox, left)
+            .map(|(guard, _)| guard)
+            .unwrap_or_else(|e| e.into_inner().0);
+    }
+    let taken = mailbox
+        .as_mut()
+        .and_then(|m| m.remove(session))
+        .unwrap_or_default();
+    WAITING.fetch_sub(taken.len(), Ordering::SeqCst);
+    taken
+}
+
+/// A session starts (again): its jobs run.
+pub(super) fn begin_session(session: &str) {
+    if let Some(ended) = lock(&ENDED).as_mut() {
+        ended.remove(session);
+    }
+}
+
+/// End every async run of `session`: running ones are cancelled (their process groups get TERM,
+/// then KILL) and waited for; queued ones never start. Returns how many were running.
+pub(super) fn end_session(session: &str) -> usize {
+    lock(&ENDED)
+        .get_or_insert_with(Default::default)
+        .insert(session.to_owned());
+    let mine: Vec<Running> = lock(&RUNNING)
+        .as_ref()
+        .map(|m| {
+            m.values()
+                .filter(|r| r.session == session)
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    for run in &mine {
+        run.cancel.cancel();
+    }
+    for run in &mine {
+        let (done, cv) = &*run.done;
+        let mut finished = lock(done);
+        while !*finished {
+            finished = cv.wait(finished).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+    mine.len()
 }
 
 /// Take the results waiting for `session`.

@@ -191,6 +191,30 @@ pub(crate) fn collect(session: Option<&str>) -> Vec<Delivered> {
     out
 }
 
+/// Wait up to `timeout` for a finished run of `session` (in process, or from the mailbox of a
+/// detached process), and take every one waiting.
+pub(crate) fn wait_for(session: &str, timeout: std::time::Duration) -> Vec<Delivered> {
+    let now = collect(Some(session));
+    if !now.is_empty() || timeout.is_zero() {
+        return now;
+    }
+    let mut out = local::wait(session, timeout);
+    if let Some(dir) = DETACHED.get().and_then(|d| d.data_dir.as_deref()) {
+        out.extend(mailbox::Mailbox::new(dir).collect(Some(session), &mut Vec::new()));
+    }
+    out
+}
+
+/// A session starts: its async runs may start (see [`end_session`]).
+pub(crate) fn begin_session(session: &str) {
+    local::begin_session(session);
+}
+
+/// End every in-process async run of `session`, and keep its queued ones from starting.
+pub(crate) fn end_session(session: &str) -> usize {
+    local::end_session(session)
+}
+
 /// Put `delivered` into `outcome`: the structured list, and their texts into `context`,
 /// `notes` and `messages` (each tagged with the hook), so any host shows them.
 pub(crate) fn deliver(outcome: &mut Outcome, delivered: Vec<Delivered>) {

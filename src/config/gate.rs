@@ -39,6 +39,8 @@ struct Loading {
     changed: Vec<Changed>,
     /// Snapshots the first dispatch replaces.
     updates: Vec<Update>,
+    /// The scripts trust covers for the layers that loaded as reviewed.
+    covered: Vec<super::Covered>,
 }
 
 impl Loading {
@@ -78,6 +80,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         ghosts,
         changed,
         updates,
+        covered,
         ..
     } = l;
     let mut parsed = parsed;
@@ -133,9 +136,15 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     }
     announcements.extend(stale_skip_announcement(&settings, &untrusted, stale_skip));
     let notes = filter_notes(&hooks, &mut warnings);
+    let mut protected = protected_paths(opts, &roots);
+    // A covered script is as much the reviewed configuration as the file that names it: a write
+    // to it asks a person, like a write to `.ka/ka.toml` (issue 23).
+    protected.extend(covered.iter().map(|c| paths::absolute(&c.path())));
     let mut config = Config {
         project_root: roots.last().cloned(),
-        protected: protected_paths(opts, &roots),
+        protected,
+        covered,
+        options: opts.clone(),
         roots,
         hooks,
         deduplicated,
@@ -589,6 +598,15 @@ fn load_gated(
             validate_alone(&l.below(), &file, &mut errors);
             if errors.is_empty() {
                 l.push_parsed(file);
+                if state == LayerState::Loaded {
+                    l.covered.extend(record.into_iter().flat_map(|rec| {
+                        rec.scripts.iter().map(|s| super::Covered {
+                            root: root.to_path_buf(),
+                            rel: s.path.clone(),
+                            sha256: s.sha256.clone(),
+                        })
+                    }));
+                }
                 // Under a trusted root, no person reviews a change: it is watched instead.
                 if state == LayerState::TrustedRoot && !check_all {
                     let last = opts

@@ -214,6 +214,11 @@ impl LoadOptions {
 }
 
 /// The loaded configuration: effective hooks in run order, and how they came to be.
+///
+/// Immutable once loaded and `Send + Sync`: load it once and share it as an `Arc<Config>`
+/// between threads and sessions (cloning the `Arc` is the cheap way; `Clone` copies the hooks).
+/// A [`crate::session::Session`] over it re-checks the loaded files before each dispatch and
+/// reloads when one changed; [`Config::reload`] is the one call that loads again.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The innermost project root (a directory with `.ka/`, or one that had trusted files).
@@ -251,6 +256,11 @@ pub struct Config {
     /// their commands, as `crate::shell` reads them), resolved at the first call that needs them
     /// (see [`crate::protect`]).
     pub(crate) guard_scripts: std::sync::OnceLock<Vec<PathBuf>>,
+    /// The scripts trust covers for the project layers that loaded as reviewed, with the hashes
+    /// the review recorded ([`crate::session`] re-checks them before each dispatch).
+    pub(crate) covered: Vec<Covered>,
+    /// What this configuration was loaded with ([`Config::reload`]).
+    pub(crate) options: LoadOptions,
     /// Snapshots of unreviewed layer files to replace at the first dispatch (see [`snapshot`]).
     pub(crate) pending: snapshot::Pending,
     /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).
@@ -259,6 +269,21 @@ pub struct Config {
     paths_index: Option<paths_filter::PathsIndex>,
     /// Whether any hook has `paths` (a call's paths are then prepared for matching).
     has_paths: bool,
+}
+
+/// One script a trust record covers: `rel` under the project `root`, with the hash recorded
+/// when a person trusted the layer (`None`: it did not exist then).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Covered {
+    pub root: PathBuf,
+    pub rel: String,
+    pub sha256: Option<String>,
+}
+
+impl Covered {
+    pub(crate) fn path(&self) -> PathBuf {
+        self.root.join(&self.rel)
+    }
 }
 
 /// What `check` found: every error of every layer (untrusted ones included: reading is safe),
@@ -291,6 +316,24 @@ impl Config {
             Some(config) if errors.is_empty() => Ok(config),
             _ => Err(ConfigErrors(errors).into()),
         }
+    }
+
+    /// Load again from the same [`LoadOptions`], as a new [`Config`]: the one call a host makes
+    /// to pick up edits (a person trusted a changed project file, the user edited `ka.toml`).
+    ///
+    /// Policy: a reload is a fresh load, with every rule of [`Config::load`]: a project file
+    /// that changed without review is stale (its new content never runs and its guards fail
+    /// closed), a managed or user file that no longer loads is held by its last good version,
+    /// and a guard an unreviewed edit weakened is announced. Dispatches in flight finish on the
+    /// configuration they started with; share the result as a new `Arc<Config>`
+    /// ([`crate::session::Session`] does this itself when a loaded file changes).
+    pub fn reload(&self) -> Result<Config, LoadError> {
+        Config::load(&self.options)
+    }
+
+    /// The options this configuration was loaded with.
+    pub fn load_options(&self) -> &LoadOptions {
+        &self.options
     }
 
     /// Validate every layer, trusted or not, and report all errors at once.

@@ -85,7 +85,7 @@ const REAP_WAIT: Duration = Duration::from_millis(200);
 const CHUNK: usize = 64 * 1024;
 /// The shell every hook runs in, by absolute path: a `PATH` search costs failed `execve`s and would let
 /// an `sh` planted earlier in `PATH` take over.
-const SHELL: &str = "/bin/sh";
+pub(crate) const SHELL: &str = "/bin/sh";
 
 /// One hook invocation.
 #[derive(Clone)]
@@ -249,10 +249,15 @@ pub fn run(hook: &HookProcess<'_>) -> Finished {
         finished.termination = Termination::Cancelled;
         return finished;
     }
+    // Ended with this process whatever ends it (SIGKILL included): see [`crate::watchdog`]. The
+    // watchdog is up before the spawn, so the group is registered the moment its pid is known.
+    // Unregistered when this returns, after the runner ended the group.
+    let watchdog = crate::watchdog::get();
     let child = match spawn(hook) {
         Ok(child) => child,
         Err(text) => return Finished::spawn_failed(text, started),
     };
+    let _watched = crate::watchdog::register(watchdog, child.id());
     run_spawned(child, hook, started, fallback_forced())
 }
 

@@ -32,7 +32,7 @@ fn concurrent_dispatches_append_whole_parsable_lines() {
     )
     .expect("write");
     let config = Config::load(&LoadOptions {
-        paths: Paths::new(&config_dir, tmp.path().join("data")),
+        paths: Paths::isolated(&config_dir, tmp.path().join("data")),
         start_dir: tmp.path().to_path_buf(),
         trust_once: false,
     })
@@ -84,7 +84,7 @@ fn unwritable_log_is_a_diagnostic_not_a_failure() {
     )
     .expect("write");
     let config = Config::load(&LoadOptions {
-        paths: Paths::new(&config_dir, tmp.path().join("data")),
+        paths: Paths::isolated(&config_dir, tmp.path().join("data")),
         start_dir: tmp.path().to_path_buf(),
         trust_once: false,
     })

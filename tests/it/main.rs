@@ -18,6 +18,7 @@ mod adapter_import;
 mod adapter_install;
 mod adapter_keep_going;
 mod adapter_project_root;
+mod agent_example;
 mod async_hooks;
 mod audit;
 mod backstop;
@@ -54,6 +55,9 @@ mod proptest_parsers;
 mod readme;
 mod readme_events;
 mod schema;
+mod session;
+#[cfg(feature = "tokio")]
+mod session_async;
 mod shell_rules;
 mod trust_coverage;
 mod trust_moves;

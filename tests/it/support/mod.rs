@@ -122,7 +122,7 @@ impl Project {
     }
 
     pub fn paths(&self) -> Paths {
-        Paths::new(&self.config_dir, &self.data_dir)
+        Paths::isolated(&self.config_dir, &self.data_dir)
     }
 
     pub fn options(&self, start_dir: &Path, trust_once: bool) -> LoadOptions {

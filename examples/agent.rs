@@ -1,0 +1,280 @@
+//! A small agent loop over scripted tool calls (no model), using the public API the way an agent
+//! does: one [`Session`] for the whole session; session start, prompts, guarded tool calls
+//! (block, ask, rewrite, pre-approval), an async formatter whose results arrive on their own, the
+//! stop loop, cancelling a hook (the user pressed Esc), a configuration edit picked up mid-session,
+//! and shutdown.
+//!
+//! Run it with `cargo run --example agent`. It works in a scratch directory (its own project, user
+//! config and data dir; `Paths::isolated`, so the machine's `/etc/ka` is not read), prints a
+//! transcript, and removes the scratch directory. A real host uses `LoadOptions::from_env()`.
+
+use std::error::Error;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ka_hooks::config::{Config, LoadOptions};
+use ka_hooks::next::{Next, Other, Permission, Prompt, Stop};
+use ka_hooks::paths::Paths;
+use ka_hooks::session::Session;
+use ka_hooks::{CancelToken, Event, Outcome, Request};
+use serde_json::{json, Map, Value};
+
+/// The user's hooks for this demo (a real user keeps them in `~/.config/ka/ka.toml`).
+const HOOKS: &str = r#"
+[hook_settings]
+max_continuations = 2
+
+[[hooks]]
+name = "welcome"
+event = "session_start"
+command = '''echo '{"context":"this project builds with cargo"}' '''
+
+[[hooks]]
+name = "no-passwords"
+event = "user_prompt_submit"
+command = '''grep -q password && { echo 'never paste passwords into a prompt' >&2; exit 2; }; exit 0'''
+
+[[hooks]]
+name = "shell-guard"
+event = "pre_tool_use"
+tool = "bash"
+command = '''
+input=$(cat)
+case $input in
+  *'rm -rf'*) echo 'refusing rm -rf' >&2; exit 2 ;;
+  *'git push'*) echo '{"decision":"ask","reason":"pushing needs a person"}' ;;
+  *'cargo test"'*) echo '{"updated_input":{"command":"cargo test --quiet"},"decision":"allow"}' ;;
+esac
+exit 0
+'''
+
+[[hooks]]
+name = "deploy-check"
+event = "pre_tool_use"
+tool = "deploy"
+command = "sleep 30"
+
+[[hooks]]
+name = "fmt"
+event = "post_tool_use"
+tool = "write"
+async = true
+command = '''echo '{"context":"formatted the file"}' '''
+
+[[hooks]]
+name = "tests-again"
+event = "stop"
+command = "echo 'run the tests once more' >&2; exit 2"
+"#;
+
+/// What the user should see besides the verdict: weakened or skipped guards, notes, messages,
+/// failed hooks.
+fn show(outcome: &Outcome) {
+    for line in outcome.for_user().lines() {
+        println!("  ! {line}");
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+struct Agent {
+    session: Arc<Session>,
+}
+
+impl Agent {
+    fn prompt(&self, text: &str) -> Result<bool, Box<dyn Error>> {
+        let request = Request::new(Event::UserPromptSubmit, object(json!({ "prompt": text })));
+        let outcome = self.session.dispatch(request);
+        show(&outcome);
+        match outcome.next() {
+            Next::Prompt(Prompt::Block { reason } | Prompt::Halt { reason }) => {
+                println!("prompt {text:?}: blocked: {reason}");
+                Ok(false)
+            }
+            Next::Prompt(Prompt::Submit { .. }) => {
+                println!("prompt {text:?}: sent to the model");
+                Ok(true)
+            }
+            other => Err(format!("a prompt answered {other:?}").into()),
+        }
+    }
+
+    /// One tool call; `user_says_yes` answers a permission prompt; `esc_after` presses Esc.
+    fn tool(
+        &self,
+        tool: &str,
+        args: Value,
+        user_says_yes: bool,
+        esc_after: Option<Duration>,
+    ) -> Result<(), Box<dyn Error>> {
+        let args = object(args);
+        let esc = CancelToken::new();
+        let request =
+            Request::tool_call(Event::PreToolUse, tool, args.clone()).with_cancel(esc.clone());
+        let outcome = match esc_after {
+            Some(after) => std::thread::scope(|s| {
+                let dispatch = s.spawn(|| self.session.dispatch(request));
+                std::thread::sleep(after);
+                esc.cancel(); // from the UI thread
+                dispatch.join().unwrap_or_else(|_| std::process::abort())
+            }),
+            None => self.session.dispatch(request),
+        };
+        show(&outcome);
+        let Next::ToolCall(permission) = outcome.next() else {
+            return Err(format!("a tool call answered {:?}", outcome.next()).into());
+        };
+        // Every way a tool call can end, matched whole: a new one would not compile here.
+        let run = match permission {
+            Permission::Block { reason } => {
+                println!("tool {tool}: blocked: {reason}");
+                None
+            }
+            Permission::Halt { reason } => {
+                println!("tool {tool}: not run, the turn ends: {reason}");
+                None
+            }
+            Permission::Ask { reason, arguments } if user_says_yes => {
+                println!("tool {tool}: asked the user ({reason}): yes");
+                Some(arguments)
+            }
+            Permission::Ask { reason, .. } => {
+                println!("tool {tool}: asked the user ({reason}): no");
+                None
+            }
+            Permission::Run {
+                arguments: args,
+                pre_approved: approved,
+                ..
+            } => {
+                let how = if approved {
+                    "pre-approved"
+                } else {
+                    "after the permission prompt"
+                };
+                println!(
+                    "tool {tool}: runs {how} with {}",
+                    Value::Object(args.clone())
+                );
+                Some(args)
+            }
+        };
+        if let Some(args) = run {
+            let post = Request::tool_call(Event::PostToolUse, tool, args);
+            show(&self.session.dispatch(post));
+        }
+        Ok(())
+    }
+
+    /// The end of a turn: stop hooks may keep the agent going, up to `max_continuations`.
+    fn stop_loop(&self) -> Result<(), Box<dyn Error>> {
+        loop {
+            let outcome = self.session.dispatch(Request::new(Event::Stop, Map::new()));
+            show(&outcome);
+            match outcome.next() {
+                Next::Stop(Stop::KeepGoing { reason }) => println!("stop: keep going: {reason}"),
+                Next::Stop(Stop::Halt { reason }) => {
+                    println!("stop: halted: {reason}");
+                    return Ok(());
+                }
+                Next::Stop(Stop::End) => {
+                    println!("stop: the turn ends");
+                    return Ok(());
+                }
+                other => return Err(format!("a stop answered {other:?}").into()),
+            }
+        }
+    }
+
+    /// Async results arrive on their own: an idle agent waits for them.
+    fn receive(&self) {
+        for d in self.session.wait_delivered(Duration::from_secs(10)) {
+            let text = d.context.as_deref().or(d.feedback.as_deref()).unwrap_or("");
+            println!("async {} ({:?}): {text}", d.hook, d.status);
+        }
+    }
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let scratch = tempfile::tempdir()?;
+    let base = scratch.path();
+    let (project, config_dir, data_dir) =
+        (base.join("project"), base.join("config"), base.join("data"));
+    for dir in [&project.join(".ka"), &config_dir, &data_dir] {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(config_dir.join("ka.toml"), HOOKS)?;
+
+    // Once per session. `Config` is cheap to share: one `Arc` for every session of the process.
+    let config = Arc::new(Config::load(&LoadOptions {
+        paths: Paths::isolated(&config_dir, &data_dir),
+        start_dir: project.clone(),
+        trust_once: false,
+    })?);
+    let agent = Agent {
+        session: Arc::new(Session::new(config, "demo-session", &project)),
+    };
+    let start = agent.session.dispatch(Request::new(
+        Event::SessionStart,
+        object(json!({ "source": "startup" })),
+    ));
+    show(&start);
+    match start.next() {
+        Next::Other(Other::Continue { context }) => {
+            println!("session start: context {:?}", context.unwrap_or_default());
+        }
+        Next::Other(Other::Halt { reason }) => return Err(reason.into()),
+        other => return Err(format!("session start answered {other:?}").into()),
+    }
+
+    if agent.prompt("fix the failing test")? {
+        agent.tool("bash", json!({ "command": "cargo test" }), false, None)?;
+        agent.tool(
+            "write",
+            json!({ "path": "src/lib.rs", "content": "fn main() {}" }),
+            false,
+            None,
+        )?;
+        agent.tool("bash", json!({ "command": "rm -rf target" }), true, None)?;
+        agent.tool("bash", json!({ "command": "git push" }), false, None)?;
+        agent.tool(
+            "deploy",
+            json!({ "to": "staging" }),
+            false,
+            Some(Duration::from_millis(300)),
+        )?;
+        agent.receive();
+        agent.stop_loop()?;
+    }
+    agent.prompt("my password is hunter2")?;
+
+    // The user tightens their hooks mid-session: the session sees the edit at the next dispatch.
+    edit(&config_dir.join("ka.toml"))?;
+    if agent.prompt("write the changelog")? {
+        agent.tool(
+            "write",
+            json!({ "path": "CHANGELOG.md", "content": "..." }),
+            false,
+            None,
+        )?;
+    }
+    agent.session.shutdown();
+    println!("session end");
+    Ok(())
+}
+
+/// Add a guard that blocks writes to `CHANGELOG.md`.
+fn edit(file: &Path) -> std::io::Result<()> {
+    let mut text = std::fs::read_to_string(file)?;
+    text.push_str(
+        "\n[[hooks]]\nname = \"changelog-guard\"\nevent = \"pre_tool_use\"\ntool = \"write\"\n\
+         command = \"grep -q CHANGELOG && { echo 'the changelog is generated' >&2; exit 2; }; exit 0\"\n",
+    );
+    std::fs::write(file, text)
+}

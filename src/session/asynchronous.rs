@@ -1,0 +1,79 @@
+//! The `tokio` feature: dispatches a tokio host awaits, whose future ends the hooks when it is
+//! dropped.
+//!
+//! The pipeline itself stays blocking (it waits on processes, not on sockets): it runs on
+//! tokio's blocking pool (`spawn_blocking`), so no worker thread of the runtime is held. The
+//! future holds the dispatch's [`CancelToken`]; dropped before it completes (`select!` lost,
+//! the task aborted, the turn abandoned), it cancels it: every running hook's process group gets
+//! TERM, then KILL after [`crate::process::KILL_GRACE`], is reaped on the blocking thread, and
+//! hooks not started yet never start. A guarded event's outcome is then blocked, as in any
+//! cancelled dispatch.
+
+use std::sync::Arc;
+
+use super::{refuse, Session};
+use crate::cancel::CancelToken;
+use crate::config::Config;
+use crate::dispatch::{dispatch_with, Request};
+use crate::outcome::Outcome;
+
+/// Cancels its token when dropped, unless disarmed.
+struct CancelOnDrop(Option<CancelToken>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(token) = self.0.take() {
+            token.cancel();
+        }
+    }
+}
+
+/// Run the dispatch on the blocking pool; cancel it if this future is dropped first.
+async fn run(config: Arc<Config>, mut request: Request, deliver: bool) -> Outcome {
+    let token = request.cancel.get_or_insert_with(CancelToken::new).clone();
+    let mut guard = CancelOnDrop(Some(token));
+    // What to answer if the blocking task cannot be waited for (a panic, or a runtime that is
+    // shutting down): fails closed like a cancelled dispatch.
+    let spare = Request::new(request.event, request.payload.clone());
+    let task = tokio::task::spawn_blocking(move || dispatch_with(&config, request, None, deliver));
+    let joined = task.await;
+    guard.0 = None;
+    match joined {
+        Ok(outcome) => outcome,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => refuse(&spare, format!("the dispatch could not be waited for: {e}")),
+    }
+}
+
+impl Config {
+    /// [`Config::dispatch`] for a tokio host (feature `tokio`): runs on the blocking pool, and
+    /// dropping the future cancels the dispatch and ends its hooks (see
+    /// [`crate::session`]'s `asynchronous` notes). Needs a tokio runtime.
+    pub async fn dispatch_async(self: Arc<Self>, request: Request) -> Outcome {
+        run(self, request, true).await
+    }
+}
+
+impl Session {
+    /// [`Session::dispatch`] for a tokio host (feature `tokio`): the same re-check and stamps,
+    /// run on the blocking pool; dropping the future cancels the dispatch and ends its hooks.
+    pub async fn dispatch_async(&self, request: Request) -> Outcome {
+        let (config, request, refused, token) = self.prepare(request);
+        let event = request.event;
+        // Forgets the token if this future is dropped; records the turn when it completes.
+        struct Done<'s>(&'s Session, crate::event::Event, CancelToken, Option<bool>);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.settle(self.1, &self.2, self.3);
+            }
+        }
+        let mut done = Done(self, event, token, None);
+        let outcome = match refused {
+            Some(why) => refuse(&request, why),
+            None => run(config, request, false).await,
+        };
+        done.3 = Some(outcome.keep_going.is_some());
+        drop(done);
+        outcome
+    }
+}

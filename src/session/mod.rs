@@ -1,0 +1,266 @@
+//! A session of the agent: the one object a host keeps from session start to exit.
+//!
+//! A [`Config`] is one load; a [`Session`] holds trust for the whole session. Before each
+//! dispatch it:
+//! - **re-checks** that the layer files that loaded, and the scripts trust covers for them, are
+//!   still what the load read ([`watch`]: `stat` first, a hash only when `stat` moved). On a
+//!   change it loads again ([`Config::reload`]), so the changed layer is stale at once, exactly
+//!   as a fresh load would find it: its new content never runs and the guards of the reviewed
+//!   version fail closed. Dispatches already running finish on the configuration they started
+//!   with.
+//! - **stamps** the payload's `session_id` (always: async results are keyed by it) and `cwd`
+//!   (when the request has none), and, on stop-like events, `continuations` and
+//!   `stop_hook_active` from its own count ([`turns`]), so `max_continuations` holds whatever
+//!   the host sends.
+//!
+//! **Async results** (`async = true` hooks) are received with [`Session::poll_delivered`] or
+//! [`Session::wait_delivered`], each result exactly once; a session's dispatches leave them
+//! there (they are not also folded into `context` or `notes` of a later outcome).
+//!
+//! [`Session::shutdown`] (also on drop) cancels the session's dispatches in flight, ends its
+//! async hooks (TERM, then KILL, and waits for them) and keeps queued ones from starting. Hooks
+//! die with the host process even on SIGKILL ([`crate::watchdog`]).
+//!
+//! A `Session` is `Send + Sync`: share it (`Arc<Session>`) between the UI thread that cancels
+//! and the worker that dispatches.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::background::{self, Delivered};
+use crate::cancel::CancelToken;
+use crate::config::{Config, LoadError};
+use crate::dispatch::{dispatch_with, Request};
+use crate::event::Event;
+use crate::outcome::Outcome;
+
+#[cfg(feature = "tokio")]
+mod asynchronous;
+pub(crate) mod turns;
+pub(crate) mod watch;
+
+/// One agent session over a shared [`Config`]; see the [module doc](self).
+pub struct Session {
+    id: String,
+    cwd: PathBuf,
+    state: Mutex<State>,
+    turns: Mutex<turns::Turns>,
+    /// Cancelled by [`Session::shutdown`]: every dispatch that brought no token of its own
+    /// holds it (one token for all: cancelling is permanent, and so is shutdown).
+    token: CancelToken,
+    /// The hosts' own tokens of the dispatches in flight, and whether the session was shut down.
+    inflight: Mutex<(Vec<CancelToken>, bool)>,
+}
+
+struct State {
+    config: Arc<Config>,
+    watch: watch::Watch,
+    /// Why the last reload failed: until one succeeds, guarded events are refused.
+    broken: Option<String>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Session {
+    /// A session with id `session_id` (the agent's, e.g. a UUID) working in `cwd`, over `config`.
+    pub fn new(
+        config: Arc<Config>,
+        session_id: impl Into<String>,
+        cwd: impl Into<PathBuf>,
+    ) -> Self {
+        let id = session_id.into();
+        background::begin_session(&id);
+        Session {
+            state: Mutex::new(State {
+                watch: watch::Watch::of(&config),
+                config,
+                broken: None,
+            }),
+            id,
+            cwd: cwd.into(),
+            turns: Mutex::new(turns::Turns::default()),
+            token: CancelToken::new(),
+            inflight: Mutex::new((Vec::new(), false)),
+        }
+    }
+
+    /// The session id stamped into every payload.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The configuration the next dispatch uses (after its re-check).
+    pub fn config(&self) -> Arc<Config> {
+        Arc::clone(&lock(&self.state).config)
+    }
+
+    /// Load again now, whether or not a file changed (see [`Config::reload`] for the policy).
+    pub fn reload(&self) -> Result<(), LoadError> {
+        let mut state = lock(&self.state);
+        let config = state.config.reload();
+        Self::install(&mut state, config).map_err(|(e, _)| e)
+    }
+
+    /// Run the hooks of `request.event`, as [`Config::dispatch`] does, after the re-check, with
+    /// the session's stamps (see the [module doc](self)). After [`shutdown`](Self::shutdown)
+    /// nothing starts: the outcome is cancelled (and blocked, on a guarded event).
+    pub fn dispatch(&self, request: Request) -> Outcome {
+        let (config, request, refused, token) = self.prepare(request);
+        let event = request.event;
+        let outcome = match refused {
+            Some(why) => refuse(&request, why),
+            None => dispatch_with(&config, request, None, false),
+        };
+        self.finish(event, &token, Some(&outcome));
+        outcome
+    }
+
+    /// Everything before the run: the re-check, the stamps, the cancel token.
+    fn prepare(&self, mut request: Request) -> (Arc<Config>, Request, Option<String>, CancelToken) {
+        let (config, broken) = self.checked();
+        let payload = &mut request.payload;
+        payload.insert("session_id".into(), Value::String(self.id.clone()));
+        payload
+            .entry("cwd")
+            .or_insert_with(|| Value::String(self.cwd.to_string_lossy().into_owned()));
+        lock(&self.turns).stamp(request.event, &mut request.payload);
+        let token = match &request.cancel {
+            // The host's own token: cancelled too when the session shuts down.
+            Some(token) => {
+                let mut inflight = lock(&self.inflight);
+                if inflight.1 {
+                    token.cancel();
+                }
+                inflight.0.push(token.clone());
+                token.clone()
+            }
+            None => {
+                request.cancel = Some(self.token.clone());
+                self.token.clone()
+            }
+        };
+        (config, request, broken, token)
+    }
+
+    fn finish(&self, event: Event, token: &CancelToken, outcome: Option<&Outcome>) {
+        self.settle(event, token, outcome.map(|o| o.keep_going.is_some()));
+    }
+
+    /// After a dispatch (`keeps_going`: `None` when it gave no outcome): forget its token, count
+    /// the turn.
+    fn settle(&self, event: Event, token: &CancelToken, keeps_going: Option<bool>) {
+        if !token.same(&self.token) {
+            lock(&self.inflight).0.retain(|t| !t.same(token));
+        }
+        if let Some(keeps_going) = keeps_going {
+            lock(&self.turns).settle(event, keeps_going);
+        }
+    }
+
+    /// The configuration to dispatch on, reloaded first when a watched file changed; and why
+    /// guarded events are refused, when a reload failed.
+    fn checked(&self) -> (Arc<Config>, Option<String>) {
+        let mut state = lock(&self.state);
+        if let Some(file) = state.watch.changed() {
+            let config = state.config.reload();
+            if let Err((_, why)) = Self::install(&mut state, config) {
+                state.broken = Some(format!(
+                    "{} changed during the session and the configuration could not be loaded \
+                     again ({why}); fix it and call Session::reload",
+                    crate::terminal::escape_path(&file)
+                ));
+            }
+        }
+        (Arc::clone(&state.config), state.broken.clone())
+    }
+
+    fn install(
+        state: &mut State,
+        config: Result<Config, LoadError>,
+    ) -> Result<(), (LoadError, String)> {
+        match config {
+            Ok(config) => {
+                let mut watch = watch::Watch::of(&config);
+                // Stamp what the new load read (a file changing again is seen next time).
+                let _ = watch.changed();
+                state.config = Arc::new(config);
+                state.watch = watch;
+                state.broken = None;
+                Ok(())
+            }
+            Err(e) => {
+                let why = e.to_string();
+                Err((e, why))
+            }
+        }
+    }
+
+    /// Results of this session's async hooks that ended and were not received yet, oldest
+    /// first. Each result is returned once.
+    pub fn poll_delivered(&self) -> Vec<Delivered> {
+        background::wait_for(&self.id, Duration::ZERO)
+    }
+
+    /// [`poll_delivered`](Self::poll_delivered), waiting up to `timeout` for the first result
+    /// when none is there yet (an idle host sends no dummy events).
+    pub fn wait_delivered(&self, timeout: Duration) -> Vec<Delivered> {
+        background::wait_for(&self.id, timeout)
+    }
+
+    /// End every hook this session started: dispatches in flight are cancelled (their hooks
+    /// killed, the rest never start; a token the host gave a request is cancelled with them), async hooks are ended and waited for, and queued ones
+    /// never start. Later dispatches start nothing. Idempotent; also done on drop.
+    pub fn shutdown(&self) {
+        {
+            let mut inflight = lock(&self.inflight);
+            inflight.1 = true;
+            self.token.cancel();
+            for token in &inflight.0 {
+                token.cancel();
+            }
+        }
+        background::end_session(&self.id);
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The outcome of a dispatch refused because the configuration cannot be trusted (or the run
+/// could not be waited for): a guarded event is blocked, as a stale layer's guards block (the
+/// only place a session builds an outcome itself).
+pub(crate) fn refuse(request: &Request, why: String) -> Outcome {
+    let tool = request
+        .payload
+        .get("tool")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let mut outcome = Outcome::new(request.event, tool);
+    outcome.cancelled = Some(why.clone());
+    if matches!(
+        request.event.acts_as(),
+        Event::PreToolUse | Event::UserPromptSubmit
+    ) {
+        outcome.blocked = true;
+        outcome.reason = Some(why.clone());
+    }
+    outcome.announcements.push(why);
+    outcome
+}
