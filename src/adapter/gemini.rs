@@ -44,8 +44,9 @@ pub const EVENTS: &[EventRow] = &[
     row("Notification", Event::Notification, Flavour::Plain),
 ];
 
-/// Gemini CLI's events with no ka event.
-pub const UNSUPPORTED: &[(&str, &str)] = &[
+/// Gemini CLI's events with no ka event of their own: they run `observe` (the hooks see the
+/// event, the answer leaves Gemini's model request, response and tool config alone).
+pub const OBSERVED: &[(&str, &str)] = &[
     (
         "BeforeModel",
         "ka has no model-request events: the hook would rewrite Gemini's raw LLM request",
@@ -79,7 +80,7 @@ pub(super) fn result(original: &Map<String, Value>) -> (Value, bool) {
 /// The answer in Gemini CLI's contract.
 pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
     let mut object = Map::new();
-    let mut hso = specific(call.agent_event);
+    let mut hso = specific(&call.agent_event);
     match call.event {
         Event::PreToolUse => {
             verdict.ask_becomes_block(Agent::Gemini);
@@ -139,7 +140,7 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
             hso.insert("additionalContext".into(), context.into());
         }
     } else {
-        context_is_unsupported(&mut verdict, Agent::Gemini, call.agent_event);
+        context_is_unsupported(&mut verdict, Agent::Gemini, &call.agent_event);
     }
     if hso.len() > 1 {
         object.insert("hookSpecificOutput".into(), Value::Object(hso));

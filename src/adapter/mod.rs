@@ -90,12 +90,13 @@ impl Agent {
         }
     }
 
-    /// The agent's hook events that have no ka event, with why.
-    pub fn unsupported(self) -> &'static [(&'static str, &'static str)] {
+    /// The agent's hook events that have no ka event of their own, with why: they run
+    /// [`Event::Observe`] (as does any event name the agent sends that is in neither list).
+    pub fn observed(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            Agent::Claude => claude::UNSUPPORTED,
-            Agent::Codex => codex::UNSUPPORTED,
-            Agent::Gemini => gemini::UNSUPPORTED,
+            Agent::Claude => claude::OBSERVED,
+            Agent::Codex => codex::OBSERVED,
+            Agent::Gemini => gemini::OBSERVED,
         }
     }
 }
@@ -205,13 +206,6 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
 pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u8]) -> Answer {
     let mut call = match parse_bytes(agent, input) {
         Ok(call) => call,
-        Err(Rejected::Unsupported(message)) => {
-            return Answer {
-                exit: 1,
-                stdout: String::new(),
-                stderr: format!("ka-hooks {}: {message}\n", agent.command()),
-            }
-        }
         Err(Rejected::Broken(message)) => return unreadable(agent, input, &message),
     };
     let config = match load(ctx, &call) {
@@ -324,6 +318,10 @@ fn event_named_in(agent: Agent, input: &[u8]) -> Option<Event> {
             .iter()
             .find(|row| row.name == name)
             .map(|row| row.event)
+            .or_else(|| {
+                let observed = agent.observed().iter().any(|(n, _)| *n == name);
+                observed.then_some(Event::Observe)
+            })
     });
     let first = named.next()??;
     named.all(|other| other == Some(first)).then_some(first)
@@ -432,8 +430,8 @@ fn load(ctx: &Context, call: &Call) -> Result<Config, String> {
 pub struct Call {
     pub agent: Agent,
     pub event: Event,
-    /// The agent's name of the event.
-    pub agent_event: &'static str,
+    /// The agent's name of the event (as sent: an event ka has no row for runs `observe`).
+    pub agent_event: String,
     pub flavour: Flavour,
     /// The payload the hooks get: the agent's own fields (so scripts written for the agent
     /// keep working) plus ka's (`tool`, `arguments`, `result`, `is_error`, `prompt`, ...).
@@ -463,8 +461,6 @@ pub struct ToolCall {
 /// Why a payload was not run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rejected {
-    /// The agent's event has no ka event (exit 1, said plainly).
-    Unsupported(String),
     /// The payload cannot be read (fails closed on the events that can be vetoed).
     Broken(String),
 }
@@ -485,11 +481,20 @@ pub fn parse_bytes(agent: Agent, input: &[u8]) -> Result<Call, Rejected> {
         .get("hook_event_name")
         .and_then(Value::as_str)
         .ok_or_else(|| Rejected::Broken("the hook payload has no `hook_event_name`".into()))?;
+    // An event ka has no row for (one of `agent.observed()`, or one newer than this table) is
+    // observed: its hooks run and the answer says nothing for them. Failing the agent's hook
+    // (exit 1) would show an error on every such event and gain nothing.
     let row = agent
         .events()
         .iter()
         .find(|row| row.name == name)
-        .ok_or_else(|| Rejected::Unsupported(unsupported_event(agent, name)))?;
+        .copied()
+        .unwrap_or(EventRow {
+            name: "",
+            event: Event::Observe,
+            flavour: Flavour::Plain,
+        });
+    let agent_event = name.to_owned();
     let cwd = original
         .get("cwd")
         .and_then(Value::as_str)
@@ -526,6 +531,7 @@ pub fn parse_bytes(agent: Agent, input: &[u8]) -> Result<Call, Rejected> {
             };
             extra.push(("stop", Value::String(stop.into())));
         }
+        Event::Observe => extra.push(("agent_event", Value::String(agent_event.clone()))),
         Event::PreCompact | Event::PostCompact => {
             if let Some(focus) = original
                 .get("custom_instructions")
@@ -544,29 +550,13 @@ pub fn parse_bytes(agent: Agent, input: &[u8]) -> Result<Call, Rejected> {
     Ok(Call {
         agent,
         event: row.event,
-        agent_event: row.name,
+        agent_event,
         flavour: row.flavour,
         payload,
         cwd,
         tool,
         notes,
     })
-}
-
-fn unsupported_event(agent: Agent, name: &str) -> String {
-    let who = agent.display();
-    let supported = agent
-        .events()
-        .iter()
-        .map(|row| row.name)
-        .collect::<Vec<_>>()
-        .join(", ");
-    match agent.unsupported().iter().find(|(n, _)| *n == name) {
-        Some((_, why)) => {
-            format!("{who}'s `{name}` event is not supported: {why}. Supported events: {supported}")
-        }
-        None => format!("unknown {who} hook event `{name}`; supported events: {supported}"),
-    }
 }
 
 fn tool_call(

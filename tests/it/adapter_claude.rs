@@ -421,19 +421,35 @@ fn unreadable_payload_fails_closed() {
 }
 
 #[test]
-fn unsupported_event_exits_1_and_names_it() {
-    let p = project(GUARD);
+fn events_without_a_ka_event_are_observed_and_exit_0() {
+    let p = project(
+        r#"
+[[hooks]]
+name = "config-watch"
+event = "observe"
+matcher = "^ConfigChange$"
+command = '''grep -q '"agent_event":"ConfigChange"' && echo '{"systemMessage":"config changed"}' '''
+"#,
+    );
     let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "ConfigChange",
                          "source": "user_settings"});
     let reply = claude(&p, &payload, &[]);
-    assert_eq!(reply.code, Some(1));
-    assert!(
-        reply
-            .stderr
-            .contains("`ConfigChange` event is not supported"),
-        "{}",
-        reply.stderr
-    );
+    assert_eq!(reply.code, Some(0), "{}", reply.stderr);
+    assert_eq!(reply.json()["systemMessage"], "config changed");
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "SomeNewEvent"});
+    let reply = claude(&p, &payload, &[]);
+    assert_eq!(reply.code, Some(0), "{}", reply.stderr);
+    assert_eq!(reply.stdout, "", "the matcher selects ConfigChange only");
+}
+
+#[test]
+fn worktree_create_fails_with_a_reason_instead_of_printing_no_path() {
+    let p = project("");
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "WorktreeCreate",
+                         "name": "feature"});
+    let reply = claude(&p, &payload, &[]);
+    assert_eq!(reply.code, Some(2));
+    assert!(reply.stderr.contains("cannot do"), "{}", reply.stderr);
 }
 
 #[test]

