@@ -194,6 +194,9 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
     let mut hso = specific(&call.agent_event);
     match call.event {
         Event::PreToolUse => {
+            if dialect == Dialect::Codex {
+                verdict.defer_is_unsupported(Agent::Codex);
+            }
             if let Some(answer) = pre_tool_use(&verdict, dialect, &mut hso) {
                 return answer;
             }
@@ -293,6 +296,11 @@ fn pre_tool_use(
         // flow on the rewritten call (see the module's doc).
         _ => None,
     };
+    if decision.is_none() && verdict.input.is_none() && verdict.deferred {
+        // Claude Code's `defer` (hooks reference, "PreToolUse decision control"): in `-p` mode
+        // the call pauses for the caller to decide; interactively the normal flow runs.
+        hso.insert("permissionDecision".into(), "defer".into());
+    }
     if let Some(decision) = decision {
         hso.insert("permissionDecision".into(), decision.as_str().into());
         if let Some(reason) = &verdict.reason {
@@ -330,10 +338,23 @@ fn permission_request(verdict: &mut Verdict, dialect: Dialect, hso: &mut Map<Str
     if let Some(reason) = &verdict.block {
         decision.insert("behavior".into(), "deny".into());
         decision.insert("message".into(), reason.as_str().into());
+        if verdict.halt.is_some() && dialect == Dialect::Claude {
+            // `interrupt: true` stops Claude (Codex's decision has no such key).
+            decision.insert("interrupt".into(), Value::Bool(true));
+        }
     } else if verdict.decision == Some(Decision::Allow) {
         decision.insert("behavior".into(), "allow".into());
         if let Some(input) = &verdict.input {
             decision.insert("updatedInput".into(), Value::Object(input.clone()));
+        }
+        // Both agents read `updatedPermissions` on an allow (Claude Code: "PermissionRequest
+        // decision control"; Codex: `PermissionRequestDecision::Allow { updated_permissions }`,
+        // which must be among the `permission_suggestions` it offered).
+        if !verdict.permission_updates.is_empty() {
+            decision.insert(
+                "updatedPermissions".into(),
+                Value::Array(verdict.permission_updates.clone()),
+            );
         }
     }
     if !decision.is_empty() {

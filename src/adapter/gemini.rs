@@ -84,7 +84,14 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
     match call.event {
         Event::PreToolUse => {
             verdict.ask_becomes_block(Agent::Gemini);
-            verdict.allow_is_unsupported(Agent::Gemini);
+            verdict.defer_is_unsupported(Agent::Gemini);
+            // A hook's `allow` is dropped without a word: Gemini CLI's own answer for a hook
+            // that lets a call through is `decision: "allow"` (`hookRunner.ts`,
+            // `convertPlainTextToHookOutput`), and its confirmation rules still apply, as they
+            // do for a ka `allow` (pre-approved, "still subject to host policy").
+            if verdict.block.is_none() {
+                verdict.decision = None;
+            }
             if let Some(reason) = &verdict.block {
                 if verdict.messages.is_empty() && verdict.halt.is_none() {
                     return Answer::exit_two(reason);

@@ -642,6 +642,10 @@ pub struct Verdict {
     pub halt: Option<String>,
     /// For the user: notes, failed hooks, skipped layers, what the agent cannot express.
     pub messages: Vec<String>,
+    /// A hook deferred the call and none decided or rewrote it (Claude Code's `defer`).
+    pub deferred: bool,
+    /// Permission-rule updates of an allowed permission request, as the hooks wrote them.
+    pub permission_updates: Vec<Value>,
 }
 
 impl Verdict {
@@ -669,6 +673,15 @@ impl Verdict {
             context: outcome.context.clone(),
             keep_going: outcome.keep_going.clone(),
             halt: outcome.halt.clone(),
+            deferred: outcome.deferred
+                && !outcome.blocked
+                && outcome.decision.is_none()
+                && outcome.updated_input.is_none(),
+            permission_updates: if outcome.blocked {
+                Vec::new()
+            } else {
+                outcome.permission_updates.clone()
+            },
             ..Verdict::default()
         };
         // What weakened guards comes first: the user must hear it on every call it concerns.
@@ -753,6 +766,17 @@ impl Verdict {
             ));
             self.decision = None;
             self.input = None;
+        }
+    }
+
+    /// A deferral the agent has no form for is said: its own permission flow decides.
+    fn defer_is_unsupported(&mut self, agent: Agent) {
+        if std::mem::take(&mut self.deferred) {
+            self.messages.push(format!(
+                "a ka hook deferred this call (Claude Code's `defer`); {} has no deferral, so \
+                 its own permission rules decide",
+                agent.display()
+            ));
         }
     }
 
