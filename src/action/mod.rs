@@ -224,9 +224,9 @@ pub fn parse(stdout: &str, event: Event) -> Parsed {
 /// context. Only adapters use this (see `Request::plain_stdout_is_context`).
 pub fn plain_context(stdout: &str, event: Event) -> Option<Parsed> {
     let text = stdout.trim().trim_start_matches('\u{feff}').trim_start();
-    if text.is_empty()
-        || !CONTEXT_EVENTS.contains(&event.acts_as())
-        || matches!(serde_json::from_str::<Value>(text), Ok(Value::Object(_)))
+    // Text that starts like JSON is broken JSON, not context (Codex: "without treating
+    // malformed JSON as context", `codex-rs/hooks/src/events/session_start.rs`).
+    if text.is_empty() || !CONTEXT_EVENTS.contains(&event.acts_as()) || text.starts_with(['{', '['])
     {
         return None;
     }

@@ -243,6 +243,12 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
                 }
             }
         }
+        // Exit 2 blocks the compaction (hooks reference, "Exit code 2 behavior per event").
+        Event::PreCompact => {
+            if let (Some(reason), None) = (&verdict.block, &verdict.halt) {
+                return Answer::exit_two(reason);
+            }
+        }
         // Exit 2 keeps the teammate working / the task open, stderr is the feedback (hooks
         // reference, "TeammateIdle", "TaskCompleted").
         Event::TeammateIdle | Event::TaskCompleted => {

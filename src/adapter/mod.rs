@@ -36,6 +36,7 @@ pub mod gemini;
 pub mod import;
 pub mod install;
 pub mod jsonedit;
+pub mod plain;
 pub mod tools;
 
 use std::io::{Read, Write};
@@ -327,11 +328,10 @@ fn event_named_in(agent: Agent, input: &[u8]) -> Option<Event> {
     named.all(|other| other == Some(first)).then_some(first)
 }
 
-/// Whether `agent` reads a hook's plain (non-JSON) stdout on `event` as context for the model:
-/// Claude Code does on SessionStart and UserPromptSubmit ("stdout is added as context", hooks
-/// reference, "Exit code 0"). Natively, ka reads only a JSON object.
+/// Whether `agent` reads a hook's plain (non-JSON) stdout on `event` as context for the model
+/// (see [`plain`]). Natively, ka reads only a JSON object.
 pub const fn plain_stdout_is_context(agent: Agent, event: Event) -> bool {
-    matches!(agent, Agent::Claude) && matches!(event, Event::SessionStart | Event::UserPromptSubmit)
+    plain::stdout_is_context(agent, event)
 }
 
 /// ka-hooks could not run the hooks: fail open (exit 0, said to the user), or with
@@ -701,6 +701,12 @@ impl Verdict {
         );
         verdict.messages.extend(outcome.notes.iter().cloned());
         verdict.messages.extend(outcome.messages.iter().cloned());
+        verdict
+            .messages
+            .extend(plain::user_texts(agent, call.event, &outcome.hooks));
+        if let Some(why) = plain::compaction_blocked(agent, call.event, &outcome.hooks) {
+            verdict.block = Some(why);
+        }
         // A failure that blocked is already the block's reason.
         let said_in_reason = |on_error| outcome.blocked && on_error == OnError::Block;
         for h in outcome
