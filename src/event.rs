@@ -276,7 +276,7 @@ impl Event {
                     ("trigger", "`manual` | `auto`"),
                     ("focus", "the user's compaction instructions, if any"),
                 ],
-                "advisory: cannot stop the compaction",
+                "advisory: cannot stop the compaction (under Claude Code it does: see the adapters)",
                 &[],
                 Some("trigger"),
             ),
