@@ -499,3 +499,56 @@ fn every_command_hook_of_a_real_settings_file_is_imported() {
     let check = p.cli().args(["--trust", "check"]).output().expect("check");
     assert!(check.status.success(), "{check:?}");
 }
+
+#[test]
+fn events_ka_lacks_are_imported_as_observe_and_stop_failure_as_stop_error() {
+    let p = Project::new();
+    let say = |what: &str| json!({"type": "command", "command": format!("echo '{{\"systemMessage\":\"{what}\"}}'")});
+    p.write(
+        ".claude/settings.json",
+        &json!({"hooks": {
+            "InstructionsLoaded": [{"matcher": "session_start", "hooks": [say("instructions")]}],
+            "ConfigChange": [{"matcher": "user_settings", "hooks": [say("config changed")]}],
+            "StopFailure": [{"matcher": "rate_limit", "hooks": [say("the turn failed")]}],
+            "WorktreeCreate": [{"hooks": [{"type": "command", "command": "./mk-worktree.sh"}]}]
+        }})
+        .to_string(),
+    );
+    let (code, stdout, stderr) = import(&p, &["--write"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("appended 3 hook(s)"), "{stdout}");
+    assert_eq!(stderr.matches("skipped").count(), 1, "{stderr}");
+    assert!(stderr.contains("WorktreeCreate hook creates"), "{stderr}");
+    let written = p.read(".ka/ka.toml").expect("written");
+    for expected in [
+        "event = \"observe\"\nmatcher = \"^ConfigChange$\"",
+        "event = \"stop\"\nmatcher = \"error\"",
+        "event = \"instructions_loaded\"\nmatcher = \"session_start\"",
+        "Claude matcher \"rate_limit\" not imported",
+    ] {
+        assert!(written.contains(expected), "lacks {expected:?}:\n{written}");
+    }
+    let events: Vec<String> = listed_hooks(&p).into_iter().map(|(e, ..)| e).collect();
+    assert_eq!(events.len(), 3, "{events:?}");
+
+    // Through the adapter: each runs on its own event only.
+    let answer = |event: &str| {
+        let out = p
+            .cli()
+            .args(["--trust", "claude"])
+            .write_stdin(
+                json!({"session_id": "s", "cwd": p.root, "hook_event_name": event,
+                       "load_reason": "session_start", "source": "user_settings"})
+                .to_string(),
+            )
+            .output()
+            .expect("adapter");
+        assert_eq!(out.status.code(), Some(0), "{event}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(answer("ConfigChange").contains("config changed"));
+    assert!(answer("InstructionsLoaded").contains("instructions"));
+    assert!(answer("StopFailure").contains("the turn failed"));
+    assert!(!answer("Stop").contains("the turn failed"));
+    assert!(!answer("CwdChanged").contains("config changed"));
+}
