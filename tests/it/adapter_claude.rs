@@ -608,3 +608,31 @@ fn stop_failure_cannot_keep_going_and_says_so() {
         .as_str()
         .is_some_and(|m| m.contains("ended on an error")));
 }
+
+#[test]
+fn permission_request_deny_with_interrupt_stops_claude() {
+    let p = project(
+        r#"
+[[hooks]]
+name = "stop-on-rm"
+event = "permission_request"
+tool = "bash"
+command = '''echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no rm here","interrupt":true}}}' '''
+"#,
+    );
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "PermissionRequest",
+                         "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}});
+    let reply = claude(&p, &payload, &[]);
+    assert_eq!(reply.code, Some(0), "{}", reply.stderr);
+    let answer = reply.json();
+    let decision = &answer["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], "deny", "{answer}");
+    assert_eq!(decision["interrupt"], true, "{answer}");
+    assert!(
+        decision["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no rm here")),
+        "{answer}"
+    );
+    assert_eq!(answer["continue"], false, "{answer}");
+}
