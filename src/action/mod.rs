@@ -224,10 +224,10 @@ pub fn parse(stdout: &str, event: Event) -> Parsed {
 /// context. Only adapters use this (see `Request::plain_stdout_is_context`).
 pub fn plain_context(stdout: &str, event: Event) -> Option<Parsed> {
     let text = stdout.trim().trim_start_matches('\u{feff}').trim_start();
-    // Text that starts like JSON is broken JSON, not context (Codex: "without treating
-    // malformed JSON as context", `codex-rs/hooks/src/events/session_start.rs`).
-    if text.is_empty() || !CONTEXT_EVENTS.contains(&event.acts_as()) || text.starts_with(['{', '['])
-    {
+    // Text that starts like a JSON object is a broken object, not context (Codex: "without
+    // treating malformed JSON as context", `codex-rs/hooks/src/events/session_start.rs`, which
+    // also fails `[`; Claude Code reads `[info] ...` as text, so `[` is left to be context).
+    if text.is_empty() || !CONTEXT_EVENTS.contains(&event.acts_as()) || text.starts_with('{') {
         return None;
     }
     let mut d = Reader::new(event);

@@ -833,6 +833,11 @@ fn plain_stdout_is_context_only_where_asked_and_only_when_not_an_object() {
         Some("branch: main")
     );
     assert!(plain_context(r#"{"note":"x"}"#, SessionStart).is_none());
+    assert!(
+        plain_context(r#"{"note":"#, SessionStart).is_none(),
+        "a broken object"
+    );
+    assert!(plain_context("[info] on main", SessionStart).is_some());
     assert!(plain_context("  ", UserPromptSubmit).is_none());
     assert!(plain_context("text", SessionEnd).is_none());
 }
