@@ -1101,6 +1101,12 @@ fn append_feedback(outcome: &mut Outcome, text: String) {
 
 /// `mode`, `note`, the user message, `context` and `halt`.
 fn apply_common(action: &action::Action, outcome: &mut Outcome) {
+    outcome.deferred |= action.deferred;
+    for rule in action.permission_updates.iter().flatten() {
+        if !outcome.permission_updates.contains(rule) {
+            outcome.permission_updates.push(rule.clone());
+        }
+    }
     if let Some(mode) = &action.mode {
         outcome.mode = Some(mode.clone());
     }

@@ -10,7 +10,13 @@
 //!   SubagentStop, Stop, Interrupt) and `codex-rs/hooks/schema/generated/*.json`;
 //! - Gemini CLI `docs/hooks/reference.md` (BeforeTool, AfterTool, BeforeAgent, AfterAgent,
 //!   SessionStart, SessionEnd, Notification, PreCompress; BeforeModel, AfterModel and
-//!   BeforeToolSelection act on raw model requests and have no ka event).
+//!   BeforeToolSelection act on raw model requests and have no ka event of their own).
+//!
+//! Every other event an agent can send (Gemini's model events, Claude Code's `ConfigChange` or
+//! `PreModelSwitch`, Codex's `PreModelRequest`, an event newer than this table) runs
+//! [`Event::Observe`]: its hooks run and see the agent's event name in `agent_event`, and the
+//! adapter answers nothing on their behalf, so an agent's hook is never failed because ka does
+//! not know its event.
 
 use std::fmt;
 use std::str::FromStr;
@@ -56,6 +62,11 @@ pub enum Event {
     TaskCompleted,
     /// The user interrupted the turn.
     Interrupt,
+    /// A file of instructions (CLAUDE.md, a rules file) was loaded into the model's context.
+    InstructionsLoaded,
+    /// Any other event of an agent ka has no event for (its name is the payload's
+    /// `agent_event`): matching hooks run, and nothing they say changes what the agent does.
+    Observe,
 }
 
 /// What one event means, as data: `ka-hooks events` prints it, the README tables follow it.
@@ -122,7 +133,7 @@ const ADVISORY: &str = "advisory: recorded, no effect";
 
 impl Event {
     /// Every event, in declaration order.
-    pub const ALL: [Event; 18] = [
+    pub const ALL: [Event; 20] = [
         Event::PreToolUse,
         Event::PostToolUse,
         Event::Stop,
@@ -141,6 +152,8 @@ impl Event {
         Event::TeammateIdle,
         Event::TaskCompleted,
         Event::Interrupt,
+        Event::InstructionsLoaded,
+        Event::Observe,
     ];
 
     /// The canonical (snake_case) name, as written in payloads and `ka.toml`.
@@ -237,6 +250,8 @@ impl Event {
             Event::TeammateIdle => &["teammate_idle", "TeammateIdle"],
             Event::TaskCompleted => &["task_completed", "TaskCompleted"],
             Event::Interrupt => &["interrupt", "Interrupt"],
+            Event::InstructionsLoaded => &["instructions_loaded", "InstructionsLoaded"],
+            Event::Observe => &["observe", "Observe"],
         }
     }
 
@@ -287,7 +302,7 @@ impl Event {
                 STOP_FIELDS,
                 KEEP_GOING,
                 &["keep_going", "context"],
-                None,
+                Some("stop"),
             ),
             Event::SessionStart => info(
                 "a session starts, resumes, is cleared or compacted",
@@ -319,7 +334,7 @@ impl Event {
                     ("trigger", "`manual` | `auto`"),
                     ("focus", "the user's compaction instructions, if any"),
                 ],
-                "advisory: cannot stop the compaction",
+                "advisory: cannot stop the compaction (under Claude Code it does: see the adapters)",
                 &[],
                 Some("trigger"),
             ),
@@ -418,6 +433,36 @@ impl Event {
                 ADVISORY,
                 &[],
                 None,
+            ),
+            // Claude Code hooks reference, "InstructionsLoaded": fires when a CLAUDE.md or
+            // `.claude/rules/*.md` file is loaded into context; "exit code ignored", no decision.
+            Event::InstructionsLoaded => info(
+                "an instructions file (CLAUDE.md, a rules file) was loaded into the model's \
+                 context (Claude Code)",
+                &[
+                    ("file_path", "the file that was loaded"),
+                    (
+                        "load_reason",
+                        "`session_start` | `nested_traversal` | `path_glob_match` | `include` | \
+                         `compact`",
+                    ),
+                    ("memory_type", "`User` | `Project` | `Local` | `Managed`"),
+                ],
+                ADVISORY,
+                &[],
+                Some("load_reason"),
+            ),
+            Event::Observe => info(
+                "an agent sent an event ka has no event for (Gemini's BeforeModel, Claude Code's \
+                 ConfigChange, Codex's PreModelRequest, ...): its hooks run, the adapter answers \
+                 nothing for them",
+                &[(
+                    "agent_event",
+                    "the agent's name of the event (`BeforeModel`, `ConfigChange`, ...)",
+                )],
+                ADVISORY,
+                &[],
+                Some("agent_event"),
             ),
         }
     }

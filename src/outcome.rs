@@ -88,6 +88,14 @@ pub struct Outcome {
     /// carried none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub denials: Option<Denials>,
+    /// A hook deferred the call (Claude Code's `permissionDecision: "defer"`) and no hook
+    /// decided: the host's own permission flow decides (Claude Code `-p` pauses the call).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deferred: bool,
+    /// permission_request: the permission-rule updates of the hooks that allowed
+    /// (`hookSpecificOutput.decision.updatedPermissions`), distinct, in hook order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub permission_updates: Vec<Value>,
 }
 
 fn event_name<S: serde::Serializer>(event: &Event, s: S) -> Result<S::Ok, S::Error> {
@@ -122,6 +130,8 @@ impl Outcome {
             background: Vec::new(),
             delivered: Vec::new(),
             denials: None,
+            deferred: false,
+            permission_updates: Vec::new(),
         }
     }
 

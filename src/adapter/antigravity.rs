@@ -47,8 +47,8 @@ pub const INSTALLED: &[&str] = &[
     "PostInvocation",
 ];
 
-/// Antigravity's events with no ka event.
-pub const UNSUPPORTED: &[(&str, &str)] = &[(
+/// Antigravity's events with no ka event of their own: they run `observe`.
+pub const OBSERVED: &[(&str, &str)] = &[(
     "Stop",
     "how a Stop hook keeps Antigravity going is not confirmed; ka-hooks runs `stop` on \
      PostInvocation, whose `force_continue` is",
@@ -101,7 +101,7 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
         }
         _ => {}
     }
-    context_is_unsupported(&mut verdict, AGENT, call.agent_event);
+    context_is_unsupported(&mut verdict, AGENT, &call.agent_event);
     if let Some(halt) = verdict.halt.take() {
         verdict.messages.push(format!(
             "a ka hook asked to end the turn ({halt}); Antigravity's {} hooks cannot end it",

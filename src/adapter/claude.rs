@@ -58,10 +58,17 @@ pub const EVENTS: &[EventRow] = &[
     row("Setup", Event::Setup, Flavour::Plain),
     row("TeammateIdle", Event::TeammateIdle, Flavour::Plain),
     row("TaskCompleted", Event::TaskCompleted, Flavour::Plain),
+    row(
+        "InstructionsLoaded",
+        Event::InstructionsLoaded,
+        Flavour::Plain,
+    ),
 ];
 
-/// Claude Code's events with no ka event.
-pub const UNSUPPORTED: &[(&str, &str)] = &[
+/// Claude Code's events with no ka event of their own: they run `observe` (hooks reference,
+/// "Hook events"; the August–October 2026 additions from its changelog, see
+/// `agents-2026-12.md` §8.1). Any other name Claude Code sends is observed too.
+pub const OBSERVED: &[(&str, &str)] = &[
     (
         "ConfigChange",
         "ka has no config-change event (ka's own files are guarded by the trust gate and \
@@ -70,12 +77,30 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "WorktreeCreate",
         "it replaces Claude Code's own worktree creation and must print the new path; ka hooks \
-         have no such contract",
+         have no such contract, so the adapter fails the creation and says why",
     ),
     (
         "WorktreeRemove",
         "it pairs with WorktreeCreate, which ka does not run",
     ),
+    ("CwdChanged", "ka has no working-directory event"),
+    ("FileChanged", "ka has no file-watch event"),
+    ("TaskCreated", "ka has no task-creation event"),
+    (
+        "Elicitation",
+        "it answers an MCP server's request for user input; ka hooks have no such contract",
+    ),
+    ("ElicitationResult", "it pairs with Elicitation"),
+    (
+        "PreModelSwitch",
+        "ka has no model-switch event (Claude Code 2.1.251)",
+    ),
+    (
+        "PostModelSwitch",
+        "ka has no model-switch event (Claude Code 2.1.251)",
+    ),
+    ("DirectoryAdded", "ka has no event for an added directory"),
+    ("MessageDisplay", "ka has no event for a displayed message"),
 ];
 
 pub(super) const fn row(name: &'static str, event: Event, flavour: Flavour) -> EventRow {
@@ -155,10 +180,23 @@ impl Dialect {
 }
 
 pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> Answer {
+    if call.event == Event::Observe && call.agent_event == "WorktreeCreate" {
+        // WorktreeCreate replaces Claude Code's worktree creation: the hook must print the new
+        // worktree's path, and "any non-zero exit code causes worktree creation to fail" (hooks
+        // reference, "WorktreeCreate"). ka's hooks ran (observed); a path they cannot give.
+        return Answer::exit_two(
+            "ka-hooks claude: a WorktreeCreate hook must create the worktree and print its \
+             path, which ka hooks cannot do; remove `ka-hooks claude` from the WorktreeCreate \
+             hooks in Claude Code's settings",
+        );
+    }
     let mut object = Map::new();
-    let mut hso = specific(call.agent_event);
+    let mut hso = specific(&call.agent_event);
     match call.event {
         Event::PreToolUse => {
+            if dialect == Dialect::Codex {
+                verdict.defer_is_unsupported(Agent::Codex);
+            }
             if let Some(answer) = pre_tool_use(&verdict, dialect, &mut hso) {
                 return answer;
             }
@@ -205,6 +243,12 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
                 }
             }
         }
+        // Exit 2 blocks the compaction (hooks reference, "Exit code 2 behavior per event").
+        Event::PreCompact => {
+            if let (Some(reason), None) = (&verdict.block, &verdict.halt) {
+                return Answer::exit_two(reason);
+            }
+        }
         // Exit 2 keeps the teammate working / the task open, stderr is the feedback (hooks
         // reference, "TeammateIdle", "TaskCompleted").
         Event::TeammateIdle | Event::TaskCompleted => {
@@ -219,7 +263,7 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
             hso.insert("additionalContext".into(), context.into());
         }
     } else {
-        context_is_unsupported(&mut verdict, dialect.agent(), call.agent_event);
+        context_is_unsupported(&mut verdict, dialect.agent(), &call.agent_event);
     }
     if hso.len() > 1 {
         object.insert("hookSpecificOutput".into(), Value::Object(hso));
@@ -258,6 +302,11 @@ fn pre_tool_use(
         // flow on the rewritten call (see the module's doc).
         _ => None,
     };
+    if decision.is_none() && verdict.input.is_none() && verdict.deferred {
+        // Claude Code's `defer` (hooks reference, "PreToolUse decision control"): in `-p` mode
+        // the call pauses for the caller to decide; interactively the normal flow runs.
+        hso.insert("permissionDecision".into(), "defer".into());
+    }
     if let Some(decision) = decision {
         hso.insert("permissionDecision".into(), decision.as_str().into());
         if let Some(reason) = &verdict.reason {
@@ -295,10 +344,23 @@ fn permission_request(verdict: &mut Verdict, dialect: Dialect, hso: &mut Map<Str
     if let Some(reason) = &verdict.block {
         decision.insert("behavior".into(), "deny".into());
         decision.insert("message".into(), reason.as_str().into());
+        if verdict.halt.is_some() && dialect == Dialect::Claude {
+            // `interrupt: true` stops Claude (Codex's decision has no such key).
+            decision.insert("interrupt".into(), Value::Bool(true));
+        }
     } else if verdict.decision == Some(Decision::Allow) {
         decision.insert("behavior".into(), "allow".into());
         if let Some(input) = &verdict.input {
             decision.insert("updatedInput".into(), Value::Object(input.clone()));
+        }
+        // Both agents read `updatedPermissions` on an allow (Claude Code: "PermissionRequest
+        // decision control"; Codex: `PermissionRequestDecision::Allow { updated_permissions }`,
+        // which must be among the `permission_suggestions` it offered).
+        if !verdict.permission_updates.is_empty() {
+            decision.insert(
+                "updatedPermissions".into(),
+                Value::Array(verdict.permission_updates.clone()),
+            );
         }
     }
     if !decision.is_empty() {

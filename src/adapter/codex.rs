@@ -51,8 +51,23 @@ pub const EVENTS: &[EventRow] = &[
     row("Interrupt", Event::Interrupt, Flavour::Plain),
 ];
 
-/// Codex's events with no ka event: none.
-pub const UNSUPPORTED: &[(&str, &str)] = &[];
+/// Codex's events with no ka event of their own, which run `observe`: the source-only events
+/// of `codex-rs/hooks/src/events/` (`model.rs`: PreModelRequest, PostModelResponse;
+/// `user_instructions.rs`: UserInstructions), see `agents-2026-12.md` §8.2.
+pub const OBSERVED: &[(&str, &str)] = &[
+    (
+        "PreModelRequest",
+        "ka has no model-request events: the hook would see Codex's raw model request",
+    ),
+    (
+        "PostModelResponse",
+        "ka has no model-request events: the hook would see Codex's raw model response",
+    ),
+    (
+        "UserInstructions",
+        "its stdout becomes the thread's user instructions; ka hooks have no such contract",
+    ),
+];
 
 /// The answer in Codex's contract.
 pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {

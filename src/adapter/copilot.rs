@@ -113,8 +113,8 @@ pub const INSTALLED: &[&str] = &[
     "notification",
 ];
 
-/// Copilot's events with no ka event.
-pub const UNSUPPORTED: &[(&str, &str)] = &[
+/// Copilot's events with no ka event of their own: they run `observe`.
+pub const OBSERVED: &[(&str, &str)] = &[
     (
         "userPromptTransformed",
         "ka has no event for the model-facing rewrite of a prompt",
@@ -180,7 +180,7 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
                          of a configured userPromptSubmitted hook, so the prompt was sent"
                     ),
                 );
-                context_is_unsupported(&mut verdict, AGENT, call.agent_event);
+                context_is_unsupported(&mut verdict, AGENT, &call.agent_event);
                 halt_is_unsupported(&mut verdict);
                 return Answer {
                     exit: 2,
@@ -191,7 +191,7 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
         }
         _ => {}
     }
-    context_is_unsupported(&mut verdict, AGENT, call.agent_event);
+    context_is_unsupported(&mut verdict, AGENT, &call.agent_event);
     halt_is_unsupported(&mut verdict);
     if vscode(call) {
         // VS Code reads Claude's fields (see the module docs).
@@ -202,7 +202,7 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
             hso.insert("decision".into(), decision);
         }
         if !hso.is_empty() {
-            hso.insert("hookEventName".into(), call.agent_event.into());
+            hso.insert("hookEventName".into(), call.agent_event.clone().into());
             object.insert("hookSpecificOutput".into(), Value::Object(hso));
         }
     }

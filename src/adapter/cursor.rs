@@ -76,8 +76,8 @@ pub const INSTALLED: &[&str] = &[
     "preCompact",
 ];
 
-/// Cursor's events with no ka event.
-pub const UNSUPPORTED: &[(&str, &str)] = &[
+/// Cursor's events with no ka event of their own: they run `observe`.
+pub const OBSERVED: &[(&str, &str)] = &[
     (
         "afterAgentResponse",
         "ka has no event for the agent's reply text",
@@ -103,7 +103,7 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
 /// The answer in Cursor's contract.
 pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
     let mut object = Map::new();
-    let event = call.agent_event;
+    let event = call.agent_event.as_str();
     match call.event {
         Event::PreToolUse => pre_tool_use(event, &mut verdict, &mut object),
         Event::PostToolUse | Event::PostToolUseFailure if event == "postToolUse" => {

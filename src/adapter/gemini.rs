@@ -44,8 +44,9 @@ pub const EVENTS: &[EventRow] = &[
     row("Notification", Event::Notification, Flavour::Plain),
 ];
 
-/// Gemini CLI's events with no ka event.
-pub const UNSUPPORTED: &[(&str, &str)] = &[
+/// Gemini CLI's events with no ka event of their own: they run `observe` (the hooks see the
+/// event, the answer leaves Gemini's model request, response and tool config alone).
+pub const OBSERVED: &[(&str, &str)] = &[
     (
         "BeforeModel",
         "ka has no model-request events: the hook would rewrite Gemini's raw LLM request",
@@ -79,11 +80,18 @@ pub(super) fn result(original: &Map<String, Value>) -> (Value, bool) {
 /// The answer in Gemini CLI's contract.
 pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
     let mut object = Map::new();
-    let mut hso = specific(call.agent_event);
+    let mut hso = specific(&call.agent_event);
     match call.event {
         Event::PreToolUse => {
             verdict.ask_becomes_block(Agent::Gemini);
-            verdict.allow_is_unsupported(Agent::Gemini);
+            verdict.defer_is_unsupported(Agent::Gemini);
+            // A hook's `allow` is dropped without a word: Gemini CLI's own answer for a hook
+            // that lets a call through is `decision: "allow"` (`hookRunner.ts`,
+            // `convertPlainTextToHookOutput`), and its confirmation rules still apply, as they
+            // do for a ka `allow` (pre-approved, "still subject to host policy").
+            if verdict.block.is_none() {
+                verdict.decision = None;
+            }
             if let Some(reason) = &verdict.block {
                 if verdict.messages.is_empty() && verdict.halt.is_none() {
                     return Answer::exit_two(reason);
@@ -139,7 +147,7 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
             hso.insert("additionalContext".into(), context.into());
         }
     } else {
-        context_is_unsupported(&mut verdict, Agent::Gemini, call.agent_event);
+        context_is_unsupported(&mut verdict, Agent::Gemini, &call.agent_event);
     }
     if hso.len() > 1 {
         object.insert("hookSpecificOutput".into(), Value::Object(hso));

@@ -168,7 +168,7 @@ pub fn read_hook_file(
     for (at, name, list) in events {
         let Some(row) = agent.events().iter().find(|row| row.name == name) else {
             let why = agent
-                .unsupported()
+                .observed()
                 .iter()
                 .find(|(n, _)| *n == name)
                 .map_or("ka has no such event", |(_, why)| why);
@@ -202,7 +202,7 @@ pub fn read_hook_file(
                     .unwrap_or(group_matcher);
                 let matcher = native_matcher(agent, row.name, matcher);
                 let result = as_claude_hook(agent, hook)
-                    .and_then(|hook| entry(agent, &origin, row.event, &matcher, &hook));
+                    .and_then(|hook| entry(agent, &origin, row.event, &matcher, &hook, None));
                 match result {
                     Ok(Some(entry)) => imported.entries.push(entry),
                     Ok(None) => {}

@@ -7,8 +7,10 @@
 //! `.ka/ka.toml` (the user's `ka.toml` with `--user`), never touching what is there, and skips
 //! hooks that file already has.
 //!
-//! - Events: Claude's names become ka's (`PreToolUse` → `pre_tool_use`). Events ka does not
-//!   have are listed as skipped, with why.
+//! - Events: Claude's names become ka's (`PreToolUse` → `pre_tool_use`). An event ka has no
+//!   event for becomes `observe` with `matcher = "^<Event>$"` (its `agent_event`), as the
+//!   adapter runs it; `StopFailure` becomes `stop` with `matcher = "error"`. Only WorktreeCreate
+//!   is skipped, with why: it must answer with a path.
 //! - Matchers: a list of names (`Write|Edit`) becomes ka's names (`write|edit`) through the
 //!   translation table, because the adapter hands ka's names to the hooks. A regex is kept, and
 //!   the ka names of the tools it matched are added (`^(?:write|edit)$|Notebook.*`), so it still
@@ -109,31 +111,30 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
                 .push(format!("{label}: hooks.{shown_event} is not an array"));
             continue;
         };
-        let Some(event) = event else {
-            let count: usize = groups
-                .iter()
-                .filter_map(|g| g.get("hooks")?.as_array().map(Vec::len))
-                .sum();
-            let stop_failure = Agent::Claude
-                .events()
-                .iter()
-                .any(|row| row.name == event_name && row.flavour == Flavour::StopError);
-            let why = if stop_failure {
-                "ka runs it as `stop` with `stop: \"error\"`; a stop hook that checks `stop` \
-                 does its work (translate it by hand)"
-            } else {
-                Agent::Claude
-                    .unsupported()
+        // An event ka has no event for is imported as `observe`, selected by the agent's event
+        // name (the adapter runs such events as `observe`); StopFailure as `stop` with
+        // `matcher = "error"` (the adapter runs it as `stop` with `stop: "error"`).
+        let (event, forced) = match event {
+            Some(event) => (event, None),
+            None if event_name == "WorktreeCreate" => {
+                let count: usize = groups
                     .iter()
-                    .find(|(n, _)| n == event_name)
-                    .map_or("ka has no such event", |(_, why)| why)
-            };
-            if count > 0 {
-                imported
-                    .skipped
-                    .push(format!("{label}: {count} hook(s) of {shown_event}: {why}"));
+                    .filter_map(|g| g.get("hooks")?.as_array().map(Vec::len))
+                    .sum();
+                if count > 0 {
+                    imported.skipped.push(format!(
+                        "{label}: {count} hook(s) of {shown_event}: a WorktreeCreate hook creates \
+                         the worktree and prints its path, and ka hooks cannot answer with a \
+                         path (keep it in Claude Code's settings)"
+                    ));
+                }
+                continue;
             }
-            continue;
+            None if event_name == "StopFailure" => (Event::Stop, Some("error".to_owned())),
+            None => (
+                Event::Observe,
+                Some(format!("^{}$", regex_escape(event_name))),
+            ),
         };
         for (gi, group) in groups.iter().enumerate() {
             let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or("");
@@ -142,7 +143,22 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
             };
             for (hi, hook) in list.iter().enumerate() {
                 let origin = format!("{label}: hooks.{shown_event}[{gi}].hooks[{hi}]");
-                match entry(Agent::Claude, &origin, event, matcher, hook) {
+                let (matcher, said) = match &forced {
+                    Some(forced) => {
+                        let said =
+                            (!matcher.trim().is_empty() && matcher.trim() != "*").then(|| {
+                                format!(
+                                    "Claude matcher \"{}\" not imported: ka runs {shown_event} as \
+                                 `{event}`, matched on `{}`",
+                                    shown(matcher),
+                                    event.matcher_field().unwrap_or("nothing")
+                                )
+                            });
+                        (forced.as_str(), said)
+                    }
+                    None => (matcher, None),
+                };
+                match entry(Agent::Claude, &origin, event, matcher, hook, said) {
                     Ok(Some(entry)) => imported.entries.push(entry),
                     Ok(None) => {}
                     Err(why) => imported.skipped.push(format!("{origin}: {why}")),
@@ -151,6 +167,19 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
         }
     }
     Ok(())
+}
+
+/// `name` with regex metacharacters escaped (event names are plain words, but an unknown one
+/// is data from a settings file).
+fn regex_escape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_punctuation() && c != '_' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Hook keys of Claude Code the entry reads; any other is named in the comment.
@@ -174,6 +203,7 @@ pub(crate) fn entry(
     event: Event,
     matcher: &str,
     hook: &Value,
+    said: Option<String>,
 ) -> Result<Option<Entry>, String> {
     let kind = hook
         .get("type")
@@ -195,6 +225,7 @@ pub(crate) fn entry(
     }
     // `origin` is already shown safely (see `read_settings`).
     let mut comments = vec![format!("imported from {origin}")];
+    comments.extend(said);
     let mut lines = vec![
         "[[hooks]]".to_owned(),
         format!("event = {}", quote(event.as_str())?),

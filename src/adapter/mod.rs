@@ -45,6 +45,7 @@ pub mod import;
 #[cfg(feature = "cli")]
 pub mod install;
 pub mod jsonedit;
+pub mod plain;
 pub mod reshape;
 pub use crate::tools;
 pub use crate::tools::agents as tools_agents;
@@ -78,15 +79,16 @@ impl Agent {
         }
     }
 
-    /// The agent's hook events that have no ka event, with why.
-    pub fn unsupported(self) -> &'static [(&'static str, &'static str)] {
+    /// The agent's hook events that have no ka event of their own, with why: they run
+    /// [`Event::Observe`] (as does any event name the agent sends that is in neither list).
+    pub fn observed(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            Agent::Claude => claude::UNSUPPORTED,
-            Agent::Codex => codex::UNSUPPORTED,
-            Agent::Gemini => gemini::UNSUPPORTED,
-            Agent::Copilot => copilot::UNSUPPORTED,
-            Agent::Cursor => cursor::UNSUPPORTED,
-            Agent::Antigravity => antigravity::UNSUPPORTED,
+            Agent::Claude => claude::OBSERVED,
+            Agent::Codex => codex::OBSERVED,
+            Agent::Gemini => gemini::OBSERVED,
+            Agent::Copilot => copilot::OBSERVED,
+            Agent::Cursor => cursor::OBSERVED,
+            Agent::Antigravity => antigravity::OBSERVED,
         }
     }
 }
@@ -201,13 +203,6 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
 pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u8]) -> Answer {
     let mut call = match parse_bytes_as(agent, input, args.event.as_deref()) {
         Ok(call) => call,
-        Err(Rejected::Unsupported(message)) => {
-            return Answer {
-                exit: 1,
-                stdout: String::new(),
-                stderr: format!("ka-hooks {}: {message}\n", agent.command()),
-            }
-        }
         Err(Rejected::Broken(message)) => {
             return unreadable(agent, input, args.event.as_deref(), &message)
         }
@@ -337,16 +332,19 @@ fn event_named_in(agent: Agent, input: &[u8]) -> Option<Event> {
             .iter()
             .find(|row| row.name == name)
             .map(|row| row.event)
+            .or_else(|| {
+                let observed = agent.observed().iter().any(|(n, _)| *n == name);
+                observed.then_some(Event::Observe)
+            })
     });
     let first = named.next()??;
     named.all(|other| other == Some(first)).then_some(first)
 }
 
-/// Whether `agent` reads a hook's plain (non-JSON) stdout on `event` as context for the model:
-/// Claude Code does on SessionStart and UserPromptSubmit ("stdout is added as context", hooks
-/// reference, "Exit code 0"). Natively, ka reads only a JSON object.
+/// Whether `agent` reads a hook's plain (non-JSON) stdout on `event` as context for the model
+/// (see [`plain`]). Natively, ka reads only a JSON object.
 pub const fn plain_stdout_is_context(agent: Agent, event: Event) -> bool {
-    matches!(agent, Agent::Claude) && matches!(event, Event::SessionStart | Event::UserPromptSubmit)
+    plain::stdout_is_context(agent, event)
 }
 
 /// ka-hooks could not run the hooks: fail open (exit 0, said to the user), or with
@@ -470,8 +468,8 @@ fn load(ctx: &Context, call: &Call) -> Result<Config, String> {
 pub struct Call {
     pub agent: Agent,
     pub event: Event,
-    /// The agent's name of the event.
-    pub agent_event: &'static str,
+    /// The agent's name of the event (as sent: an event ka has no row for runs `observe`).
+    pub agent_event: String,
     pub flavour: Flavour,
     /// The payload the hooks get: the agent's own fields (so scripts written for the agent
     /// keep working) plus ka's (`tool`, `arguments`, `result`, `is_error`, `prompt`, ...).
@@ -504,8 +502,6 @@ pub struct ToolCall {
 /// Why a payload was not run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rejected {
-    /// The agent's event has no ka event (exit 1, said plainly).
-    Unsupported(String),
     /// The payload cannot be read (fails closed on the events that can be vetoed).
     Broken(String),
 }
@@ -533,11 +529,20 @@ pub fn parse_bytes_as(agent: Agent, input: &[u8], named: Option<&str>) -> Result
         .get("hook_event_name")
         .and_then(Value::as_str)
         .ok_or_else(|| Rejected::Broken("the hook payload has no `hook_event_name`".into()))?;
+    // An event ka has no row for (one of `agent.observed()`, or one newer than this table) is
+    // observed: its hooks run and the answer says nothing for them. Failing the agent's hook
+    // (exit 1) would show an error on every such event and gain nothing.
     let row = agent
         .events()
         .iter()
         .find(|row| row.name == name)
-        .ok_or_else(|| Rejected::Unsupported(unsupported_event(agent, name)))?;
+        .copied()
+        .unwrap_or(EventRow {
+            name: "",
+            event: Event::Observe,
+            flavour: Flavour::Plain,
+        });
+    let agent_event = name.to_owned();
     let cwd = original
         .get("cwd")
         .and_then(Value::as_str)
@@ -574,6 +579,7 @@ pub fn parse_bytes_as(agent: Agent, input: &[u8], named: Option<&str>) -> Result
             };
             extra.push(("stop", Value::String(stop.into())));
         }
+        Event::Observe => extra.push(("agent_event", Value::String(agent_event.clone()))),
         Event::PreCompact | Event::PostCompact => {
             if let Some(focus) = original
                 .get("custom_instructions")
@@ -592,29 +598,13 @@ pub fn parse_bytes_as(agent: Agent, input: &[u8], named: Option<&str>) -> Result
     Ok(Call {
         agent,
         event: row.event,
-        agent_event: row.name,
+        agent_event,
         flavour: row.flavour,
         payload,
         cwd,
         tool,
         notes,
     })
-}
-
-fn unsupported_event(agent: Agent, name: &str) -> String {
-    let who = agent.display();
-    let supported = agent
-        .events()
-        .iter()
-        .map(|row| row.name)
-        .collect::<Vec<_>>()
-        .join(", ");
-    match agent.unsupported().iter().find(|(n, _)| *n == name) {
-        Some((_, why)) => {
-            format!("{who}'s `{name}` event is not supported: {why}. Supported events: {supported}")
-        }
-        None => format!("unknown {who} hook event `{name}`; supported events: {supported}"),
-    }
 }
 
 fn tool_call(
@@ -708,6 +698,10 @@ pub struct Verdict {
     pub halt: Option<String>,
     /// For the user: notes, failed hooks, skipped layers, what the agent cannot express.
     pub messages: Vec<String>,
+    /// A hook deferred the call and none decided or rewrote it (Claude Code's `defer`).
+    pub deferred: bool,
+    /// Permission-rule updates of an allowed permission request, as the hooks wrote them.
+    pub permission_updates: Vec<Value>,
 }
 
 impl Verdict {
@@ -719,6 +713,15 @@ impl Verdict {
             feedback: outcome.feedback.clone(),
             mode: outcome.mode.clone(),
             context: outcome.context.clone(),
+            deferred: outcome.deferred
+                && !outcome.blocked()
+                && outcome.decision().is_none()
+                && outcome.updated_input.is_none(),
+            permission_updates: if outcome.blocked() {
+                Vec::new()
+            } else {
+                outcome.permission_updates.clone()
+            },
             ..Verdict::default()
         };
         match outcome.next() {
@@ -783,6 +786,13 @@ impl Verdict {
                 .map(|note| format!("ka-hooks {}: {note}", agent.command())),
         );
         verdict.messages.extend(for_user.hooks);
+        // What the agent itself shows of a hook's plain output, or of its exit 2 (per agent).
+        verdict
+            .messages
+            .extend(plain::user_texts(agent, call.event, &outcome.hooks));
+        if let Some(why) = plain::compaction_blocked(agent, call.event, &outcome.hooks) {
+            verdict.block = Some(why);
+        }
         if let Some(mode) = &verdict.mode {
             verdict.messages.push(format!(
                 "a ka hook asked to switch to `{mode}` mode; {} hooks cannot switch the \
@@ -827,6 +837,17 @@ impl Verdict {
             ));
             self.decision = None;
             self.input = None;
+        }
+    }
+
+    /// A deferral the agent has no form for is said: its own permission flow decides.
+    fn defer_is_unsupported(&mut self, agent: Agent) {
+        if std::mem::take(&mut self.deferred) {
+            self.messages.push(format!(
+                "a ka hook deferred this call (Claude Code's `defer`); {} has no deferral, so \
+                 its own permission rules decide",
+                agent.display()
+            ));
         }
     }
 

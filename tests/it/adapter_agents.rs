@@ -266,19 +266,24 @@ fn codex_session_end_and_interrupt_run_ka_events() {
     }
 }
 
+/// An observe hook that says which agent event it saw.
+const OBSERVER: &str = r#"
+[[hooks]]
+name = "observer"
+event = "observe"
+command = '''printf '{"systemMessage":"observed %s"}' "$(grep -o '"agent_event":"[^"]*"' | cut -d'"' -f4)"'''
+"#;
+
 #[test]
-fn unknown_codex_event_exits_1_and_names_it() {
-    let p = Project::new();
-    let (code, _, stderr) = run(
+fn unknown_codex_event_runs_observe_hooks_and_exits_0() {
+    let p = Project::with_user_toml(OBSERVER);
+    let (code, answer, stderr) = run(
         &p,
         "codex",
         &json!({"hook_event_name": "NoSuchEvent", "cwd": p.root}),
     );
-    assert_eq!(code, Some(1));
-    assert!(
-        stderr.contains("unknown Codex CLI hook event `NoSuchEvent`"),
-        "{stderr}"
-    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(answer["systemMessage"], "observed NoSuchEvent", "{answer}");
 }
 
 #[test]
@@ -328,12 +333,16 @@ fn gemini_failed_tool_is_an_error_result() {
 }
 
 #[test]
-fn gemini_unsupported_event_exits_1() {
-    let p = Project::new();
-    let (code, _, stderr) = run(&p, "gemini", &gemini(&p, "BeforeModel", json!({})));
-    assert_eq!(code, Some(1));
-    assert!(
-        stderr.contains("`BeforeModel` event is not supported"),
-        "{stderr}"
-    );
+fn gemini_model_events_run_observe_hooks_and_exit_0() {
+    let p = Project::with_user_toml(OBSERVER);
+    for event in ["BeforeModel", "AfterModel", "BeforeToolSelection"] {
+        let (code, answer, stderr) = run(&p, "gemini", &gemini(&p, event, json!({})));
+        assert_eq!(code, Some(0), "{event}: {stderr}");
+        assert_eq!(
+            answer["systemMessage"],
+            format!("observed {event}"),
+            "{answer}"
+        );
+        assert!(answer.get("decision").is_none(), "{event}: {answer}");
+    }
 }

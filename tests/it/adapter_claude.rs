@@ -421,19 +421,35 @@ fn unreadable_payload_fails_closed() {
 }
 
 #[test]
-fn unsupported_event_exits_1_and_names_it() {
-    let p = project(GUARD);
+fn events_without_a_ka_event_are_observed_and_exit_0() {
+    let p = project(
+        r#"
+[[hooks]]
+name = "config-watch"
+event = "observe"
+matcher = "^ConfigChange$"
+command = '''grep -q '"agent_event":"ConfigChange"' && echo '{"systemMessage":"config changed"}' '''
+"#,
+    );
     let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "ConfigChange",
                          "source": "user_settings"});
     let reply = claude(&p, &payload, &[]);
-    assert_eq!(reply.code, Some(1));
-    assert!(
-        reply
-            .stderr
-            .contains("`ConfigChange` event is not supported"),
-        "{}",
-        reply.stderr
-    );
+    assert_eq!(reply.code, Some(0), "{}", reply.stderr);
+    assert_eq!(reply.json()["systemMessage"], "config changed");
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "SomeNewEvent"});
+    let reply = claude(&p, &payload, &[]);
+    assert_eq!(reply.code, Some(0), "{}", reply.stderr);
+    assert_eq!(reply.stdout, "", "the matcher selects ConfigChange only");
+}
+
+#[test]
+fn worktree_create_fails_with_a_reason_instead_of_printing_no_path() {
+    let p = project("");
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "WorktreeCreate",
+                         "name": "feature"});
+    let reply = claude(&p, &payload, &[]);
+    assert_eq!(reply.code, Some(2));
+    assert!(reply.stderr.contains("cannot do"), "{}", reply.stderr);
 }
 
 #[test]
@@ -591,4 +607,32 @@ fn stop_failure_cannot_keep_going_and_says_so() {
     assert!(answer["systemMessage"]
         .as_str()
         .is_some_and(|m| m.contains("ended on an error")));
+}
+
+#[test]
+fn permission_request_deny_with_interrupt_stops_claude() {
+    let p = project(
+        r#"
+[[hooks]]
+name = "stop-on-rm"
+event = "permission_request"
+tool = "bash"
+command = '''echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no rm here","interrupt":true}}}' '''
+"#,
+    );
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "PermissionRequest",
+                         "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}});
+    let reply = claude(&p, &payload, &[]);
+    assert_eq!(reply.code, Some(0), "{}", reply.stderr);
+    let answer = reply.json();
+    let decision = &answer["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], "deny", "{answer}");
+    assert_eq!(decision["interrupt"], true, "{answer}");
+    assert!(
+        decision["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no rm here")),
+        "{answer}"
+    );
+    assert_eq!(answer["continue"], false, "{answer}");
 }

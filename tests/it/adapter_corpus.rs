@@ -89,6 +89,12 @@ pub(crate) fn native(p: &Project, case: &Value) -> Seen {
     if outcome["decision"] == "ask" {
         return seen("ask", text(outcome.get("reason")));
     }
+    if outcome["decision"] == "allow" && outcome["updated_input"].is_null() {
+        return seen("approved", outcome["permission_updates"].to_string());
+    }
+    if outcome["deferred"] == true {
+        return seen("deferred", outcome["messages"].to_string());
+    }
     if !outcome["updated_input"].is_null() {
         return seen("rewritten", outcome["updated_input"].to_string());
     }
@@ -158,7 +164,12 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
     // PermissionRequest (Claude Code, Codex): `hookSpecificOutput.decision.behavior`.
     match hso["decision"]["behavior"].as_str() {
         Some("deny") => return seen("blocked", text(hso["decision"].get("message"))),
-        Some("allow") => return seen("allowed", ""),
+        Some("allow") => {
+            return seen(
+                "approved",
+                hso["decision"]["updatedPermissions"].to_string(),
+            )
+        }
         _ => {}
     }
     let stopping = matches!(event, "Stop" | "SubagentStop" | "AfterAgent");
@@ -180,6 +191,10 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
                 Some("ask") if hso["updatedInput"].is_null() => {
                     return seen("ask", text(hso.get("permissionDecisionReason")))
                 }
+                Some("allow") if hso["updatedInput"].is_null() => {
+                    return seen("approved", text(hso.get("permissionDecisionReason")))
+                }
+                Some("defer") => return seen("deferred", message),
                 _ => {}
             }
             if !hso["updatedInput"].is_null() {
@@ -347,4 +362,15 @@ corpus! {
     permission_denied_hooks_run_everywhere => "permission-denied",
     interrupt_hooks_run_everywhere => "interrupt",
     post_tool_use_failure_hint_everywhere => "post-tool-use-failure",
+    permission_request_allow_is_answered_everywhere => "permission-request-allow",
+    permission_request_deny_message_is_answered_everywhere => "permission-request-deny-message",
+    instructions_loaded_runs_its_hooks => "instructions-loaded",
+    model_events_are_observed_everywhere => "observed-model-events",
+    plain_stdout_is_a_message_under_gemini => "gemini-plain-stdout",
+    broken_json_is_a_message_under_gemini => "gemini-broken-json",
+    exit_0_stderr_is_a_message_under_gemini => "gemini-exit0-stderr",
+    session_start_exit_2_shows_stderr_under_claude => "session-start-exit-2",
+    pre_compact_exit_2_blocks_compaction_under_claude => "pre-compact-exit-2",
+    after_agent_allow_is_no_failure_everywhere => "after-agent-allow",
+    plain_allow_is_said_only_where_it_means_something => "plain-allow",
 }

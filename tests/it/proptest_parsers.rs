@@ -233,7 +233,7 @@ proptest! {
 /// An agent payload: a real or made-up event name, a tool name, and fields of any type.
 fn payload(agent: Agent) -> impl Strategy<Value = Value> {
     let mut names: Vec<String> = agent.events().iter().map(|r| r.name.to_owned()).collect();
-    names.extend(agent.unsupported().iter().map(|(n, _)| (*n).to_owned()));
+    names.extend(agent.observed().iter().map(|(n, _)| (*n).to_owned()));
     names.push("NoSuchEvent".into());
     let tools = vec![
         "Write",
@@ -301,7 +301,11 @@ proptest! {
         };
         let name = payload["hook_event_name"].as_str().unwrap_or_default();
         let row = agent.events().iter().find(|r| r.name == name);
-        prop_assert_eq!(row.map(|r| r.event), Some(call.event));
+        // A name the table lacks is observed, its name in `agent_event`.
+        prop_assert_eq!(row.map_or(Event::Observe, |r| r.event), call.event);
+        if row.is_none() {
+            prop_assert_eq!(call.payload.get("agent_event"), Some(&json!(name)));
+        }
         if call.event.is_tool_event() {
             let tool = call.tool.as_ref().expect("a tool event has its tool");
             prop_assert_eq!(call.payload.get("tool"), Some(&json!(tool.ka_name)));

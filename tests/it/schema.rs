@@ -93,7 +93,11 @@ fn schema_and_loader_reject_the_same_mistakes() {
         ("empty tool list", "[[hooks]]\nevent = \"pre_tool_use\"\ntool = []\ncommand = \"x\"\n"),
         ("tool as a number", "[[hooks]]\nevent = \"pre_tool_use\"\ntool = 3\ncommand = \"x\"\n"),
         ("tool on stop", "[[hooks]]\nevent = \"stop\"\ntool = \"write\"\ncommand = \"x\"\n"),
-        ("matcher on stop", "[[hooks]]\nevent = \"Stop\"\nmatcher = \"Bash\"\ncommand = \"x\"\n"),
+        // (stop takes a matcher on its `stop` field since StopFailure imports as stop + "error")
+        (
+            "matcher on user_prompt_submit",
+            "[[hooks]]\nevent = \"UserPromptSubmit\"\nmatcher = \"Bash\"\ncommand = \"x\"\n",
+        ),
         (
             "tool and matcher",
             "[[hooks]]\nevent = \"pre_tool_use\"\ntool = \"write\"\nmatcher = \"Write\"\ncommand = \"x\"\n",

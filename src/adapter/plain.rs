@@ -1,0 +1,101 @@
+//! What each agent makes of a hook's plain output and of exit 2 where ka's own contract reads
+//! nothing: the adapter reproduces the agent's rule, so a hook written for the agent behaves the
+//! same through ka.
+//!
+//! - Plain stdout as context: Claude Code on SessionStart and UserPromptSubmit ("stdout is added
+//!   as context", hooks reference <https://code.claude.com/docs/en/hooks>, "Exit code 0");
+//!   Codex on the same two (`codex-rs/hooks/src/events/session_start.rs` and
+//!   `user_prompt_submit.rs`: "Preserve plain-text context support without treating malformed
+//!   JSON as context": stdout that starts with `{` or `[` and does not parse is a failure).
+//! - Gemini CLI shows any other text to the user (`packages/core/src/hooks/hookRunner.ts`: on
+//!   exit 0 it reads `stdout.trim() || stderr.trim()`, and text that is not JSON becomes
+//!   `{decision: "allow", systemMessage: text}`; `docs/hooks/reference.md`, "Exit Code
+//!   Behavior": "If parsing fails, it's treated as a systemMessage"). That covers non-JSON
+//!   stdout, broken JSON, and the stderr of an exit-0 hook that printed nothing on stdout.
+//! - Exit 2 (Claude Code, hooks reference, "Exit code 2 behavior per event"): SessionStart,
+//!   SessionEnd, Notification and SubagentStart show stderr to the user; PreCompact blocks the
+//!   compaction (stderr says why).
+
+use serde_json::Value;
+
+use super::Agent;
+use crate::event::Event;
+use crate::outcome::{HookReport, Status};
+
+/// Whether `agent` reads a hook's plain (non-JSON) stdout on `event` as context for the model.
+/// Natively, ka reads only a JSON object.
+pub const fn stdout_is_context(agent: Agent, event: Event) -> bool {
+    matches!(agent, Agent::Claude | Agent::Codex)
+        && matches!(event, Event::SessionStart | Event::UserPromptSubmit)
+}
+
+/// Text the agent would show the user from the hooks' plain output and exit-2 stderr, in hook
+/// order (each cut to what the report kept: 4 KiB).
+pub fn user_texts(agent: Agent, event: Event, hooks: &[HookReport]) -> Vec<String> {
+    match agent {
+        Agent::Gemini => hooks
+            .iter()
+            .filter(|h| h.status == Status::Ok && h.exit_code == Some(0))
+            .filter_map(|h| {
+                let text = match h.stdout.trim() {
+                    "" => h.stderr.trim(),
+                    stdout => stdout,
+                };
+                let is_json = text.is_empty()
+                    || matches!(
+                        serde_json::from_str::<Value>(text),
+                        Ok(Value::Object(_) | Value::String(_))
+                    );
+                (!is_json).then(|| format!("hook `{}`: {text}", h.name))
+            })
+            .collect(),
+        Agent::Claude => {
+            let shows_stderr = matches!(
+                event,
+                Event::SessionStart
+                    | Event::SessionEnd
+                    | Event::Notification
+                    | Event::SubagentStart
+            );
+            if !shows_stderr {
+                return Vec::new();
+            }
+            exit_two_stderr(hooks)
+                .map(|(name, text)| format!("hook `{name}`: {text}"))
+                .collect()
+        }
+        Agent::Codex | Agent::Copilot | Agent::Cursor | Agent::Antigravity => Vec::new(),
+    }
+}
+
+/// Claude Code's PreCompact: a hook's exit 2 blocks the compaction; the reason (the hooks'
+/// stderr), or `None` when no hook exited 2.
+pub fn compaction_blocked(agent: Agent, event: Event, hooks: &[HookReport]) -> Option<String> {
+    if agent != Agent::Claude || event != Event::PreCompact {
+        return None;
+    }
+    let blockers: Vec<&HookReport> = hooks
+        .iter()
+        .filter(|h| h.status == Status::Blocked)
+        .collect();
+    if blockers.is_empty() {
+        return None;
+    }
+    let reasons: Vec<String> = blockers
+        .iter()
+        .map(|h| match h.stderr.trim() {
+            "" => format!("hook `{}` blocked the compaction", h.name),
+            text => text.to_owned(),
+        })
+        .collect();
+    Some(reasons.join("\n"))
+}
+
+/// `(hook name, stderr)` of the hooks that exited 2 and said something.
+fn exit_two_stderr(hooks: &[HookReport]) -> impl Iterator<Item = (&str, &str)> {
+    hooks
+        .iter()
+        .filter(|h| h.status == Status::Blocked)
+        .map(|h| (h.name.as_str(), h.stderr.trim()))
+        .filter(|(_, text)| !text.is_empty())
+}
