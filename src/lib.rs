@@ -156,6 +156,7 @@ pub mod payload;
 pub mod process;
 pub mod protect;
 pub mod review;
+pub mod sandbox;
 pub mod schema;
 pub mod shell;
 pub mod terminal;
