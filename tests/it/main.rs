@@ -42,6 +42,7 @@ mod process;
 mod proptest_parsers;
 mod readme;
 mod readme_events;
+mod sandbox;
 mod schema;
 mod shell_rules;
 mod trust_coverage;
