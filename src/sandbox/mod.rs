@@ -312,6 +312,17 @@ impl Plan {
         }
     }
 
+    /// The plan as a key's value, whatever the system: `project (write …)`, `off`,
+    /// `unconfined`.
+    pub fn summary(&self) -> String {
+        match self {
+            Plan::Unconfined => "unconfined".to_owned(),
+            Plan::Off(_) => "off".to_owned(),
+            Plan::Refused(_) => "refused".to_owned(),
+            Plan::Confine { rules, .. } => rules.describe(),
+        }
+    }
+
     /// What the hook's runs are, on this system: `confined: project (write …)`, `unconfined:
     /// …`; `None` for a hook that was never meant to be confined.
     pub fn describe(&self, probe: &Probe) -> Option<String> {
@@ -336,6 +347,32 @@ fn read_only() -> Rules {
         write: Vec::new(),
         network: false,
     }
+}
+
+/// Every weakening of the sandbox, announced on each dispatch: a project hook that declares
+/// `sandbox = "off"` runs unconfined, and so does every project hook when the user file says
+/// `sandbox_project_hooks = "off"` (said once for all of them).
+pub fn announce(hooks: &[crate::config::Hook]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut user_off = None;
+    for hook in hooks.iter().filter(|h| h.enabled) {
+        match &hook.sandbox {
+            Plan::Off(why) if why.starts_with("`sandbox_project_hooks") => {
+                user_off.get_or_insert_with(|| {
+                    format!("project hooks run unconfined by the sandbox: {why}")
+                });
+            }
+            Plan::Off(why) => out.push(format!(
+                "project hook `{}` ({}) runs unconfined by the sandbox: {why}; set \
+                 `require_sandbox = true` in your user file to refuse it",
+                crate::terminal::escape(&hook.name),
+                crate::terminal::escape(&hook.source.to_string())
+            )),
+            _ => {}
+        }
+    }
+    out.extend(user_off);
+    out
 }
 
 /// A ruleset built in ka for one run, applied in the child ([`Prepared::confine`]).

@@ -313,3 +313,55 @@ fn the_trust_review_shows_permissions_and_a_change_of_them_makes_the_file_stale(
         "a loosened sandbox ran unreviewed: {outcome:#}"
     );
 }
+
+#[test]
+fn a_project_hook_that_declares_off_runs_unconfined_and_is_announced() {
+    let (p, home, _) = project();
+    p.project(&hook(
+        "loose",
+        "pre_tool_use",
+        r#"touch "$HOME/loose""#,
+        &["sandbox = \"off\""],
+    ));
+    let outcome = run(&p, &[]);
+    assert!(home.join("loose").exists(), "{outcome:#}");
+    let announced = outcome["announcements"].to_string();
+    assert!(
+        announced.contains("project hook `loose`") && announced.contains("runs unconfined"),
+        "{outcome:#}"
+    );
+}
+
+#[test]
+fn doctor_and_run_verbose_say_how_each_hook_is_confined() {
+    let (p, _, _) = project();
+    p.project(&hook("fmt", "pre_tool_use", "true", &[]));
+    for (env, expected) in [
+        ("", "confined: project (write {root}, {tmp}; no network)"),
+        (
+            "none",
+            "unconfined: no Landlock (KA_HOOKS_SANDBOX_PROBE=none)",
+        ),
+    ] {
+        let doctor = p
+            .cli()
+            .env("KA_HOOKS_SANDBOX_PROBE", env)
+            .args(["--trust", "doctor"])
+            .output()
+            .expect("doctor");
+        let text = String::from_utf8_lossy(&doctor.stdout);
+        assert!(text.contains(expected), "doctor, probe {env:?}: {text}");
+        let verbose = p
+            .cli()
+            .env("KA_HOOKS_SANDBOX_PROBE", env)
+            .args(["--trust", "run", "pre_tool_use", "--tool", "bash", "-v"])
+            .args(["--input", r#"{"arguments":{"command":"ls"}}"#])
+            .output()
+            .expect("run -v");
+        let text = String::from_utf8_lossy(&verbose.stderr);
+        assert!(
+            text.contains(&format!("sandbox: {expected}")),
+            "run -v, probe {env:?}: {text}"
+        );
+    }
+}
