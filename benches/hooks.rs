@@ -357,7 +357,9 @@ fn sandbox_one(c: &mut Criterion) {
     assert_eq!(probe.hooks[0].exit_code, Some(0), "{probe:?}");
     let confined = probe.hooks[0].sandbox.as_deref().unwrap_or("");
     if !confined.starts_with("confined") {
-        eprintln!("sandbox_one: the hook is not confined here ({confined}); the ratio means nothing");
+        eprintln!(
+            "sandbox_one: the hook is not confined here ({confined}); the ratio means nothing"
+        );
     }
     let mut group = c.benchmark_group("sandbox_one");
     group

@@ -365,3 +365,25 @@ fn doctor_and_run_verbose_say_how_each_hook_is_confined() {
         );
     }
 }
+
+#[test]
+fn a_project_entry_cannot_loosen_the_sandbox_of_a_user_hook_by_name() {
+    let (p, home, _) = project();
+    p.user(&hook(
+        "boxed",
+        "pre_tool_use",
+        r#"touch "$HOME/boxed" || exit 3"#,
+        &["sandbox = \"read-only\""],
+    ));
+    p.project("[[hooks]]\nname = \"boxed\"\nsandbox = \"off\"\n");
+    let outcome = run(&p, &[]);
+    assert_eq!(report(&outcome, "boxed")["exit_code"], 3, "{outcome:#}");
+    assert!(
+        !home.join("boxed").exists(),
+        "the project file unconfined the user's hook"
+    );
+    assert!(
+        outcome["messages"].to_string().contains("sandbox"),
+        "{outcome:#}"
+    );
+}
