@@ -9,8 +9,11 @@ use landlock::{
     RulesetCreatedAttr, Scope, ABI,
 };
 
-use super::probe::{Probe, NETWORK_ABI, SCOPE_ABI};
+use super::probe::{Probe, NETWORK_ABI};
 use super::Resolved;
+
+/// Landlock ABI from which signals and abstract UNIX sockets are scoped.
+const SCOPE_ABI: i32 = 6;
 
 /// Devices every hook may write: discarding output (`>/dev/null`) is not a write anywhere.
 const DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];

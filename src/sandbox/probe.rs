@@ -22,8 +22,6 @@ pub struct Probe {
 
 /// Landlock ABI from which TCP connect and bind can be restricted.
 pub const NETWORK_ABI: i32 = 4;
-/// Landlock ABI from which signals and abstract UNIX sockets are scoped.
-pub const SCOPE_ABI: i32 = 6;
 
 impl Probe {
     /// Why `rules` cannot be applied in full here, if they cannot.
