@@ -359,6 +359,40 @@ fn paths_no_match(c: &mut Criterion) {
     group.finish();
 }
 
+/// One trivial hook, confined by the sandbox (`sandbox = "project"`: the Landlock ruleset built
+/// in ka, `restrict_self` in the child, which makes std fork instead of `posix_spawn`) against
+/// the same hook unconfined. Target: ≤ 10 % (issue 25).
+fn sandbox_one(c: &mut Criterion) {
+    let hook = "[[hooks]]\nevent = \"pre_tool_use\"\ntool = \"write\"\ncommand = \"true\"\n";
+    let plain = World::new(hook, None);
+    let boxed = World::new(&format!("{hook}sandbox = \"project\"\n"), None);
+    let (plain, boxed) = (plain.load(), boxed.load());
+    let args = kilobyte_arguments();
+    let probe = boxed.dispatch(Request::tool_call(Event::PreToolUse, "write", args.clone()));
+    assert_eq!(probe.hooks[0].exit_code, Some(0), "{probe:?}");
+    let confined = probe.hooks[0].sandbox.as_deref().unwrap_or("");
+    if !confined.starts_with("confined") {
+        eprintln!(
+            "sandbox_one: the hook is not confined here ({confined}); the ratio means nothing"
+        );
+    }
+    let mut group = c.benchmark_group("sandbox_one");
+    group
+        .sample_size(50)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(8));
+    for (name, config) in [("unconfined_true", &plain), ("confined_true", &boxed)] {
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || Request::tool_call(Event::PreToolUse, "write", args.clone()),
+                |request| black_box(config.dispatch(request)),
+                BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     config_load,
@@ -366,7 +400,8 @@ criterion_group!(
     spawn_one,
     concurrent,
     action_parse,
-    paths_no_match
+    paths_no_match,
+    sandbox_one
 );
 
 /// How long `dispatch` takes to return: a `post_tool_use` with one `async = true` hook
@@ -517,6 +552,18 @@ fn summary(since: std::time::SystemTime) {
             "{:<22} {ratio:>8.3} × {:<24} target <= 1.10 × {}",
             "session_one ka / raw",
             format!("({:.3} / {:.3} ms)", ka / 1e6, raw / 1e6),
+            verdict(ratio <= 1.10)
+        ));
+    }
+    if let (Some(confined), Some(plain)) = (
+        mean("sandbox_one/confined_true"),
+        mean("sandbox_one/unconfined_true"),
+    ) {
+        let ratio = confined / plain;
+        lines.push(format!(
+            "{:<22} {ratio:>8.3} × {:<24} target <= 1.10 × {}",
+            "sandbox confined / not",
+            format!("({:.3} / {:.3} ms)", confined / 1e6, plain / 1e6),
             verdict(ratio <= 1.10)
         ));
     }

@@ -802,7 +802,7 @@ fn run_one(
         };
     }
     let (command, cwd, env) = prepare(hook, args, run);
-    process::run(&HookProcess {
+    let hook_process = HookProcess {
         command: &command,
         cwd,
         env: &env,
@@ -810,7 +810,36 @@ fn run_one(
         timeout: hook.timeout,
         cancel: run.stop.token.as_ref(),
         deadline: run.stop.deadline,
-    })
+    };
+    run_sandboxed(
+        &hook_process,
+        &hook.sandbox,
+        hook.root.as_deref().unwrap_or(run.root),
+    )
+}
+
+/// Run `hook` as its sandbox `plan` says, `{root}` being `root`: confined, unconfined, or not at
+/// all (a failure its `on_error` judges: `require_sandbox` where it cannot be confined, or a
+/// ruleset that could not be built).
+pub(crate) fn run_sandboxed(
+    hook: &HookProcess<'_>,
+    plan: &crate::sandbox::Plan,
+    root: &Path,
+) -> process::Finished {
+    match crate::sandbox::Run::prepare(plan, root) {
+        crate::sandbox::Run::Unconfined => process::run(hook),
+        crate::sandbox::Run::Confined(prepared) => process::run_confined(hook, Some(&prepared)),
+        crate::sandbox::Run::Refused(why) => process::Finished {
+            termination: Termination::SpawnFailed(why),
+            stdout: String::new(),
+            stdout_truncated: false,
+            stderr: String::new(),
+            stderr_truncated: false,
+            duration: Duration::ZERO,
+            output_held_open: false,
+            pid: None,
+        },
+    }
 }
 
 /// What `hook` runs for this call: its command (placeholders filled in), its working directory
@@ -877,6 +906,8 @@ fn start_background(
             command: hook.command_for(call.tool, args, call.root).into_owned(),
             root: hook.root.clone(),
             env: hook.env.clone(),
+            sandbox: hook.sandbox.clone(),
+            sandbox_root: hook.root.clone().unwrap_or_else(|| call.root.to_path_buf()),
             // The paths it runs for (its `paths` filter's selection): the supersede key.
             paths: hook
                 .paths_for(args, call.root)
@@ -1430,6 +1461,12 @@ fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
             action: None,
             ignored: None,
         },
+        sandbox: hook.sandbox.describe(crate::sandbox::probe()),
+        sandbox_note: crate::sandbox::note(
+            &hook.sandbox,
+            finished.termination.exit_code(),
+            &finished.stderr,
+        ),
     };
     if finished.output_held_open {
         let held = "stdout/stderr still held open by a process that left the hook's process group";
@@ -1471,5 +1508,7 @@ fn skipped_report(hook: &Hook, cancelled: bool) -> HookReport {
                 "not run: an earlier hook blocked".into()
             }),
         },
+        sandbox: None,
+        sandbox_note: None,
     }
 }

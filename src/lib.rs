@@ -172,8 +172,12 @@
 //! `disable_all`, `KA_HOOKS_DISABLE`, `stale = "skip"`, and, once, a guard removed or weakened by
 //! an edit no one reviewed.
 //! Settings of the gate are read only from the user's own file (or the managed one). Trust does
-//! not cover programs on `PATH`, files outside the project, or what a script runs in turn; and
-//! none of this is a sandbox: the model can run any program.
+//! not cover programs on `PATH`, files outside the project, or what a script runs in turn. The
+//! hook sandbox ([`sandbox`], Linux Landlock) covers them for project hooks: they run confined by
+//! default, writing only their project root and the temp dir and reaching no TCP port unless
+//! they declare more (shown in the review; a change of it makes the file stale). It confines
+//! hooks, not the agent's own tools: the model can still run any program its agent lets it, and
+//! a confined hook can still read what you can (docs/sandbox.md says what it stops and what not).
 //!
 //! A hook is trusted to run, but not to behave. It may hang, fork daemons, flood its output,
 //! ignore its stdin, print garbage, or die by a signal. None of that can wedge the caller, leave a
@@ -212,6 +216,7 @@ pub(crate) mod payload;
 pub mod process;
 pub(crate) mod protect;
 pub mod review;
+pub mod sandbox;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod schema;

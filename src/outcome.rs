@@ -296,6 +296,14 @@ pub struct HookReport {
     pub stderr_truncated: bool,
     /// What happened to its stdout.
     pub action: ActionReport,
+    /// How the hook ran as far as the sandbox goes (`confined: project (write …)`, `unconfined:
+    /// …`); absent for a hook that was never meant to be confined (see [`crate::sandbox`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
+    /// A confined hook failed with `EACCES`/`EPERM` on stderr: the sandbox may have refused it,
+    /// and which key would allow it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox_note: Option<String>,
 }
 
 /// Bytes of stderr kept in a report (the whole capped stderr still becomes a block reason).

@@ -337,6 +337,12 @@ fn describe(
         let _ = writeln!(out, "           {line}");
     }
     scripts_review(out, f, coverage, data_dir);
+    // Whether the `sandbox=` shown above holds on this system (issue 25).
+    let _ = writeln!(
+        out,
+        "           sandbox here: {}",
+        crate::sandbox::probe().describe()
+    );
 }
 
 fn scripts_review(out: &mut String, f: &Reviewed, coverage: &Coverage, data_dir: &Path) {

@@ -109,6 +109,32 @@ pub struct HookEntrySchema {
     pub enforce: Option<bool>,
     /// Text the host may show while the hook runs (Claude Code's `statusMessage`).
     pub status_message: Option<String>,
+    /// What the hook may write and reach (Linux, Landlock; docs/sandbox.md). Project and local
+    /// hooks default to "project"; user and managed hooks run unconfined unless they set it.
+    pub sandbox: Option<SandboxSchema>,
+}
+
+/// A sandbox profile, or the places a hook may write and whether it may use the network.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SandboxSchema {
+    /// "project": write the project root and the temp dir, no TCP connect or bind;
+    /// "read-only": write nothing, no TCP; "off": unconfined (announced on every dispatch).
+    Profile(#[schemars(extend("enum" = ["project", "read-only", "off"]))] String),
+    /// Reading and running programs stay allowed everywhere.
+    Rules(SandboxRulesSchema),
+}
+
+/// Explicit sandbox rules.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxRulesSchema {
+    /// Directories (or files) the hook may write under: absolute, `~/…`, `{root}…` (its project
+    /// root) or `{tmp}…` (the temp dir). Default: none.
+    pub write: Option<Vec<String>>,
+    /// true allows TCP connect and bind. Default: false.
+    #[schemars(extend("default" = false))]
+    pub network: Option<bool>,
 }
 
 /// A tool name or glob, or a list of them.
@@ -203,6 +229,17 @@ pub struct SettingsSchema {
     /// a guard meets a person). 0 turns it off. Default 3.
     #[schemars(extend("minimum" = 0, "maximum" = 100, "default" = 3))]
     pub denial_backstop: Option<u32>,
+    /// The default `sandbox` of this file's hooks (an entry's own `sandbox` wins).
+    pub sandbox: Option<SandboxSchema>,
+    /// User (or managed) layer ONLY: the sandbox of project and local hooks that declare none
+    /// (default "project"); "off" runs every project hook unconfined, announced on every
+    /// dispatch. A project file cannot set it.
+    pub sandbox_project_hooks: Option<SandboxSchema>,
+    /// User (or managed) layer ONLY: true makes a hook that would be confined but cannot be (no
+    /// Landlock, or it declares "off") fail instead of running unconfined; its `on_error`
+    /// decides. A project file cannot set it.
+    #[schemars(extend("default" = false))]
+    pub require_sandbox: Option<bool>,
 }
 
 /// Every event name the loader accepts: canonical names, `turn_end`, then Claude Code spellings.

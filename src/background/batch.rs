@@ -50,6 +50,9 @@ pub(crate) struct Later {
     pub env: Vec<(String, String)>,
     /// The paths it runs for (what supersede compares).
     pub paths: Vec<String>,
+    /// What it may write and reach, and the root `{root}` names there.
+    pub sandbox: crate::sandbox::Plan,
+    pub sandbox_root: PathBuf,
 }
 
 impl Batch {
@@ -110,6 +113,8 @@ impl Batch {
                 paths: h.paths,
                 log: log.clone(),
                 noticed: Vec::new(),
+                sandbox: h.sandbox,
+                sandbox_root: h.sandbox_root,
             })
             .collect();
         (jobs, noticed)

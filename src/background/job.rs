@@ -13,7 +13,7 @@ use crate::cancel::CancelToken;
 use crate::config::{Hook, OnError, Source, ToolFilter};
 use crate::event::Event;
 use crate::outcome::{Outcome, Status};
-use crate::process::{self, HookProcess};
+use crate::process::HookProcess;
 
 /// A hook run handed to the background, as prepared by the dispatch.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -45,6 +45,11 @@ pub(crate) struct Job {
     /// dispatch reported it: delivered with its result.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub noticed: Vec<String>,
+    /// What the run may write and reach, and the project root its `{root}` names.
+    #[serde(default)]
+    pub sandbox: crate::sandbox::Plan,
+    #[serde(default)]
+    pub sandbox_root: PathBuf,
 }
 
 impl Job {
@@ -95,6 +100,7 @@ impl Job {
             enforce: self.enforce,
             status_message: None,
             stale: None,
+            sandbox: self.sandbox.clone(),
         }
     }
 
@@ -104,15 +110,19 @@ impl Job {
     pub fn execute(mut self, cancel: &CancelToken, superseded: impl Fn() -> bool) -> Delivered {
         let event = self.event.parse::<Event>().unwrap_or(Event::PostToolUse);
         let hook = self.stand_in(event);
-        let finished = process::run(&HookProcess {
-            command: &self.command,
-            cwd: &self.cwd,
-            env: &self.env,
-            stdin: Arc::from(self.payload.as_bytes()),
-            timeout: self.timeout(),
-            cancel: Some(cancel),
-            deadline: None,
-        });
+        let finished = crate::dispatch::run_sandboxed(
+            &HookProcess {
+                command: &self.command,
+                cwd: &self.cwd,
+                env: &self.env,
+                stdin: Arc::from(self.payload.as_bytes()),
+                timeout: self.timeout(),
+                cancel: Some(cancel),
+                deadline: None,
+            },
+            &self.sandbox,
+            &self.sandbox_root,
+        );
         let mut outcome = Outcome::new(event, self.tool.clone());
         outcome.diagnostics.append(&mut self.noticed);
         crate::dispatch::judge_observational(&hook, finished, self.plain_context, &mut outcome);

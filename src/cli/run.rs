@@ -374,6 +374,11 @@ fn verbose_hooks(outcome: &Outcome) -> String {
             hook_state(h),
             h.duration_ms
         );
+        for (name, text) in [("sandbox", &h.sandbox), ("sandbox note", &h.sandbox_note)] {
+            if let Some(text) = text {
+                let _ = writeln!(w, "  {name}: {}", crate::terminal::escape(text));
+            }
+        }
         for (name, text, cut) in [
             ("stdout", &h.stdout, h.stdout_truncated),
             ("stderr", &h.stderr, h.stderr_truncated),

@@ -135,6 +135,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         hooks.splice(0..0, tombstones);
     }
     announcements.extend(stale_skip_announcement(&settings, &untrusted, stale_skip));
+    announcements.extend(crate::sandbox::announce(&hooks));
     let notes = filter_notes(&hooks, &mut warnings);
     let mut protected = protected_paths(opts, &roots);
     // A covered script is as much the reviewed configuration as the file that names it: a write

@@ -144,6 +144,8 @@ pub struct Hook {
     /// Set on a guard of a trusted layer that changed or vanished: the hook is not run, and
     /// every call it would have matched is blocked with this reason (see `super::stale`).
     pub stale: Option<String>,
+    /// What its runs may write and reach (see [`crate::sandbox`]).
+    pub sandbox: crate::sandbox::Plan,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -63,7 +63,16 @@ pub(super) fn merge_hooks(
     let mut counts = [0usize; Event::ALL.len()];
     for slot in slots {
         let root = files[slot.first.0].root.clone();
-        let (source, raw, overrides) = merge_slot(&mut files, slot, settings, &mut refused);
+        let file_sandbox = files[slot.first.0].sandbox_default();
+        let (source, mut raw, overrides) = merge_slot(&mut files, slot, settings, &mut refused);
+        if raw.sandbox.is_none() {
+            // `[hook_settings] sandbox` of the file that defined the hook: its default.
+            raw.sandbox = file_sandbox.map(|d| super::parse::At {
+                value: d,
+                line: source.line,
+                column: 1,
+            });
+        }
         if let Some(warning) = change_of_nothing(&source, &raw, &overrides) {
             warnings.push(warning);
             continue;
@@ -259,6 +268,11 @@ fn hook(
         is_async: raw.is_async.is_some_and(|a| a.value),
         enforce: raw.enforce.is_none_or(|e| e.value),
         status_message: raw.status_message.map(|m| m.value),
+        sandbox: crate::sandbox::Plan::of(
+            source.layer.is_gated(),
+            raw.sandbox.as_ref().map(|s| &s.value),
+            &settings.sandbox,
+        ),
         named: named.is_some(),
         name: named.unwrap_or_else(|| format!("{event}#{n}")),
         event,

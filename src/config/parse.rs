@@ -64,6 +64,8 @@ pub(super) struct RawHook {
     pub is_async: Option<At<bool>>,
     pub enforce: Option<At<bool>>,
     pub status_message: Option<At<String>>,
+    /// `sandbox`: what the hook may write and reach (see [`crate::sandbox`]).
+    pub sandbox: Option<At<crate::sandbox::Declared>>,
 }
 
 impl RawHook {
@@ -89,6 +91,7 @@ impl RawHook {
         push(self.is_async.is_some(), "async");
         push(self.enforce.is_some(), "enforce");
         push(self.status_message.is_some(), "status_message");
+        push(self.sandbox.is_some(), "sandbox");
         keys
     }
 
@@ -131,7 +134,8 @@ impl RawHook {
             rule,
             is_async,
             enforce,
-            status_message
+            status_message,
+            sandbox
         );
     }
 }
@@ -157,6 +161,14 @@ impl ParsedFile {
             hooks: Vec::new(),
             settings: None,
         }
+    }
+
+    /// `[hook_settings] sandbox`: the default of this file's hooks (already validated).
+    pub fn sandbox_default(&self) -> Option<crate::sandbox::Declared> {
+        self.settings
+            .as_ref()
+            .and_then(|s| s.get("sandbox"))
+            .and_then(|v| crate::sandbox::Declared::from_toml(v).ok())
     }
 
     /// Move entry `i` out, leaving an empty one (no keys, line 0) in its place.
@@ -188,6 +200,7 @@ pub const HOOK_KEYS: &[&str] = &[
     "async",
     "status_message",
     "env",
+    "sandbox",
 ];
 /// The keys `[hook_settings]` takes.
 pub const SETTINGS_KEYS: &[&str] = &[
@@ -200,6 +213,9 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "protect_ka_files",
     "allow_managed_hooks_only",
     "denial_backstop",
+    "sandbox",
+    "sandbox_project_hooks",
+    "require_sandbox",
 ];
 /// The largest `denial_backstop` accepted: past it, the backstop would never meet a person.
 pub const DENIAL_BACKSTOP_LIMIT: i64 = 100;
@@ -211,7 +227,13 @@ pub(super) const GATE_KEYS: &[&str] = &[
     "stale",
     "protect_ka_files",
     "denial_backstop",
+    "sandbox_project_hooks",
+    "require_sandbox",
 ];
+
+/// How to write a `sandbox` key.
+const SANDBOX_HELP: &str = "write a profile (`sandbox = \"project\"`, `\"read-only\"`, `\"off\"`) or \
+                            `sandbox = { write = [\"{root}\", \"~/.cache/tool\"], network = false }`";
 
 fn type_name(v: &toml::Value) -> &'static str {
     match v {
@@ -395,7 +417,11 @@ fn parse_settings(
                 errors.push(t.error(
                     Some(key_span.clone()),
                     Some(path.clone()),
-                    format!("a {layer} file cannot change the trust gate (`{key}`)"),
+                    if key.contains("sandbox") {
+                        format!("a {layer} file cannot loosen or set the sandbox policy (`{key}`)")
+                    } else {
+                        format!("a {layer} file cannot change the trust gate (`{key}`)")
+                    },
                     Some(format!(
                         "move `{key}` to your user file ($KA_CONFIG_DIR/ka.toml, \
                          ~/.config/ka/ka.toml)"
@@ -434,6 +460,30 @@ fn parse_settings(
             "protect_ka_files" | "allow_managed_hooks_only" if !value.is_bool() => {
                 wrong("a boolean (`true` or `false`)", &value)
             }
+            "sandbox" => {
+                if let Err(msg) = crate::sandbox::Declared::from_toml(&value) {
+                    errors.push(t.error(
+                        Some(span.clone()),
+                        Some(path.clone()),
+                        msg,
+                        Some(SANDBOX_HELP.into()),
+                    ))
+                }
+            }
+            "sandbox_project_hooks" => {
+                if let Err(msg) = crate::sandbox::Declared::from_toml(&value) {
+                    errors.push(t.error(
+                        Some(span.clone()),
+                        Some(path.clone()),
+                        msg,
+                        Some("write `sandbox_project_hooks = \"read-only\"` (stricter than the \
+                              default `project`) or `\"off\"`"
+                            .into()),
+                    ))
+                }
+            }
+            "require_sandbox" if !value.is_bool() => wrong("a boolean (`true` or `false`)", &value),
+            "require_sandbox" => {}
             "stale" | "protect_ka_files" | "allow_managed_hooks_only" | "denial_backstop" => {}
             "disable_all" | "log" | "max_continuations" => {}
             _ => errors.push(t.error(
@@ -654,6 +704,10 @@ fn parse_hook(
                 Some(s) => hook.status_message = Some(At::new(s.to_owned(), pos)),
                 None => fail(expected("a string (shown while the hook runs)"), None),
             },
+            "sandbox" => match crate::sandbox::Declared::from_toml(&value) {
+                Ok(declared) => hook.sandbox = Some(At::new(declared, pos)),
+                Err(msg) => fail(msg, Some(SANDBOX_HELP.into())),
+            },
             "env" => match &value {
                 toml::Value::Table(table) => {
                     let mut env = BTreeMap::new();
@@ -720,6 +774,7 @@ pub fn describe_entries(
     errors: &mut Vec<ConfigError>,
 ) -> Vec<String> {
     let parsed = parse_file(layer, file, text, errors);
+    let file_sandbox = parsed.sandbox_default();
     let mut lines: Vec<String> = parsed
         .hooks
         .iter()
@@ -759,6 +814,23 @@ pub fn describe_entries(
             }
             if let Some(is_async) = &raw.is_async {
                 line.push_str(&format!(" async={}", is_async.value));
+            }
+            // What the hook may write and reach (issue 25): a project hook that declares
+            // nothing runs with the file's default, else the `project` profile.
+            match (&raw.sandbox, &file_sandbox) {
+                (Some(declared), _) => {
+                    line.push_str(&format!(" sandbox={}", declared.value.describe()))
+                }
+                (None, Some(default)) => {
+                    line.push_str(&format!(" sandbox={} (file default)", default.describe()))
+                }
+                (None, None) if layer.is_gated() => line.push_str(&format!(
+                    " sandbox={} (default)",
+                    crate::sandbox::Rules::profile("project")
+                        .map(|r| r.describe())
+                        .unwrap_or_default()
+                )),
+                (None, None) => {}
             }
             match &raw.command {
                 Some(command) => line.push_str(&format!(

@@ -60,6 +60,9 @@ pub struct Settings {
     /// User or managed only: denials by one guard in a turn after which every call it matches
     /// asks a human (see [`crate::backstop`]); 0 is off.
     pub denial_backstop: u32,
+    /// User or managed only: `sandbox_project_hooks` and `require_sandbox` (see
+    /// [`crate::sandbox`]).
+    pub sandbox: crate::sandbox::Policy,
 }
 
 /// `max_continuations` when no layer sets it: Claude Code's cap of consecutive Stop-hook blocks.
@@ -106,6 +109,7 @@ impl Default for Settings {
             managed_only: false,
             max_continuations: DEFAULT_MAX_CONTINUATIONS,
             denial_backstop: DEFAULT_DENIAL_BACKSTOP,
+            sandbox: crate::sandbox::Policy::default(),
         }
     }
 }
@@ -125,6 +129,7 @@ pub(super) fn layer_settings(
     settings.protect_ka_files = gate.protect_ka_files;
     settings.managed_only = gate.managed_only;
     settings.denial_backstop = gate.denial_backstop;
+    settings.sandbox = gate.sandbox.clone();
     settings
 }
 
@@ -232,6 +237,7 @@ pub(super) struct Gate {
     pub protect_ka_files: bool,
     pub managed_only: bool,
     pub denial_backstop: u32,
+    pub sandbox: crate::sandbox::Policy,
 }
 
 impl Gate {
@@ -271,6 +277,7 @@ impl Gate {
             if let Some(n) = backstop_setting(settings) {
                 gate.denial_backstop = n;
             }
+            sandbox_settings(file, &mut gate.sandbox);
             if file.layer == Layer::Managed {
                 gate.managed_only = settings
                     .get("allow_managed_hooks_only")
@@ -294,6 +301,7 @@ impl Gate {
             if let Some(n) = managed.settings.as_ref().and_then(backstop_setting) {
                 gate.denial_backstop = n;
             }
+            sandbox_settings(managed, &mut gate.sandbox);
         }
         gate
     }
@@ -319,4 +327,25 @@ fn expand_root(root: &str) -> Option<PathBuf> {
         _ => return None,
     };
     Some(paths::absolute(&path))
+}
+
+/// `sandbox_project_hooks` and `require_sandbox` of a user or managed file, over `policy`.
+fn sandbox_settings(file: &ParsedFile, policy: &mut crate::sandbox::Policy) {
+    let Some(settings) = &file.settings else {
+        return;
+    };
+    if let Some(declared) = settings
+        .get("sandbox_project_hooks")
+        .and_then(|v| crate::sandbox::Declared::from_toml(v).ok())
+    {
+        policy.project_hooks = Some(declared);
+        policy.project_hooks_from =
+            Some(format!("the {} file {}", file.layer, file.path.display()));
+    }
+    if let Some(require) = settings
+        .get("require_sandbox")
+        .and_then(toml::Value::as_bool)
+    {
+        policy.require = require;
+    }
 }

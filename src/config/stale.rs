@@ -134,5 +134,6 @@ fn tombstone(
         is_async: false,
         enforce: true,
         status_message: None,
+        sandbox: crate::sandbox::Plan::Unconfined,
     }
 }

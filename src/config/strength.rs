@@ -14,6 +14,7 @@
 //! its failure mode (`on_error`) decides later. A shorter one is weaker too unless the hook then
 //! has `on_error = "block"`: a guard cut short by its timeout is a failing guard, which `ignore`
 //! lets through (and `ask` hands to a person) where the slower script would have blocked. `async = true` is weaker: the call no longer waits.
+//! A `sandbox` that lets the hook write more places or reach the network is weaker.
 //!
 //! A disabled hook guards nothing, so nothing is weaker than it.
 
@@ -110,6 +111,10 @@ pub fn weakenings(before: &Hook, after: &Hook) -> Vec<Weakening> {
     }
     if after.is_async && !before.is_async {
         push("async", "false".into(), "true".into());
+    }
+    // A hook that may write more places, or reach the network, guards less (issue 25).
+    if after.sandbox.looser_than(&before.sandbox) {
+        push("sandbox", before.sandbox.summary(), after.sandbox.summary());
     }
     out
 }

@@ -150,6 +150,9 @@ pub fn diagnose(
         if hook.enabled && !hook.enforce {
             entry.checks.insert(1, report_only_check(hook));
         }
+        if let Some(check) = sandbox_check(hook) {
+            entry.checks.push(check);
+        }
         entry.runs = Some(
             runs && !gated
                 .layers
@@ -216,6 +219,31 @@ pub fn diagnose(
         run_dir,
         executed: exec && executed,
         entries,
+    })
+}
+
+/// How the hook's runs are confined on this system (issue 25): ok when confined, a warning when
+/// it would be confined and is not, failing when it cannot run (`require_sandbox`).
+fn sandbox_check(hook: &Hook) -> Option<Check> {
+    let text = hook.sandbox.describe(crate::sandbox::probe())?;
+    Some(if text.starts_with("confined") {
+        Check::ok("sandbox", text)
+    } else if text.starts_with("not run") {
+        Check::failing(
+            "sandbox",
+            text,
+            Some(
+                "run ka-hooks on Linux 6.7 or later with Landlock enabled, or remove \
+                  `require_sandbox` from your user file"
+                    .into(),
+            ),
+        )
+    } else {
+        Check::warning(
+            "sandbox",
+            text,
+            Some("see docs/sandbox.md: what the sandbox stops, and where it works".into()),
+        )
     })
 }
 

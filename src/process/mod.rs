@@ -243,6 +243,18 @@ impl Finished {
 /// Run one hook to completion (or timeout) and collect its output. Never panics, never blocks longer
 /// than `timeout` + 1 s, never leaves a process of the hook's group behind (see the module doc).
 pub fn run(hook: &HookProcess<'_>) -> Finished {
+    run_confined(hook, None)
+}
+
+/// [`run`], confined by `sandbox` when given: the ruleset (built by the caller, in this
+/// process) is applied in the child between fork and exec, in the process-group leader before
+/// `sh` starts, so ka itself is never restricted. A confinement that fails in the child fails
+/// the spawn ([`Termination::SpawnFailed`]): the hook never runs unconfined by mistake. The
+/// `pre_exec` makes std fork instead of `posix_spawn` (see `benches/README.md` for the cost).
+pub fn run_confined(
+    hook: &HookProcess<'_>,
+    sandbox: Option<&crate::sandbox::Prepared>,
+) -> Finished {
     let started = Instant::now();
     if hook.stopped(started) {
         let mut finished = Finished::spawn_failed(String::new(), started);
@@ -253,7 +265,7 @@ pub fn run(hook: &HookProcess<'_>) -> Finished {
     // watchdog is up before the spawn, so the group is registered the moment its pid is known.
     // Unregistered when this returns, after the runner ended the group.
     let watchdog = crate::watchdog::get();
-    let child = match spawn(hook) {
+    let child = match spawn(hook, sandbox) {
         Ok(child) => child,
         Err(text) => return Finished::spawn_failed(text, started),
     };
@@ -302,7 +314,10 @@ fn forces_fallback(value: Option<&std::ffi::OsStr>) -> bool {
 
 /// Start `/bin/sh -c <command>` in its own process group with all three standard streams piped. The
 /// error is the text for [`Termination::SpawnFailed`].
-fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
+fn spawn(
+    hook: &HookProcess<'_>,
+    sandbox: Option<&crate::sandbox::Prepared>,
+) -> Result<Child, String> {
     let mut command = Command::new(SHELL);
     command
         .arg("-c")
@@ -321,6 +336,16 @@ fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
     // it does with every relative path it hands over).
     if !is_current_dir(hook.cwd) {
         command.current_dir(hook.cwd);
+    }
+    if let Some(sandbox) = sandbox {
+        // SAFETY: the closure runs in the forked child before exec; `confine` makes only
+        // async-signal-safe system calls (prctl, landlock_restrict_self) and allocates nothing.
+        // The ruleset's descriptor stays open in this process (the caller holds it) until
+        // `spawn` returns, so the child's copy names it.
+        let confine = sandbox.confiner();
+        unsafe {
+            command.pre_exec(move || confine.confine());
+        }
     }
     command.spawn().map_err(|err| {
         // The io error alone ("No such file or directory") does not say whether the shell or the

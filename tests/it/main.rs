@@ -54,6 +54,7 @@ mod process;
 mod proptest_parsers;
 mod readme;
 mod readme_events;
+mod sandbox;
 mod schema;
 mod session;
 #[cfg(feature = "tokio")]

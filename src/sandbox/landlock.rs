@@ -1,0 +1,107 @@
+//! The Linux sandbox: a Landlock ruleset built with the `landlock` crate in ka, applied in the
+//! hook's child process by two system calls.
+
+use std::io;
+use std::os::fd::{OwnedFd, RawFd};
+
+use landlock::{
+    AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope, ABI,
+};
+
+use super::probe::{Probe, NETWORK_ABI};
+use super::Resolved;
+
+/// Landlock ABI from which signals and abstract UNIX sockets are scoped.
+const SCOPE_ABI: i32 = 6;
+
+/// Devices every hook may write: discarding output (`>/dev/null`) is not a write anywhere.
+const DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
+
+/// The kernel's Landlock ABI version, or why there is none.
+pub(super) fn abi() -> Result<i32, String> {
+    // SAFETY: landlock_create_ruleset with a null attribute, size 0 and the VERSION flag only
+    // returns the ABI version (or -1 with errno); it reads and writes no memory of ours.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32, // LANDLOCK_CREATE_RULESET_VERSION
+        )
+    };
+    if v > 0 {
+        return i32::try_from(v).map_err(|_| format!("unexpected Landlock ABI {v}"));
+    }
+    Err(match io::Error::last_os_error().raw_os_error() {
+        Some(libc::EOPNOTSUPP) => "Landlock is built into this kernel but not enabled (boot \
+                                   with `lsm=…,landlock`)"
+            .to_owned(),
+        _ => "this kernel has no Landlock (before Linux 5.13, or not built in)".to_owned(),
+    })
+}
+
+/// Build the ruleset of `rules` for the ABI the probe found: every write right of that ABI is
+/// handled (denied unless a rule allows it), and with `network = false` TCP bind and connect.
+/// Hard requirements: a right the kernel cannot enforce is an error, never silently dropped.
+pub(super) fn ruleset(rules: &Resolved, probe: &Probe) -> Result<OwnedFd, String> {
+    let abi = ABI::from(probe.abi);
+    let write = AccessFs::from_write(abi);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(write)
+        .map_err(|e| e.to_string())?;
+    if !rules.network && probe.abi >= NETWORK_ABI {
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| e.to_string())?;
+    }
+    if probe.abi >= SCOPE_ABI {
+        // A confined hook signals no process outside its sandbox (ka, the agent, the user's
+        // other programs) and, without the network, reaches no abstract UNIX socket outside it.
+        let scopes = if rules.network {
+            Scope::Signal.into()
+        } else {
+            Scope::Signal | Scope::AbstractUnixSocket
+        };
+        ruleset = ruleset.scope(scopes).map_err(|e| e.to_string())?;
+    }
+    let mut created = ruleset.create().map_err(|e| e.to_string())?;
+    let places = rules
+        .write
+        .iter()
+        .map(|p| p.as_path())
+        .chain(DEVICES.iter().map(std::path::Path::new));
+    for place in places {
+        // A place that does not exist cannot be written under anyway (nor created: its parent
+        // is not a rule): leaving it out never allows more.
+        let Ok(fd) = PathFd::new(place) else {
+            continue;
+        };
+        let access = if place.is_dir() {
+            write
+        } else {
+            write & AccessFs::from_file(abi)
+        };
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(|e| format!("{}: {e}", place.display()))?;
+    }
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| "Landlock gave no ruleset".to_owned())
+}
+
+/// Confine the calling process: `no_new_privs` (required by Landlock for an unprivileged
+/// process), then `landlock_restrict_self`. Async-signal-safe: called between fork and exec.
+pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
+    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: landlock_restrict_self takes a file descriptor (the parent holds it open until
+    // the spawn returns) and flags; no pointers.
+    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
