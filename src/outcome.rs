@@ -77,12 +77,12 @@ pub struct Outcome {
     /// never reads as allowed.
     pub cancelled: Option<String>,
     /// Async hooks (`async = true`) this dispatch started and did not wait for.
-    pub background: Vec<crate::background::Started>,
+    pub background: Vec<Started>,
     /// Async hooks of this session that finished since its last dispatch, oldest first. Their
     /// feedback and context are also in [`Outcome::context`], their notes, messages and
     /// failures in [`Outcome::notes`] and [`Outcome::messages`]; none of them blocks, asks or
     /// rewrites anything.
-    pub delivered: Vec<crate::background::Delivered>,
+    pub delivered: Vec<Delivered>,
     /// The turn's denials per guard after this call, for the host to pass in the turn's next
     /// [`Request`](crate::dispatch::Request) (see [`crate::backstop`]); `None` when the request
     /// carried none.
@@ -327,5 +327,88 @@ impl Denials {
         let count = self.counts.entry(key).or_insert(0);
         *count = count.saturating_add(1);
         *count
+    }
+}
+
+/// One finished background run, as delivered to a later dispatch of its session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Delivered {
+    /// The hook's name.
+    pub hook: String,
+    /// The event it ran for.
+    #[serde(with = "crate::event::by_name")]
+    pub event: Event,
+    /// The tool of the call it ran for, on tool events.
+    pub tool: Option<String>,
+    /// The paths of the call it ran for.
+    pub paths: Vec<String>,
+    /// How it ended.
+    pub status: Status,
+    /// Ended by a newer run of the same hook for the same paths.
+    pub superseded: bool,
+    /// Its exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// It ran past its timeout and was killed.
+    pub timed_out: bool,
+    /// How long it ran, in milliseconds.
+    pub duration_ms: f64,
+    /// What went wrong (status `error` or `cancelled`).
+    pub error: Option<String>,
+    /// Feedback it gave for the tool result (which the model has already read: it comes as
+    /// context now).
+    pub feedback: Option<String>,
+    /// Context it gave for the model.
+    pub context: Option<String>,
+    /// The tool result would have been marked as an error.
+    pub mark_error: bool,
+    /// Transcript notes it gave.
+    pub notes: Vec<String>,
+    /// Messages it gave for the user.
+    pub messages: Vec<String>,
+    /// A report-only (`enforce = false`) hook's verdict.
+    pub report_only: Vec<WouldHave>,
+    /// What the run noticed (ignored keys, on_error decisions, effects it could not have).
+    pub diagnostics: Vec<String>,
+    /// RFC 3339 time it ended.
+    pub finished: String,
+}
+
+/// How an async hook was handed over to the background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Handover {
+    /// To a thread of this process.
+    Thread,
+    /// To a detached supervisor process (the `ka-hooks` binary), which outlives this one.
+    Supervisor,
+    /// It could not be started (see `error`): nothing runs, and nothing will be delivered.
+    Failed,
+}
+
+/// A run starting in the background, as the dispatch that started it reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Started {
+    /// The hook's name.
+    pub hook: String,
+    /// The paths it runs for.
+    pub paths: Vec<String>,
+    /// How it was handed over.
+    pub how: Handover,
+    /// Why it could not be started (with [`Handover::Failed`]).
+    pub error: Option<String>,
+}
+
+impl Delivered {
+    /// `async hook `fmt` after post_tool_use on src/a.rs`.
+    pub(crate) fn tag(&self) -> String {
+        let on = if self.paths.is_empty() {
+            String::new()
+        } else {
+            format!(" on {}", self.paths.join(" "))
+        };
+        format!("async hook `{}` after {}{on}", self.hook, self.event)
     }
 }

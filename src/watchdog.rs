@@ -29,6 +29,9 @@ use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
+/// The shell, by absolute path (as every hook's): no `PATH` search a planted `sh` could win.
+const SHELL: &str = "/bin/sh";
+
 /// The watchdog's program: register, unregister, and on end-of-file kill what is registered.
 const SCRIPT: &str = r#"trap '' INT HUP TERM QUIT PIPE
 g=' '
@@ -45,7 +48,7 @@ for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
 static WATCHDOG: OnceLock<Result<Mutex<ChildStdin>, String>> = OnceLock::new();
 
 fn start() -> Result<Mutex<ChildStdin>, String> {
-    let mut child = Command::new(crate::process::SHELL)
+    let mut child = Command::new(SHELL)
         .arg("-c")
         .arg(SCRIPT)
         .env_clear()
@@ -55,12 +58,7 @@ fn start() -> Result<Mutex<ChildStdin>, String> {
         .stderr(Stdio::null())
         .process_group(0)
         .spawn()
-        .map_err(|e| {
-            format!(
-                "cannot start the hook watchdog ({}): {e}",
-                crate::process::SHELL
-            )
-        })?;
+        .map_err(|e| format!("cannot start the hook watchdog ({}): {e}", SHELL))?;
     // It lives as long as this process; init reaps it after we are gone.
     child
         .stdin

@@ -32,10 +32,8 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use serde::{Deserialize, Serialize};
-
-use crate::event::Event;
-use crate::outcome::{Outcome, Status, WouldHave};
+pub use crate::outcome::{Delivered, Handover, Started};
+use crate::outcome::{Outcome, Status};
 
 mod batch;
 mod detached;
@@ -74,77 +72,6 @@ pub fn detach(exe: PathBuf, data_dir: Option<PathBuf>) {
 /// detached process): reads its job from stdin, runs it, keeps the result. Returns the exit code.
 pub fn supervise() -> u8 {
     detached::supervise()
-}
-
-/// One finished background run, as delivered to a later dispatch of its session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct Delivered {
-    /// The hook's name.
-    pub hook: String,
-    /// The event it ran for.
-    #[serde(with = "crate::event::by_name")]
-    pub event: Event,
-    /// The tool of the call it ran for, on tool events.
-    pub tool: Option<String>,
-    /// The paths of the call it ran for.
-    pub paths: Vec<String>,
-    /// How it ended.
-    pub status: Status,
-    /// Ended by a newer run of the same hook for the same paths.
-    pub superseded: bool,
-    /// Its exit code, when it exited.
-    pub exit_code: Option<i32>,
-    /// It ran past its timeout and was killed.
-    pub timed_out: bool,
-    /// How long it ran, in milliseconds.
-    pub duration_ms: f64,
-    /// What went wrong (status `error` or `cancelled`).
-    pub error: Option<String>,
-    /// Feedback it gave for the tool result (which the model has already read: it comes as
-    /// context now).
-    pub feedback: Option<String>,
-    /// Context it gave for the model.
-    pub context: Option<String>,
-    /// The tool result would have been marked as an error.
-    pub mark_error: bool,
-    /// Transcript notes it gave.
-    pub notes: Vec<String>,
-    /// Messages it gave for the user.
-    pub messages: Vec<String>,
-    /// A report-only (`enforce = false`) hook's verdict.
-    pub report_only: Vec<WouldHave>,
-    /// What the run noticed (ignored keys, on_error decisions, effects it could not have).
-    pub diagnostics: Vec<String>,
-    /// RFC 3339 time it ended.
-    pub finished: String,
-}
-
-/// How an async hook was handed over to the background.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Handover {
-    /// To a thread of this process.
-    Thread,
-    /// To a detached supervisor process (the `ka-hooks` binary), which outlives this one.
-    Supervisor,
-    /// It could not be started (see `error`): nothing runs, and nothing will be delivered.
-    Failed,
-}
-
-/// A run starting in the background, as the dispatch that started it reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Started {
-    /// The hook's name.
-    pub hook: String,
-    /// The paths it runs for.
-    pub paths: Vec<String>,
-    /// How it was handed over.
-    pub how: Handover,
-    /// Why it could not be started (with [`Handover::Failed`]).
-    pub error: Option<String>,
 }
 
 /// Start the async hooks of one call in the background: in process (handed to the reaper,
@@ -252,16 +179,4 @@ pub(crate) fn deliver(outcome: &mut Outcome, delivered: Vec<Delivered>) {
         }
     }
     outcome.delivered = delivered;
-}
-
-impl Delivered {
-    /// `async hook `fmt` after post_tool_use on src/a.rs`.
-    fn tag(&self) -> String {
-        let on = if self.paths.is_empty() {
-            String::new()
-        } else {
-            format!(" on {}", self.paths.join(" "))
-        };
-        format!("async hook `{}` after {}{on}", self.hook, self.event)
-    }
 }

@@ -135,7 +135,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         hooks.splice(0..0, tombstones);
     }
     announcements.extend(stale_skip_announcement(&settings, &untrusted, stale_skip));
-    announcements.extend(crate::sandbox::announce(&hooks));
+    announcements.extend(sandbox_announcements(&hooks));
     let notes = filter_notes(&hooks, &mut warnings);
     let mut protected = protected_paths(opts, &roots);
     // A covered script is as much the reviewed configuration as the file that names it: a write
@@ -844,4 +844,30 @@ fn parse_reviewed(
     let mut file = parse_file(layer, path, text, errors);
     file.root = path.parent().and_then(Path::parent).map(Path::to_path_buf);
     file
+}
+
+/// Every weakening of the sandbox, announced on each dispatch: a project hook that declares
+/// `sandbox = "off"` runs unconfined, and so does every project hook when the user file says
+/// `sandbox_project_hooks = "off"` (said once for all of them).
+fn sandbox_announcements(hooks: &[Hook]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut user_off = None;
+    for hook in hooks.iter().filter(|h| h.enabled) {
+        match &hook.sandbox {
+            crate::sandbox::Plan::Off(why) if why.starts_with("`sandbox_project_hooks") => {
+                user_off.get_or_insert_with(|| {
+                    format!("project hooks run unconfined by the sandbox: {why}")
+                });
+            }
+            crate::sandbox::Plan::Off(why) => out.push(format!(
+                "project hook `{}` ({}) runs unconfined by the sandbox: {why}; set \
+                 `require_sandbox = true` in your user file to refuse it",
+                crate::terminal::escape(&hook.name),
+                crate::terminal::escape(&hook.source.to_string())
+            )),
+            _ => {}
+        }
+    }
+    out.extend(user_off);
+    out
 }

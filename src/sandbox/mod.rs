@@ -360,32 +360,6 @@ fn read_only() -> Rules {
     }
 }
 
-/// Every weakening of the sandbox, announced on each dispatch: a project hook that declares
-/// `sandbox = "off"` runs unconfined, and so does every project hook when the user file says
-/// `sandbox_project_hooks = "off"` (said once for all of them).
-pub fn announce(hooks: &[crate::config::Hook]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut user_off = None;
-    for hook in hooks.iter().filter(|h| h.enabled) {
-        match &hook.sandbox {
-            Plan::Off(why) if why.starts_with("`sandbox_project_hooks") => {
-                user_off.get_or_insert_with(|| {
-                    format!("project hooks run unconfined by the sandbox: {why}")
-                });
-            }
-            Plan::Off(why) => out.push(format!(
-                "project hook `{}` ({}) runs unconfined by the sandbox: {why}; set \
-                 `require_sandbox = true` in your user file to refuse it",
-                crate::terminal::escape(&hook.name),
-                crate::terminal::escape(&hook.source.to_string())
-            )),
-            _ => {}
-        }
-    }
-    out.extend(user_off);
-    out
-}
-
 /// A ruleset built in ka for one run, applied in the child ([`Prepared::confine`]).
 pub struct Prepared {
     #[cfg(target_os = "linux")]
