@@ -204,11 +204,13 @@ pub mod dispatch;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod doctor;
+mod environment;
 pub mod event;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod golden;
 pub(crate) mod interrupt;
+mod judge;
 pub mod next;
 pub mod outcome;
 pub mod paths;

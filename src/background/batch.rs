@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{Job, Started};
 use crate::config::{OnError, Source};
-use crate::dispatch::{self, Fallbacks};
+use crate::environment::{self, Fallbacks};
 use crate::event::Event;
 
 /// The async hooks of one call.
@@ -84,21 +84,21 @@ impl Batch {
             log,
             hooks,
         } = self;
-        let (dir, noticed) = match dispatch::working_dir(&dir, || fallbacks) {
+        let (dir, noticed) = match environment::working_dir(&dir, || fallbacks) {
             Ok(dir) => (dir, None),
             Err((dir, why)) => (dir, Some(why)),
         };
-        dispatch::fill_payload(event, &mut payload, || {
-            cwd.unwrap_or_else(dispatch::process_cwd)
+        environment::fill_payload(event, &mut payload, || {
+            cwd.unwrap_or_else(environment::process_cwd)
         });
         // A Map of Values always serialises; the fallback only keeps this panic-free.
         let payload = serde_json::to_string(&payload).unwrap_or_else(|_| "{}".to_owned());
-        let base_env = dispatch::base_env(event, &dir, tool.as_deref());
+        let base_env = environment::base_env(event, &dir, tool.as_deref());
         let jobs = hooks
             .into_iter()
             .map(|h| Job {
-                env: dispatch::hook_env(&base_env, &h.name, &h.env),
-                cwd: dispatch::hook_dir(h.root.as_deref(), &dir).to_path_buf(),
+                env: environment::hook_env(&base_env, &h.name, &h.env),
+                cwd: environment::hook_dir(h.root.as_deref(), &dir).to_path_buf(),
                 hook: h.name,
                 event: event.as_str().to_owned(),
                 tool: tool.clone(),

@@ -110,7 +110,7 @@ impl Job {
     pub fn execute(mut self, cancel: &CancelToken, superseded: impl Fn() -> bool) -> Delivered {
         let event = self.event.parse::<Event>().unwrap_or(Event::PostToolUse);
         let hook = self.stand_in(event);
-        let finished = crate::dispatch::run_sandboxed(
+        let finished = crate::environment::run_sandboxed(
             &HookProcess {
                 command: &self.command,
                 cwd: &self.cwd,
@@ -125,7 +125,7 @@ impl Job {
         );
         let mut outcome = Outcome::new(event, self.tool.clone());
         outcome.diagnostics.append(&mut self.noticed);
-        crate::dispatch::judge_observational(&hook, finished, self.plain_context, &mut outcome);
+        crate::judge::judge_observational(&hook, finished, self.plain_context, &mut outcome);
         let superseded =
             superseded() && outcome.hooks.iter().any(|h| h.status == Status::Cancelled);
         if superseded {

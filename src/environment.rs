@@ -1,0 +1,178 @@
+//! Where a hook runs and what it is given besides its payload: the working directory (and where
+//! to go when it cannot be entered), the environment variables, the dispatcher's own payload
+//! fields, and its sandbox. Read by the dispatch and by the background runner of async hooks.
+
+use crate::config::{Config, Layer};
+use crate::event::Event;
+use crate::paths::Paths;
+use crate::process::{self, HookProcess, Termination};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The dispatcher's fields of the payload: `event` (the dispatcher, not the caller's payload,
+/// says which event this is; KA_EVENT agrees), the event's own fields, and `cwd` when absent.
+pub(crate) fn fill_payload(
+    event: Event,
+    payload: &mut Map<String, Value>,
+    cwd: impl FnOnce() -> PathBuf,
+) {
+    payload.insert("event".into(), Value::String(event.as_str().to_owned()));
+    fill_event_fields(event, payload);
+    payload
+        .entry("cwd")
+        .or_insert_with(|| Value::String(cwd().to_string_lossy().into_owned()));
+}
+
+/// This process's working directory (`/` when it has none).
+pub(crate) fn process_cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"))
+}
+
+/// Fields every hook of `event` may rely on, whatever the host sent. (`stop_hook_active` and
+/// `continuations` on stop-like events come from the host, which alone knows the turn: an
+/// absent `continuations` reads as 0.)
+pub(crate) fn fill_event_fields(event: Event, payload: &mut Map<String, Value>) {
+    if event == Event::PostToolUseFailure {
+        payload.insert("is_error".into(), Value::Bool(true));
+    }
+}
+
+/// Where hooks run when the directory they should run in cannot be entered (see
+/// [`working_dir`]): what a dispatch knows of them without a system call.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Fallbacks {
+    pub project_root: Option<PathBuf>,
+    /// The user layer's directory; without one, the user's config dir is looked up when needed.
+    pub user_dir: Option<PathBuf>,
+}
+
+impl Fallbacks {
+    pub(crate) fn of(config: &Config) -> Fallbacks {
+        Fallbacks {
+            project_root: config.project_root.clone(),
+            user_dir: config
+                .layers
+                .iter()
+                .find(|l| l.layer == Layer::User)
+                .and_then(|l| l.file.parent().map(Path::to_path_buf)),
+        }
+    }
+}
+
+/// The directory hooks run in: `preferred` (the project root, else the payload's `cwd`) when it
+/// can be entered; otherwise the first of the project root, the session's root (the working
+/// directory of this process: where the agent or `ka-hooks` was started), the user's config dir
+/// and `/` that can, with a diagnostic saying which and why. A guard must never fail to start,
+/// and so fail open, because the model `cd`'d into a directory it then deleted.
+pub(crate) fn working_dir(
+    preferred: &Path,
+    fallbacks: impl FnOnce() -> Fallbacks,
+) -> Result<PathBuf, (PathBuf, String)> {
+    let why = match enterable(preferred) {
+        Ok(()) => return Ok(preferred.to_path_buf()),
+        Err(why) => why,
+    };
+    let Fallbacks {
+        project_root,
+        user_dir,
+    } = fallbacks();
+    let user_dir = user_dir.or_else(|| Paths::from_env().config_dir);
+    let candidates = [
+        (project_root, "the project root"),
+        (std::env::current_dir().ok(), "the session's root"),
+        (user_dir, "the user's config dir"),
+    ];
+    let (dir, which) = candidates
+        .into_iter()
+        .filter_map(|(dir, which)| Some((dir?, which)))
+        .find(|(dir, _)| enterable(dir).is_ok())
+        .unwrap_or_else(|| (PathBuf::from("/"), "`/`"));
+    let message = format!(
+        "the working directory {} cannot be entered ({why}); hooks ran in {which}, {}",
+        preferred.display(),
+        dir.display()
+    );
+    Err((dir, message))
+}
+
+/// `Ok` when `dir` is a directory this process may enter (search permission).
+pub(crate) fn enterable(dir: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => return Err("not a directory".to_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err("it does not exist".to_owned())
+        }
+        Err(e) => return Err(e.to_string()),
+    }
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| "a NUL byte in the path".to_owned())?;
+    // SAFETY: `path` is a valid NUL-terminated string that outlives the call; access only reads it.
+    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().to_string())
+    }
+}
+
+/// The environment every hook of this dispatch shares: `KA_EVENT`, `KA_PROJECT_DIR` (and
+/// `CLAUDE_PROJECT_DIR`), `KA_AGENT_TOOL_CALL`, `KA_TOOL`.
+pub(crate) fn base_env(event: Event, run_dir: &Path, tool: Option<&str>) -> Vec<(String, String)> {
+    let dir = run_dir.to_string_lossy().into_owned();
+    let mut env = vec![
+        ("KA_EVENT".to_owned(), event.as_str().to_owned()),
+        ("KA_PROJECT_DIR".to_owned(), dir.clone()),
+        ("CLAUDE_PROJECT_DIR".to_owned(), dir),
+        // A hook runs inside an agent's tool call: `ka-hooks trust` refuses there.
+        ("KA_AGENT_TOOL_CALL".to_owned(), "1".to_owned()),
+    ];
+    if let (true, Some(tool)) = (event.is_tool_event(), tool) {
+        env.push(("KA_TOOL".to_owned(), tool.to_owned()));
+    }
+    env
+}
+
+/// Run `hook` as its sandbox `plan` says, `{root}` being `root`: confined, unconfined, or not at
+/// all (a failure its `on_error` judges: `require_sandbox` where it cannot be confined, or a
+/// ruleset that could not be built).
+pub(crate) fn run_sandboxed(
+    hook: &HookProcess<'_>,
+    plan: &crate::sandbox::Plan,
+    root: &Path,
+) -> process::Finished {
+    match crate::sandbox::Run::prepare(plan, root) {
+        crate::sandbox::Run::Unconfined => process::run(hook),
+        crate::sandbox::Run::Confined(prepared) => process::run_confined(hook, Some(&prepared)),
+        crate::sandbox::Run::Refused(why) => process::Finished {
+            termination: Termination::SpawnFailed(why),
+            stdout: String::new(),
+            stdout_truncated: false,
+            stderr: String::new(),
+            stderr_truncated: false,
+            duration: Duration::ZERO,
+            output_held_open: false,
+            pid: None,
+        },
+    }
+}
+
+/// The variables set for hook `name`: the dispatch's, its name, its own.
+pub(crate) fn hook_env(
+    base: &[(String, String)],
+    name: &str,
+    own: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut env = Vec::with_capacity(base.len() + 1 + own.len());
+    env.extend_from_slice(base);
+    env.push(("KA_HOOK_NAME".to_owned(), name.to_owned()));
+    env.extend(own.iter().cloned());
+    env
+}
+
+/// Where a hook runs: a project layer's hooks in their own `root` (an outer `.ka/` is not the
+/// inner one) when it is a directory, the others in `dir`.
+pub(crate) fn hook_dir<'a>(root: Option<&'a Path>, dir: &'a Path) -> &'a Path {
+    root.filter(|r| r.is_dir()).unwrap_or(dir)
+}
