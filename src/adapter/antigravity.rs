@@ -130,6 +130,7 @@ fn steps(text: &str) -> Value {
 }
 
 fn pre_tool_use(call: &Call, verdict: &mut Verdict, object: &mut Map<String, Value>) {
+    verdict.defer_is_unsupported(AGENT);
     if let (Some(input), Some(tool)) = (&verdict.input, &call.tool) {
         if let Some(dropped) = tool.agent_input.keys().find(|k| !input.contains_key(*k)) {
             verdict.block = Some(format!(

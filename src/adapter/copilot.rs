@@ -217,6 +217,7 @@ fn pre_tool_use(
     object: &mut Map<String, Value>,
     hso: &mut Map<String, Value>,
 ) {
+    verdict.defer_is_unsupported(AGENT);
     if let Some(halt) = verdict.halt.take() {
         let halt = if halt.trim().is_empty() {
             "a ka hook halted the turn".to_owned()

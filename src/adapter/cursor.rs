@@ -192,6 +192,7 @@ fn takes_user_message(event: &str) -> bool {
 }
 
 fn pre_tool_use(event: &str, verdict: &mut Verdict, object: &mut Map<String, Value>) {
+    verdict.defer_is_unsupported(AGENT);
     // `ask` is enforced only on the shell and MCP events.
     let can_ask = matches!(event, "beforeShellExecution" | "beforeMCPExecution");
     if !can_ask {

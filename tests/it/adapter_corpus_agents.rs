@@ -81,11 +81,15 @@ fn copilot(answer: &Value, post: bool) -> Option<Seen> {
     }
     match answer["behavior"].as_str() {
         Some("deny") => return Some(seen("blocked", text(answer.get("message")))),
-        Some("allow") => return Some(seen("allowed", "")),
+        // permissionRequest's `allow` answers the dialog: the call is approved.
+        Some("allow") => return Some(seen("approved", text(answer.get("message")))),
         _ => {}
     }
     if !answer["modifiedArgs"].is_null() {
         return Some(seen("rewritten", answer["modifiedArgs"].to_string()));
+    }
+    if answer["permissionDecision"] == "allow" {
+        return Some(seen("approved", reason()));
     }
     if answer["decision"] == "block" {
         return Some(seen("keep_going", text(answer.get("reason"))));
@@ -106,6 +110,9 @@ fn cursor(answer: &Value, post: bool) -> Option<Seen> {
     }
     if !answer["updated_input"].is_null() {
         return Some(seen("rewritten", answer["updated_input"].to_string()));
+    }
+    if answer["permission"] == "allow" {
+        return Some(seen("approved", agent_message()));
     }
     if answer["continue"] == false {
         return Some(seen("blocked", text(answer.get("user_message"))));

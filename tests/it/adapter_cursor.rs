@@ -218,15 +218,54 @@ fn session_start_context_is_additional_context() {
     assert_eq!(answer["additional_context"], "the tests live in tests/");
 }
 
+/// Tab completions are not agent tool calls: Cursor's `beforeTabFileRead` / `afterTabFileEdit`
+/// (cursor.com/docs/hooks, "Tab" events) run `observe`, not the read and write guards, and the
+/// adapter exits 0: every event Cursor can send is accepted (issue 27), so an entry someone
+/// registers on a Tab event never fails Cursor's hook.
 #[test]
-fn tab_events_are_not_run() {
-    let p = project();
-    let (code, _, stderr) = cursor(
-        &p,
-        &payload(&p, "beforeTabFileRead", json!({"file_path": "x"})),
+fn tab_events_run_observe_not_the_tool_guards() {
+    let mut toml = hook(
+        "no-reads",
+        "pre_tool_use",
+        "echo 'reads are forbidden' >&2; exit 2",
+        &[],
     );
-    assert_eq!(code, Some(1));
-    assert!(stderr.contains("Tab completions"), "{stderr}");
+    toml.push_str(&hook(
+        "edits-reviewed",
+        "post_tool_use",
+        "echo 'edits are reviewed' >&2; exit 2",
+        &[],
+    ));
+    toml.push_str(
+        r#"
+[[hooks]]
+name = "tab-watch"
+event = "observe"
+matcher = "^(beforeTabFileRead|afterTabFileEdit)$"
+command = '''grep -o '"agent_event":"[^"]*"' | cut -d'"' -f4 >> observed.txt'''
+"#,
+    );
+    let p = Project::with_user_toml(&toml);
+    for (event, fields) in [
+        (
+            "beforeTabFileRead",
+            json!({"file_path": "src/a.rs", "content": "x"}),
+        ),
+        (
+            "afterTabFileEdit",
+            json!({"file_path": "src/a.rs", "edits": [{"old_string": "a", "new_string": "b"}]}),
+        ),
+    ] {
+        let (code, answer, stderr) = cursor(&p, &payload(&p, event, fields));
+        assert_eq!(code, Some(0), "{event}: {stderr}");
+        assert!(answer.get("permission").is_none(), "{event}: {answer}");
+        assert!(!stderr.contains("forbidden"), "{event}: {stderr}");
+        assert!(!stderr.contains("reviewed"), "{event}: {stderr}");
+    }
+    assert_eq!(
+        p.read("observed.txt").as_deref(),
+        Some("beforeTabFileRead\nafterTabFileEdit\n")
+    );
 }
 
 /// The project is `CURSOR_PROJECT_DIR`, not the payload's `cwd` (which follows the model).
