@@ -120,7 +120,7 @@ pub struct AdapterArgs {
     #[cfg_attr(feature = "cli", arg(long))]
     pub fail_closed: bool,
     /// The agent's event name, for agents whose payload does not carry one (set by
-    /// [`hookfile::HookArgs`]).
+    /// `hookfile::HookArgs`, the command line of the hook-file agents).
     #[cfg_attr(feature = "cli", arg(skip))]
     pub event: Option<String>,
 }

@@ -360,7 +360,7 @@ fn read_only() -> Rules {
     }
 }
 
-/// A ruleset built in ka for one run, applied in the child ([`Prepared::confine`]).
+/// A ruleset built in ka for one run, applied in the child (`Confiner::confine`, from [`Prepared::confiner`]).
 pub struct Prepared {
     #[cfg(target_os = "linux")]
     ruleset: std::os::fd::OwnedFd,

@@ -3,14 +3,14 @@
 //! A [`Config`] is one load; a [`Session`] holds trust for the whole session. Before each
 //! dispatch it:
 //! - **re-checks** that the layer files that loaded, and the scripts trust covers for them, are
-//!   still what the load read ([`watch`]: `stat` first, a hash only when `stat` moved). On a
+//!   still what the load read (`watch`: `stat` first, a hash only when `stat` moved). On a
 //!   change it loads again ([`Config::reload`]), so the changed layer is stale at once, exactly
 //!   as a fresh load would find it: its new content never runs and the guards of the reviewed
 //!   version fail closed. Dispatches already running finish on the configuration they started
 //!   with.
 //! - **stamps** the payload's `session_id` (always: async results are keyed by it) and `cwd`
 //!   (when the request has none), and, on stop-like events, `continuations` and
-//!   `stop_hook_active` from its own count ([`turns`]), so `max_continuations` holds whatever
+//!   `stop_hook_active` from its own count (`turns`), so `max_continuations` holds whatever
 //!   the host sends.
 //!
 //! **Async results** (`async = true` hooks) are received with [`Session::poll_delivered`] or
