@@ -383,7 +383,7 @@ impl Prepared {
     }
 }
 
-/// Applies a [`Prepared`] ruleset in a forked child.
+/// Applies a [`Prepared`] ruleset to the thread that spawns the hook (which the hook inherits).
 #[derive(Debug, Clone, Copy)]
 pub struct Confiner {
     #[cfg(target_os = "linux")]
@@ -391,8 +391,9 @@ pub struct Confiner {
 }
 
 impl Confiner {
-    /// Restrict the calling process with the ruleset. Called in the child between fork and exec:
-    /// only async-signal-safe system calls (`prctl`, `landlock_restrict_self`), no allocation.
+    /// Restrict the calling thread, and every process it starts from now on, with the ruleset
+    /// (`prctl(PR_SET_NO_NEW_PRIVS)`, then `landlock_restrict_self`). Called on a thread that
+    /// exists only to spawn one hook.
     pub fn confine(&self) -> std::io::Result<()> {
         #[cfg(target_os = "linux")]
         {
