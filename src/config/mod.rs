@@ -59,6 +59,7 @@ use serde::Serialize;
 pub use error::{ConfigError, ConfigErrors};
 #[cfg(feature = "cli")]
 pub(crate) use filter::regex as filter_regex;
+pub(crate) use filter::FILE_READS;
 pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
 pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};

@@ -244,7 +244,12 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
     // `paths` and `if` are checked in-process: a hook that does not match is never spawned.
     let root = config.project_root.clone().unwrap_or_else(cwd_fallback);
     let mut hooks = selected_hooks(config, &payload, &root, only_hook, &mut outcome);
-    if event.acts_as() == Event::PreToolUse && only_hook.is_none() {
+    // A reader (`read`, `grep`, ...) changes nothing: only other calls are checked, which spares
+    // the most common call the resolution of its paths (a `lstat` per component).
+    let reads_only = tool
+        .as_deref()
+        .is_some_and(|t| crate::config::FILE_READS.contains(&t));
+    if event.acts_as() == Event::PreToolUse && only_hook.is_none() && !reads_only {
         protect_own_files(config, &payload, &cwd_fallback(), &mut outcome);
     }
     if hooks.is_empty() {

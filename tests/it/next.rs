@@ -37,6 +37,31 @@ fn a_write_to_ka_toml_is_an_ask_with_its_arguments() {
 }
 
 #[test]
+fn a_read_of_ka_toml_changes_nothing_and_is_not_asked_but_an_edit_is() {
+    let p = project(&[]);
+    let target = p.root.join(".ka/ka.toml");
+    let read = p.tool_call(Event::PreToolUse, "read", json!({"path": target}));
+    assert!(
+        matches!(
+            read.next(),
+            Next::ToolCall(Permission::Run {
+                pre_approved: false,
+                ..
+            })
+        ),
+        "{:?}",
+        read.next()
+    );
+    let edit = json!({"path": target, "old": "a", "new": "b"});
+    let edited = p.tool_call(Event::PreToolUse, "edit", edit);
+    assert!(
+        matches!(edited.next(), Next::ToolCall(Permission::Ask { .. })),
+        "{:?}",
+        edited.next()
+    );
+}
+
+#[test]
 fn a_veto_is_a_block_with_the_reason_for_the_model() {
     let p = project(&[hook(
         "veto",
