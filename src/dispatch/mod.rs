@@ -203,19 +203,11 @@ pub(crate) fn dispatch_with(
 }
 
 fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Outcome {
-    let Request {
-        event,
-        mut payload,
-        on_patch,
-        cancel,
-        deadline,
-        plain_stdout_is_context,
-        denials,
-        continued,
-    } = request;
+    let (event, plain_stdout_is_context) = (request.event, request.plain_stdout_is_context);
+    let mut payload = request.payload;
     let stop = Stop {
-        token: cancel,
-        deadline,
+        token: request.cancel,
+        deadline: request.deadline,
     };
     // While this lives, a signal to `ka-hooks` waits for the dispatch to end its hooks.
     let _watching = stop.token.as_ref().map(CancelToken::watch);
@@ -223,24 +215,11 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
         .get("tool")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let mut outcome = new_outcome(config, event, tool.as_deref(), &payload, denials.as_ref());
+    let denials = request.denials.as_ref();
+    let mut outcome = new_outcome(config, event, tool.as_deref(), &payload, denials);
 
-    // The payload's `cwd`, else the process's: worked out once (a `getcwd` each time otherwise).
-    let payload_cwd = payload
-        .get("cwd")
-        .and_then(Value::as_str)
-        .map(PathBuf::from);
-    let fallback_cell = std::cell::OnceCell::new();
-    let cwd_fallback = || {
-        fallback_cell
-            .get_or_init(|| {
-                payload_cwd
-                    .clone()
-                    .or_else(|| std::env::current_dir().ok())
-                    .unwrap_or_else(|| PathBuf::from("/"))
-            })
-            .clone()
-    };
+    let cwd = Cwd::of(&payload);
+    let cwd_fallback = || cwd.get();
     // `paths` and `if` are checked in-process: a hook that does not match is never spawned.
     let root = config.project_root.clone().unwrap_or_else(cwd_fallback);
     let mut hooks = selected_hooks(config, &payload, &root, only_hook, &mut outcome);
@@ -259,7 +238,7 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
         let handover = Handover {
             tool: tool.as_deref(),
             root: &root,
-            cwd: fallback_cell.get().cloned(),
+            cwd: cwd.known(),
             plain_context: plain_stdout_is_context,
         };
         hooks = hand_over_async(config, hooks, &mut payload, &handover, &mut outcome);
@@ -272,7 +251,7 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
     let run_dir = run_dir(config, &cwd_fallback, &mut outcome);
     fill_payload(event, &mut payload, || cwd_fallback.clone());
 
-    let payload_continuations = Continuations::of(&payload, continued);
+    let payload_continuations = Continuations::of(&payload, request.continued);
     let base_env = base_env(event, &run_dir, tool.as_deref());
     let run = Run {
         dir: &run_dir,
@@ -284,12 +263,13 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
         plain_context: plain_stdout_is_context,
     };
     if event.is_pipeline() {
-        let denials = denials.filter(|_| event == Event::PreToolUse && only_hook.is_none());
+        let denials = (request.denials).filter(|_| event == Event::PreToolUse && !run.replay);
+        let on_patch = request.on_patch.as_ref();
         run_guarded(
             config,
             &hooks,
             payload,
-            on_patch.as_ref(),
+            on_patch,
             &run,
             denials,
             &mut outcome,
@@ -301,6 +281,40 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
     }
     finish(config, &stop, &payload_continuations, &mut outcome);
     outcome
+}
+
+/// The payload's `cwd`, else the process's: worked out once, and only when needed (a `getcwd`
+/// each time otherwise).
+struct Cwd {
+    payload: Option<PathBuf>,
+    known: std::cell::OnceCell<PathBuf>,
+}
+
+impl Cwd {
+    fn of(payload: &Map<String, Value>) -> Cwd {
+        Cwd {
+            payload: payload
+                .get("cwd")
+                .and_then(Value::as_str)
+                .map(PathBuf::from),
+            known: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> PathBuf {
+        self.known
+            .get_or_init(|| {
+                (self.payload.clone())
+                    .or_else(|| std::env::current_dir().ok())
+                    .unwrap_or_else(|| PathBuf::from("/"))
+            })
+            .clone()
+    }
+
+    /// What [`Cwd::get`] found, if it was asked already.
+    fn known(&self) -> Option<PathBuf> {
+        self.known.get().cloned()
+    }
 }
 
 /// A tool call (or a permission request, the same call on its way to a human) aimed at ka's own

@@ -343,8 +343,8 @@ fn spawn(
         // its own takes them on, spawns the hook (which inherits them) and ends, so neither ka
         // nor any other thread is ever restricted. A `pre_exec` in the child would do the same,
         // but it makes std fork the whole process instead of using posix_spawn: 1.48x the time
-        // of an unconfined dispatch, against about 1.0x this way (benches/hooks.rs,
-        // `sandbox_one`).
+        // of an unconfined dispatch, against 1.11x to 1.17x this way (benches/hooks.rs,
+        // `sandbox_one`, benches/README.md).
         Some(sandbox) => {
             let confiner = sandbox.confiner();
             std::thread::scope(|scope| {
