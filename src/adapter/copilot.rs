@@ -143,21 +143,8 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
         Event::PreToolUse => pre_tool_use(&mut verdict, &mut object, &mut hso),
         Event::PermissionRequest => permission_request(&mut verdict, &mut object),
         Event::PostToolUse | Event::PostToolUseFailure => {
-            if verdict.mark_error {
-                verdict.messages.push(
-                    "a ka hook marked this tool result as an error; Copilot hooks cannot mark \
-                     a result as an error, so the hook's message was added as context instead"
-                        .into(),
-                );
-            }
-            let feedback = verdict.feedback.take().or_else(|| {
-                verdict
-                    .mark_error
-                    .then(|| "a ka hook marked this tool result as an error".to_owned())
-            });
-            let text: Vec<String> = feedback.into_iter().chain(verdict.context.take()).collect();
-            if !text.is_empty() {
-                object.insert("additionalContext".into(), text.join("\n\n").into());
+            if let Some(text) = verdict.result_as_context(AGENT) {
+                object.insert("additionalContext".into(), text.into());
             }
         }
         Event::Stop | Event::SubagentStop => {

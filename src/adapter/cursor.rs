@@ -107,21 +107,8 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
     match call.event {
         Event::PreToolUse => pre_tool_use(event, &mut verdict, &mut object),
         Event::PostToolUse | Event::PostToolUseFailure if event == "postToolUse" => {
-            if verdict.mark_error {
-                verdict.messages.push(
-                    "a ka hook marked this tool result as an error; Cursor hooks cannot mark a \
-                     result as an error, so the hook's message was added as context instead"
-                        .into(),
-                );
-            }
-            let feedback = verdict.feedback.take().or_else(|| {
-                verdict
-                    .mark_error
-                    .then(|| "a ka hook marked this tool result as an error".to_owned())
-            });
-            let text: Vec<String> = feedback.into_iter().chain(verdict.context.take()).collect();
-            if !text.is_empty() {
-                object.insert("additional_context".into(), text.join("\n\n").into());
+            if let Some(text) = verdict.result_as_context(AGENT) {
+                object.insert("additional_context".into(), text.into());
             }
         }
         Event::PostToolUse | Event::PostToolUseFailure => {

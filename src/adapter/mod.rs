@@ -705,6 +705,25 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// A tool result's feedback and context as one text, for an agent whose hooks can only add
+    /// context to a result: a result marked as an error, which it cannot mark, is said to the
+    /// user and read to the model.
+    fn result_as_context(&mut self, agent: Agent) -> Option<String> {
+        if self.mark_error {
+            self.messages.push(format!(
+                "a ka hook marked this tool result as an error; {} hooks cannot mark a result as \
+                 an error, so the hook's message was added as context instead",
+                agent.display()
+            ));
+        }
+        let feedback = self.feedback.take().or_else(|| {
+            self.mark_error
+                .then(|| "a ka hook marked this tool result as an error".to_owned())
+        });
+        let text: Vec<String> = feedback.into_iter().chain(self.context.take()).collect();
+        (!text.is_empty()).then(|| text.join("\n\n"))
+    }
+
     /// The verdict, derived from [`Outcome::next`] (the one copy of the rules) and
     /// [`Outcome::for_user`]; only what the agent's contract needs on top is added here.
     fn of(agent: Agent, call: &Call, outcome: &Outcome) -> Verdict {
