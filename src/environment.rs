@@ -5,10 +5,9 @@
 use crate::config::{Config, Layer};
 use crate::event::Event;
 use crate::paths::Paths;
-use crate::process::{self, HookProcess, Termination};
+use crate::process::{self, HookProcess};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The dispatcher's fields of the payload: `event` (the dispatcher, not the caller's payload,
 /// says which event this is; KA_EVENT agrees), the event's own fields, and `cwd` when absent.
@@ -145,16 +144,9 @@ pub(crate) fn run_sandboxed(
     match crate::sandbox::Run::prepare(plan, root) {
         crate::sandbox::Run::Unconfined => process::run(hook),
         crate::sandbox::Run::Confined(prepared) => process::run_confined(hook, Some(&prepared)),
-        crate::sandbox::Run::Refused(why) => process::Finished {
-            termination: Termination::SpawnFailed(why),
-            stdout: String::new(),
-            stdout_truncated: false,
-            stderr: String::new(),
-            stderr_truncated: false,
-            duration: Duration::ZERO,
-            output_held_open: false,
-            pid: None,
-        },
+        crate::sandbox::Run::Refused(why) => {
+            process::Finished::spawn_failed(why, std::time::Instant::now())
+        }
     }
 }
 

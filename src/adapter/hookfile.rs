@@ -34,7 +34,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::import::{entry, Imported};
-use super::install::{is_adapter_command, plan, render, write_atomically, InstallArgs, Planned};
+use super::install::{
+    is_adapter_command, plan, print_diff, render, write_atomically, InstallArgs, Planned,
+};
 use super::{antigravity, copilot, cursor, AdapterArgs, Agent};
 use crate::config::{Config, LoadError, LoadOptions};
 use crate::event::Event;
@@ -533,17 +535,7 @@ pub fn install(
         write_atomically(&file, &new)?;
         println!("updated {shown}:");
     } else {
-        let label = file.display().to_string();
-        let before = if original.is_some() {
-            label.as_str()
-        } else {
-            "/dev/null"
-        };
-        let diff = similar::TextDiff::from_lines(&old, &new);
-        print!(
-            "{}",
-            diff.unified_diff().context_radius(3).header(before, &label)
-        );
+        print_diff(&file, original.is_some(), &old, &new);
     }
     for change in &changes {
         println!("{change}");

@@ -306,17 +306,7 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
         }
         println!("updated {}:", file.display());
     } else {
-        let label = file.display().to_string();
-        let before = if original.is_some() {
-            label.as_str()
-        } else {
-            "/dev/null"
-        };
-        let diff = similar::TextDiff::from_lines(&old, &new);
-        print!(
-            "{}",
-            diff.unified_diff().context_radius(3).header(before, &label)
-        );
+        print_diff(&file, original.is_some(), &old, &new);
     }
     for change in &changes {
         match change {
@@ -523,6 +513,27 @@ pub fn installable(agent: Agent) -> impl Iterator<Item = (&'static str, Event)> 
         .iter()
         .filter(|row| row.flavour == Flavour::Plain)
         .map(|row| (row.name, row.event))
+}
+
+/// The dry run's unified diff of `file` (from `/dev/null` when it does not exist yet), escaped
+/// line by line: a settings file may hold control characters.
+pub(crate) fn print_diff(file: &Path, existed: bool, old: &str, new: &str) {
+    let label = file.display().to_string();
+    let before = if existed { label.as_str() } else { "/dev/null" };
+    let diff = similar::TextDiff::from_lines(old, new);
+    let text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(before, &label)
+        .to_string();
+    print!("{}", escape_diff(&text));
+}
+
+/// A diff escaped line by line (a settings file may hold control characters).
+pub(crate) fn escape_diff(diff: &str) -> String {
+    diff.lines()
+        .map(|l| format!("{}\n", crate::terminal::escape(l)))
+        .collect()
 }
 
 #[cfg(test)]

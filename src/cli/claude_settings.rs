@@ -404,7 +404,7 @@ fn edit_settings(
         let diff = similar::TextDiff::from_lines(&original, &new);
         print!(
             "{}",
-            escape_diff(
+            install::escape_diff(
                 &diff
                     .unified_diff()
                     .context_radius(3)
@@ -421,9 +421,4 @@ fn edit_settings(
         println!("dry run: nothing written; run again with --write to apply");
     }
     Ok(0)
-}
-
-/// A diff escaped line by line (a settings file may hold control characters).
-fn escape_diff(diff: &str) -> String {
-    diff.lines().map(|l| format!("{}\n", escape(l))).collect()
 }

@@ -226,7 +226,7 @@ pub struct Finished {
 }
 
 impl Finished {
-    fn spawn_failed(err: String, started: Instant) -> Finished {
+    pub(crate) fn spawn_failed(err: String, started: Instant) -> Finished {
         Finished {
             termination: Termination::SpawnFailed(err),
             stdout: String::new(),

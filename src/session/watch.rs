@@ -59,9 +59,15 @@ fn stat_key(meta: &std::fs::Metadata) -> [i64; 8] {
 }
 
 fn stamp(path: &Path) -> Stamp {
+    let link = std::fs::symlink_metadata(path).ok();
+    // Not a symlink: its target is itself (one `stat` instead of two per file and dispatch).
+    let target = match &link {
+        Some(meta) if !meta.file_type().is_symlink() => Some(stat_key(meta)),
+        _ => std::fs::metadata(path).ok().map(|m| stat_key(&m)),
+    };
     Stamp {
-        link: std::fs::symlink_metadata(path).ok().map(|m| stat_key(&m)),
-        target: std::fs::metadata(path).ok().map(|m| stat_key(&m)),
+        link: link.map(|m| stat_key(&m)),
+        target,
     }
 }
 
