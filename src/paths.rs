@@ -108,6 +108,43 @@ pub fn claude_config_dir() -> Option<PathBuf> {
     env_path("CLAUDE_CONFIG_DIR").or_else(|| home_dir().map(|home| home.join(".claude")))
 }
 
+/// The files through which the agents run ka-hooks in the project at `root` (their settings or
+/// hook files): an edit there can drop the call to ka-hooks, and every guard with it, so the
+/// built-in ask covers them ([`crate::protect`]). `.github/hooks` is Copilot's folder.
+pub fn agent_hook_files(root: &Path) -> Vec<PathBuf> {
+    [
+        ".claude/settings.json",
+        ".claude/settings.local.json",
+        ".codex/hooks.json",
+        ".gemini/settings.json",
+        ".github/hooks",
+        ".cursor/hooks.json",
+        ".agents/hooks.json",
+    ]
+    .iter()
+    .map(|rel| root.join(rel))
+    .collect()
+}
+
+/// The user's files through which the agents run ka-hooks (see [`agent_hook_files`]).
+pub fn user_agent_hook_files() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = claude_config_dir()
+        .map(|dir| dir.join("settings.json"))
+        .into_iter()
+        .collect();
+    if let Some(home) = home_dir() {
+        let rels = [
+            ".codex/hooks.json",
+            ".gemini/settings.json",
+            ".gemini/config/hooks.json",
+            ".cursor/hooks.json",
+        ];
+        out.extend(rels.iter().map(|rel| home.join(rel)));
+    }
+    out.extend(copilot_home().map(|dir| dir.join("hooks")));
+    out
+}
+
 /// Whether any `KA_HOOKS_*` override of [`settings_env`] is set.
 pub fn settings_env_is_set() -> bool {
     ["KA_HOOKS_TIMEOUT", "KA_HOOKS_LOG"]

@@ -713,6 +713,9 @@ fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
     out.extend(opts.paths.user_file());
     out.extend(opts.paths.managed_dir.clone());
     out.extend(opts.paths.data_dir.clone());
+    // The agents' files that call ka-hooks: removing the call switches every guard off.
+    out.extend(roots.iter().flat_map(|root| paths::agent_hook_files(root)));
+    out.extend(paths::user_agent_hook_files());
     // Resolved once here, not on every call that `protect::check` looks at.
     out.iter().map(|p| paths::absolute(p)).collect()
 }

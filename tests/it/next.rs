@@ -62,6 +62,26 @@ fn a_read_of_ka_toml_changes_nothing_and_is_not_asked_but_an_edit_is() {
 }
 
 #[test]
+fn a_write_to_an_agents_file_that_calls_ka_hooks_is_an_ask() {
+    // Dropping the `ka-hooks claude` entry (or Cursor's, Copilot's) switches every guard off as
+    // surely as emptying `.ka/ka.toml`.
+    let p = project(&[]);
+    for rel in [
+        ".claude/settings.json",
+        ".cursor/hooks.json",
+        ".agents/hooks.json",
+    ] {
+        let sent = json!({"path": p.root.join(rel), "content": "{}"});
+        let outcome = p.tool_call(Event::PreToolUse, "write", sent);
+        assert!(
+            matches!(outcome.next(), Next::ToolCall(Permission::Ask { .. })),
+            "{rel}: {:?}",
+            outcome.next()
+        );
+    }
+}
+
+#[test]
 fn a_veto_is_a_block_with_the_reason_for_the_model() {
     let p = project(&[hook(
         "veto",
