@@ -110,7 +110,7 @@ pub fn claude_config_dir() -> Option<PathBuf> {
 
 /// The files through which the agents run ka-hooks in the project at `root` (their settings or
 /// hook files): an edit there can drop the call to ka-hooks, and every guard with it, so the
-/// built-in ask covers them ([`crate::protect`]). `.github/hooks` is Copilot's folder.
+/// built-in ask covers them (`protect.rs`). `.github/hooks` is Copilot's folder.
 pub fn agent_hook_files(root: &Path) -> Vec<PathBuf> {
     [
         ".claude/settings.json",
