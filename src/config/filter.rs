@@ -72,6 +72,9 @@ pub struct Tools {
     pub exact: Vec<String>,
     /// The real globs (`mcp__*`), when there are any.
     pub globs: Option<globset::GlobSet>,
+    /// Whether the globs match each row of the tool table ([`TOOLS`]) in any spelling: worked
+    /// out at load, so a call of a known tool costs no glob query.
+    known: Box<[bool]>,
 }
 
 /// A compiled `matcher = "..."`.
@@ -81,6 +84,9 @@ pub struct Matcher {
     pub source: String,
     /// How it is compared.
     pub kind: MatcherKind,
+    /// For a regex: whether it matches each row of the tool table ([`TOOLS`]) in any spelling,
+    /// worked out at load (see [`Tools`]).
+    known: Box<[bool]>,
 }
 
 #[derive(Debug)]
@@ -100,14 +106,17 @@ impl ToolFilter {
             (_, None) => false,
             (ToolFilter::Tools(tools), Some(t)) => {
                 tools.exact.iter().any(|n| n == t)
-                    || tools
-                        .globs
-                        .as_ref()
-                        .is_some_and(|g| any_spelling(t, |name| g.is_match(name)))
+                    || tools.globs.as_ref().is_some_and(|g| match row_of(t) {
+                        Some(row) => tools.known[row],
+                        None => g.is_match(t),
+                    })
             }
             (ToolFilter::Matcher(matcher), Some(t)) => match &matcher.kind {
                 MatcherKind::Names(names) => names.iter().any(|n| n == t),
-                MatcherKind::Regex(re) => any_spelling(t, |name| re.is_match(name.as_bytes())),
+                MatcherKind::Regex(re) => match row_of(t) {
+                    Some(row) => matcher.known[row],
+                    None => re.is_match(t.as_bytes()),
+                },
             },
         }
     }
@@ -122,13 +131,23 @@ impl ToolFilter {
     }
 }
 
-/// Whether `test` holds for `tool` or any agent's spelling of it (`write`, `Write`, `write_file`).
-fn any_spelling(tool: &str, test: impl Fn(&str) -> bool) -> bool {
-    test(tool)
-        || TOOLS
-            .iter()
-            .find(|r| r.ka == tool)
-            .is_some_and(|r| agent_names(r).any(&test))
+/// For each row of the tool table, whether `test` holds for its ka name or any agent's
+/// spelling of it (`write`, `Write`, `write_file`): a glob or regex filter is tried against
+/// every spelling of a known tool, and a tool the table does not know is tried as it is.
+fn known_rows(test: impl Fn(&str) -> bool) -> Box<[bool]> {
+    TOOLS
+        .iter()
+        .map(|r| test(r.ka) || agent_names(r).any(&test))
+        .collect()
+}
+
+/// The row of the tool table whose ka name is `tool`.
+fn row_of(tool: &str) -> Option<usize> {
+    static ROWS: std::sync::OnceLock<std::collections::HashMap<&'static str, usize>> =
+        std::sync::OnceLock::new();
+    ROWS.get_or_init(|| TOOLS.iter().enumerate().map(|(i, r)| (r.ka, i)).collect())
+        .get(tool)
+        .copied()
 }
 
 fn agent_names(row: &ToolRow) -> impl Iterator<Item = &'static str> {
@@ -278,10 +297,15 @@ pub(super) fn compile_tools(patterns: Vec<String>) -> Result<ToolFilter, globset
     } else {
         None
     };
+    let known = match &globs {
+        Some(g) => known_rows(|name| g.is_match(name)),
+        None => Box::default(),
+    };
     Ok(ToolFilter::Tools(Arc::new(Tools {
         patterns,
         exact,
         globs,
+        known,
     })))
 }
 
@@ -333,9 +357,14 @@ pub(super) fn compile_matcher(source: &str) -> Result<ToolFilter, regex::Error> 
     } else {
         MatcherKind::Regex(regex(source)?)
     };
+    let known = match &kind {
+        MatcherKind::Regex(re) => known_rows(|name| re.is_match(name.as_bytes())),
+        MatcherKind::Names(_) => Box::default(),
+    };
     Ok(ToolFilter::Matcher(Arc::new(Matcher {
         source: source.to_owned(),
         kind,
+        known,
     })))
 }
 

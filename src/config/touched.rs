@@ -160,7 +160,11 @@ impl Resolver {
     pub fn spellings(&self, written: &str) -> Vec<Spelling> {
         let raw = self.absolute(written);
         let as_written = lexical(Path::new("/"), &raw);
-        let resolved = real(&raw);
+        let resolved = match raw.strip_prefix(&self.root) {
+            // The root was resolved when this resolver was made: only the rest is looked up.
+            Ok(rest) => walk_from(self.real_root.clone(), rest, 0),
+            Err(_) => real(&raw),
+        };
         let mut out = vec![self.spelling(as_written)];
         let resolved = self.spelling(resolved);
         if resolved != out[0] {
@@ -230,19 +234,40 @@ pub fn real(path: &Path) -> PathBuf {
 const MAX_LINKS: u32 = 40;
 
 fn walk(path: &Path, links: u32) -> PathBuf {
+    walk_from(PathBuf::from("/"), path, links)
+}
+
+/// [`walk`] of `path` taken from `out`, a directory already resolved (`path` is relative to it,
+/// or absolute). Below a component that cannot be looked up (missing, not a directory, not
+/// searchable) nothing can be looked up either, so its descendants are taken as written
+/// without asking the kernel, until a `..` climbs back out.
+fn walk_from(mut out: PathBuf, path: &Path, links: u32) -> PathBuf {
     let components: Vec<Component<'_>> = path.components().collect();
-    let mut out = PathBuf::from("/");
+    // How many of `out`'s last components lie at or below one that cannot be looked up.
+    let mut unreachable = 0usize;
     for (i, c) in components.iter().enumerate() {
         match c {
-            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::Prefix(_) | Component::RootDir => {
+                out.push(c.as_os_str());
+                unreachable = 0;
+            }
             Component::CurDir => {}
             Component::ParentDir => {
                 out.pop();
+                unreachable = unreachable.saturating_sub(1);
             }
             Component::Normal(name) => {
                 let next = out.join(name);
-                let is_link =
-                    std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+                if unreachable > 0 {
+                    unreachable += 1;
+                    out = next;
+                    continue;
+                }
+                let meta = std::fs::symlink_metadata(&next);
+                let is_link = meta.as_ref().is_ok_and(|m| m.file_type().is_symlink());
+                if meta.is_err() {
+                    unreachable = 1;
+                }
                 let target = is_link
                     .then(|| std::fs::read_link(&next).ok())
                     .flatten()
@@ -289,6 +314,9 @@ mod tests {
         };
         assert!(rel("src/s/key").contains(&PathBuf::from("secrets/key")));
         assert!(rel("src/s/key").contains(&PathBuf::from("src/s/key")));
+        // Below a missing directory nothing is looked up, but a `..` back out resumes it.
+        assert!(rel("nothere/deeper/../../src/s/key").contains(&PathBuf::from("secrets/key")));
+        assert!(rel("src/s/new/../key").contains(&PathBuf::from("secrets/key")));
         assert!(rel("./secrets//k")
             .iter()
             .all(|p| p == Path::new("secrets/k")));
