@@ -3,81 +3,113 @@
 //!
 //! Every hook runs in a process group of its own ([`crate::process`]), so a host that dies leaves
 //! it reparented to init, running with no timeout. On the first hook it starts, a process starts
-//! one **watchdog**: a small `/bin/sh` loop in a process group of its own (so the host's Ctrl-C
-//! does not end it first), ignoring SIGINT, SIGHUP, SIGTERM and SIGQUIT, whose stdin is the read
-//! end of a pipe that only this process holds (the write end is close-on-exec, so no hook
-//! inherits it). Each hook's process group is registered with it when it starts (`+<pgid>`) and
-//! removed once the runner has ended the group (`-<pgid>`). When this process dies, however it
-//! dies, the kernel closes the write end; the watchdog reads end-of-file and sends SIGKILL to
-//! every group still registered, then exits.
+//! one **watchdog**: a small `/bin/sh` script in a process group of its own (so the host's Ctrl-C
+//! does not end it first) that ignores SIGINT, SIGHUP, SIGTERM and SIGQUIT and does nothing but
+//! wait in one `read` of its stdin: the read end of a pipe whose write end only this process
+//! holds (close-on-exec, so no hook inherits it) and never writes. When this process dies,
+//! however it dies, the kernel closes the write end, the `read` returns end-of-file, and the
+//! watchdog sends SIGKILL to every process group on its **list**, then exits.
+//!
+//! The list is a file with no name: created and unlinked at once in the temp directory
+//! (`tempfile::tempfile`), shared with the watchdog as its stdout (opened for reading and
+//! writing; the script reads it with `<&1`). It holds one slot of [`SLOT`] bytes per hook
+//! running now: a hook's group is written into a free slot right after its spawn returns and
+//! blanked once the runner has ended the group (so a recycled pgid is never killed). Each is one
+//! `pwrite` into the page cache; the watchdog is not woken by either, so a hook costs it
+//! nothing. (It used to be told each start and end over its stdin, a line `sh` reads a byte at
+//! a time: a wake-up of a second process for every hook, measured at 4–7 % of a one-hook
+//! dispatch on a 2-core machine; `benches/README.md`.) Having no name, the list cannot be found
+//! by path; `/proc/<host>/fd` needs the rights to trace the host, which a sandboxed hook lacks
+//! (Landlock, [`crate::sandbox`]). The script kills only what reads as a number above 1.
 //!
 //! The watchdog is plain POSIX (`sh`, `read`, `kill -s KILL -- -<pgid>`), so macOS gets exactly the
 //! same guarantee: no `prctl(PR_SET_PDEATHSIG)` is needed (Linux-only, and it fires on the death
 //! of the spawning *thread*, not the process). A process that deliberately leaves its hook's
 //! process group (`setsid`) escapes it, as it escapes every other kill of the runner.
 //!
-//! The registration is one `write(2)` right after the spawn returns (the watchdog itself is up
+//! The registration is one `pwrite` right after the spawn returns (the watchdog itself is up
 //! before the spawn); a SIGKILL of the host inside that window of microseconds leaves that one
 //! hook unregistered. Closing it would need code in the forked child (`pre_exec`), which turns
 //! std's `posix_spawn` into a full `fork` of the host for every hook.
 //!
-//! When the watchdog cannot be started (no `/bin/sh`, out of processes), hooks still run, under
-//! every other guarantee of the runner; [`status`] says why, so a host can report it.
+//! When the watchdog cannot be started (no `/bin/sh`, no writable temp directory, out of
+//! processes), hooks still run, under every other guarantee of the runner; [`status`] says why,
+//! so a host can report it.
 
-use std::io::Write;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 /// The shell, by absolute path (as every hook's): no `PATH` search a planted `sh` could win.
 const SHELL: &str = "/bin/sh";
 
-/// The watchdog's program: register, unregister, and on end-of-file kill what is registered.
+/// Bytes per slot of the list: a process-group id right-aligned in 11 columns and a newline, or
+/// 11 spaces and a newline for a free slot (`read` strips the blanks).
+const SLOT: usize = 12;
+
+/// The watchdog's program: wait for end-of-file on stdin, then kill every group on the list.
 const SCRIPT: &str = r#"trap '' INT HUP TERM QUIT PIPE
-g=' '
-while IFS= read -r l; do
-  case $l in
-    +*) g="$g${l#+} " ;;
-    -*) p=${l#-}; case $g in *" $p "*) g="${g%% $p *} ${g#* $p }" ;; esac ;;
-  esac
-done
-for p in $g; do kill -s KILL -- "-$p" 2>/dev/null; done
+while read -r _; do :; done
+while read -r p; do
+  case $p in ''|*[!0-9]*) continue ;; esac
+  [ "$p" -gt 1 ] 2>/dev/null && kill -s KILL -- "-$p" 2>/dev/null
+done <&1
 "#;
 
-/// The write end of the watchdog's stdin (`Err`: why there is no watchdog).
-static WATCHDOG: OnceLock<Result<Mutex<ChildStdin>, String>> = OnceLock::new();
+/// What this process keeps of its watchdog.
+pub(crate) struct Watchdog {
+    /// The list and which of its slots are taken.
+    list: Mutex<List>,
+    /// The write end of the watchdog's stdin: held, never written, closed by the kernel when
+    /// this process dies.
+    _alive: ChildStdin,
+}
 
-fn start() -> Result<Mutex<ChildStdin>, String> {
+struct List {
+    file: File,
+    taken: Vec<bool>,
+}
+
+/// This process's watchdog (`Err`: why there is none).
+static WATCHDOG: OnceLock<Result<Watchdog, String>> = OnceLock::new();
+
+fn start() -> Result<Watchdog, String> {
+    let file = tempfile::tempfile().map_err(|e| {
+        format!("cannot create the hook watchdog's list in the temp directory: {e}")
+    })?;
+    let theirs = file
+        .try_clone()
+        .map_err(|e| format!("cannot share the hook watchdog's list: {e}"))?;
     let mut child = Command::new(SHELL)
         .arg("-c")
         .arg(SCRIPT)
         .env_clear()
         .current_dir("/")
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::from(theirs))
         .stderr(Stdio::null())
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("cannot start the hook watchdog ({}): {e}", SHELL))?;
+        .map_err(|e| format!("cannot start the hook watchdog ({SHELL}): {e}"))?;
     // It lives as long as this process; init reaps it after we are gone.
-    child
+    let alive = child
         .stdin
         .take()
-        .map(Mutex::new)
-        .ok_or_else(|| "the hook watchdog has no stdin".to_owned())
+        .ok_or_else(|| "the hook watchdog has no stdin".to_owned())?;
+    Ok(Watchdog {
+        list: Mutex::new(List {
+            file,
+            taken: Vec::new(),
+        }),
+        _alive: alive,
+    })
 }
 
 /// This process's watchdog, started on first use (`None`: it could not be; see [`status`]).
-pub(crate) fn get() -> Option<&'static Mutex<ChildStdin>> {
+pub(crate) fn get() -> Option<&'static Watchdog> {
     WATCHDOG.get_or_init(start).as_ref().ok()
-}
-
-fn send(watchdog: &Mutex<ChildStdin>, line: &str) {
-    let mut stdin = watchdog
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    // One write of a few bytes: atomic on a pipe. A watchdog that died cannot be helped.
-    let _ = stdin.write_all(line.as_bytes());
 }
 
 /// Whether this process has a watchdog (`Err`: why not). Starts it if no hook did yet.
@@ -88,22 +120,50 @@ pub fn status() -> Result<(), String> {
     }
 }
 
-/// A process group registered with the watchdog; unregistered on drop, which must come after
-/// the runner ended the group (so a recycled pgid is never killed).
-pub(crate) struct Registered(Option<(&'static Mutex<ChildStdin>, u32)>);
+/// A process group on the watchdog's list; taken off on drop, which must come after the
+/// runner ended the group (so a recycled pgid is never killed).
+pub(crate) struct Registered(Option<(&'static Watchdog, usize)>);
 
-/// Register the process group `pgid` (a hook's leader's pid) with `watchdog` (from [`get`]).
-pub(crate) fn register(watchdog: Option<&'static Mutex<ChildStdin>>, pgid: u32) -> Registered {
-    if let Some(w) = watchdog {
-        send(w, &format!("+{pgid}\n"));
+/// Put the process group `pgid` (a hook's leader's pid) on the list of `watchdog` (from [`get`]).
+pub(crate) fn register(watchdog: Option<&'static Watchdog>, pgid: u32) -> Registered {
+    let slot = watchdog.and_then(|w| {
+        let mut list = w.list.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = match list.taken.iter().position(|taken| !taken) {
+            Some(free) => free,
+            None => {
+                list.taken.push(false);
+                list.taken.len() - 1
+            }
+        };
+        // A list that cannot be written (a full disk) cannot be helped: the hook runs under
+        // every other guarantee of the runner.
+        list.write(slot, &format!("{pgid:>11}\n")).then(|| {
+            list.taken[slot] = true;
+            (w, slot)
+        })
+    });
+    Registered(slot)
+}
+
+impl List {
+    /// Write `line` (exactly [`SLOT`] bytes) into `slot`; false when it could not be written.
+    fn write(&self, slot: usize, line: &str) -> bool {
+        debug_assert_eq!(line.len(), SLOT);
+        let offset = (slot * SLOT) as u64;
+        self.file.write_all_at(line.as_bytes(), offset).is_ok()
     }
-    Registered(watchdog.map(|w| (w, pgid)))
 }
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        if let Some((w, pgid)) = self.0 {
-            send(w, &format!("-{pgid}\n"));
+        if let Some((w, slot)) = self.0 {
+            let mut list = w.list.lock().unwrap_or_else(PoisonError::into_inner);
+            let blank = format!("{:>11}\n", "");
+            // A slot that cannot be blanked (an I/O error on a page written a moment ago) keeps
+            // the dead group's id: if the pid is recycled as a group leader, the watchdog kills
+            // that group when this process dies. Nothing better can be done about it here.
+            list.write(slot, &blank);
+            list.taken[slot] = false;
         }
     }
 }
