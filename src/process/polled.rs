@@ -24,19 +24,17 @@ pub(super) fn prepare(child: &Child) -> Option<OwnedFd> {
         child.stdout.as_ref().map(AsRawFd::as_raw_fd),
         child.stderr.as_ref().map(AsRawFd::as_raw_fd),
     ];
-    let mut changed: [Option<(RawFd, libc::c_int)>; 3] = [None; 3];
-    for (slot, fd) in changed.iter_mut().zip(fds.into_iter().flatten()) {
-        match set_nonblocking(fd) {
-            Some(old_flags) => *slot = Some((fd, old_flags)),
-            None => {
-                for &(fd, old_flags) in changed.iter().flatten() {
-                    // SAFETY: `fd` is one of the child's pipes, open for the whole call; F_SETFL
-                    // only changes its status flags.
-                    unsafe { libc::fcntl(fd, libc::F_SETFL, old_flags) };
-                }
-                return None;
+    let mut changed: Vec<RawFd> = Vec::with_capacity(3);
+    for fd in fds.into_iter().flatten() {
+        if !set_nonblocking(fd) {
+            for &fd in &changed {
+                // SAFETY: `fd` is one of the child's pipes, open for the whole call; F_SETFL
+                // only changes its status flags, back to none (see `set_nonblocking`).
+                unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
             }
+            return None;
         }
+        changed.push(fd);
     }
     Some(pidfd)
 }
@@ -54,15 +52,12 @@ pub(crate) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
 }
 
 /// Set `O_NONBLOCK` on our end of a pipe (the child's end is a separate open file, unaffected).
-/// Returns the previous status flags.
-fn set_nonblocking(fd: RawFd) -> Option<libc::c_int> {
-    // SAFETY: `fd` is an open pipe owned by the caller's `Child`; F_GETFL/F_SETFL only read and
-    // change its status flags.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        (flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) >= 0)
-            .then_some(flags)
-    }
+/// std makes its pipes with `pipe2(O_CLOEXEC)`, which sets no status flag (close-on-exec is a
+/// descriptor flag), so `O_NONBLOCK` is the only one, set without reading them first.
+fn set_nonblocking(fd: RawFd) -> bool {
+    // SAFETY: `fd` is an open pipe owned by the caller's `Child`; F_SETFL only changes its
+    // status flags (the access mode is not one of them).
+    unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) >= 0 }
 }
 
 /// Where the loop is. Each phase ends at a deadline; what happens then is in [`run`].
@@ -339,6 +334,16 @@ impl Input {
 /// old mask. A `SIGPIPE` that was already pending before the write is not ours: it stays (the
 /// kernel merges ours into it).
 fn write_without_sigpipe(pipe: &mut ChildStdin, data: &[u8]) -> io::Result<usize> {
+    if sigpipe_ignored() {
+        // The usual case (Rust programs ignore it): nothing to keep away, and one system call
+        // instead of four.
+        return loop {
+            match pipe.write(data) {
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other,
+            }
+        };
+    }
     let sigpipe = sigpipe_set();
     // SAFETY: sigset_t is plain old data for which all-zero bytes are a valid value.
     let mut old_mask: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -361,6 +366,19 @@ fn write_without_sigpipe(pipe: &mut ChildStdin, data: &[u8]) -> io::Result<usize
         unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut()) };
     }
     result
+}
+
+/// The process ignores `SIGPIPE` (`SIG_IGN`): a write to a pipe whose reader is gone then fails
+/// with EPIPE and the signal is discarded (or, where a thread blocks it, left pending and
+/// discarded when it is unblocked).
+fn sigpipe_ignored() -> bool {
+    // SAFETY: sigaction is plain old data; all-zero bytes are valid. With a null new action,
+    // sigaction only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// `SIGPIPE` is pending for this thread or the process.

@@ -342,6 +342,9 @@ fn both_runners_report_death_by_signal() {
     }
 }
 
+#[cfg(target_os = "linux")]
+extern "C" fn ignore_signal(_: libc::c_int) {}
+
 /// The poll loop consumes the SIGPIPE its own failed write raised, but must not take one that
 /// was already pending (blocked) in the thread before: that one belongs to the embedding program.
 #[cfg(target_os = "linux")]
@@ -351,10 +354,18 @@ fn poll_loop_leaves_a_sigpipe_that_was_pending_before_alone() {
         return;
     };
     let set = sigpipe_set();
-    // SAFETY: sigset_t values owned by this frame; this only changes this thread's mask and
-    // sends SIGPIPE to this thread, where it stays pending (blocked).
+    // Like a program that handles SIGPIPE (a handler that does nothing, harmless to any other
+    // test of this process): the write is guarded by the mask, the path this is about.
+    // SAFETY: sigset_t and sigaction values owned by this frame; this changes this thread's
+    // mask, SIGPIPE's disposition (restored below), and sends SIGPIPE to this thread, where it
+    // stays pending (blocked).
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let mut old_action: libc::sigaction = unsafe { std::mem::zeroed() };
     unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = ignore_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGPIPE, &action, &mut old_action);
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
         libc::pthread_kill(libc::pthread_self(), libc::SIGPIPE);
     }
@@ -367,6 +378,7 @@ fn poll_loop_leaves_a_sigpipe_that_was_pending_before_alone() {
         libc::sigtimedwait(&set, std::ptr::null_mut(), &no_wait);
         let again = polled::sigpipe_pending();
         libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        libc::sigaction(libc::SIGPIPE, &old_action, std::ptr::null_mut());
         (still, again)
     };
     assert!(still_pending, "the caller's pending SIGPIPE was taken");
