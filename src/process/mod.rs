@@ -246,11 +246,10 @@ pub fn run(hook: &HookProcess<'_>) -> Finished {
     run_confined(hook, None)
 }
 
-/// [`run`], confined by `sandbox` when given: the ruleset (built by the caller, in this
-/// process) is applied in the child between fork and exec, in the process-group leader before
-/// `sh` starts, so ka itself is never restricted. A confinement that fails in the child fails
-/// the spawn ([`Termination::SpawnFailed`]): the hook never runs unconfined by mistake. The
-/// `pre_exec` makes std fork instead of `posix_spawn` (see `benches/README.md` for the cost).
+/// [`run`], confined by `sandbox` when given: the hook is spawned by a thread that took on the
+/// Landlock ruleset ([`crate::sandbox::Prepared::spawn`]), so its process-group leader `sh`
+/// starts confined and ka itself is never restricted. A confinement that fails fails the spawn
+/// ([`Termination::SpawnFailed`]): the hook never runs unconfined by mistake.
 pub fn run_confined(
     hook: &HookProcess<'_>,
     sandbox: Option<&crate::sandbox::Prepared>,
@@ -339,24 +338,11 @@ fn spawn(
     }
     let spawned = match sandbox {
         None => command.spawn(),
-        // Landlock and `no_new_privs` apply to the calling thread and what it starts: a thread of
-        // its own takes them on, spawns the hook (which inherits them) and ends, so neither ka
-        // nor any other thread is ever restricted. A `pre_exec` in the child would do the same,
-        // but it makes std fork the whole process instead of using posix_spawn: 1.48x the time
-        // of an unconfined dispatch, against 1.11x to 1.17x this way (benches/hooks.rs,
-        // `sandbox_one`, benches/README.md).
-        Some(sandbox) => {
-            let confiner = sandbox.confiner();
-            std::thread::scope(|scope| {
-                scope
-                    .spawn(|| {
-                        confiner.confine()?;
-                        command.spawn()
-                    })
-                    .join()
-                    .unwrap_or_else(|_| Err(std::io::Error::other("the spawning thread panicked")))
-            })
-        }
+        // Landlock and `no_new_privs` apply to the calling thread and what it starts: a thread
+        // kept for the ruleset has taken them on and spawns the hook (which inherits them), so
+        // neither ka nor any other thread is ever restricted (`sandbox/spawner.rs` says what
+        // else was tried and what it cost).
+        Some(sandbox) => sandbox.spawn(command),
     };
     spawned.map_err(|err| {
         // The io error alone ("No such file or directory") does not say whether the shell or the

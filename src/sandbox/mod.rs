@@ -10,10 +10,11 @@
 //!   file's `sandbox_project_hooks` names the default profile, or `"off"`); user and managed
 //!   hooks only when they declare it. `require_sandbox` (user or managed file) makes a hook that
 //!   cannot be confined fail (`on_error` decides) instead of running unconfined.
-//! - **Applied** (at each run): the rules are resolved against the hook's project root, built
-//!   into a Landlock ruleset in ka (before the fork), and only `landlock_restrict_self` runs in
-//!   the child, between fork and exec, in the process-group leader before `sh`
-//!   ([`crate::process::run_confined`]). ka itself is never restricted.
+//! - **Applied** (at each run): the rules are resolved against the hook's project root and the
+//!   hook is spawned by a thread that took on their Landlock ruleset (`landlock_restrict_self`
+//!   confines the calling thread and what it starts), one kept per distinct ruleset
+//!   (`spawner.rs`), so the `sh` that is the hook's process-group leader starts confined
+//!   ([`crate::process::run_confined`]). ka's own threads are never restricted.
 //!
 //! Reads and execution are not restricted: the sandbox stops writes outside the declared
 //! directories and TCP connect/bind, not reading `~/.ssh`. What it stops and what it does not:
@@ -28,6 +29,8 @@ use serde::{Deserialize, Serialize};
 #[cfg(target_os = "linux")]
 mod landlock;
 mod probe;
+#[cfg(target_os = "linux")]
+mod spawner;
 
 pub use probe::{probe, Probe, PROBE_VAR};
 
@@ -360,10 +363,10 @@ fn read_only() -> Rules {
     }
 }
 
-/// A ruleset built in ka for one run, applied in the child (`Confiner::confine`, from [`Prepared::confiner`]).
+/// The rules of one confined run: [`Prepared::spawn`] starts the hook under them.
 pub struct Prepared {
     #[cfg(target_os = "linux")]
-    ruleset: std::os::fd::OwnedFd,
+    rules: Resolved,
 }
 
 impl fmt::Debug for Prepared {
@@ -373,34 +376,18 @@ impl fmt::Debug for Prepared {
 }
 
 impl Prepared {
-    /// What the child needs to confine itself: the ruleset's descriptor number, which it
-    /// inherits across the fork (a copy, `'static`, for `pre_exec`).
-    pub fn confiner(&self) -> Confiner {
-        Confiner {
-            #[cfg(target_os = "linux")]
-            fd: std::os::fd::AsRawFd::as_raw_fd(&self.ruleset),
-        }
-    }
-}
-
-/// Applies a [`Prepared`] ruleset to the thread that spawns the hook (which the hook inherits).
-#[derive(Debug, Clone, Copy)]
-pub struct Confiner {
-    #[cfg(target_os = "linux")]
-    fd: std::os::fd::RawFd,
-}
-
-impl Confiner {
-    /// Restrict the calling thread, and every process it starts from now on, with the ruleset
-    /// (`prctl(PR_SET_NO_NEW_PRIVS)`, then `landlock_restrict_self`). Called on a thread that
-    /// exists only to spawn one hook.
-    pub fn confine(&self) -> std::io::Result<()> {
+    /// Spawn `command` confined: from a thread that took on the Landlock ruleset of these rules
+    /// (built once per distinct ruleset; see `spawner.rs`), so the child inherits it and ka
+    /// itself is never restricted. An error means the hook did not start; it never starts
+    /// unconfined by mistake.
+    pub fn spawn(&self, command: std::process::Command) -> std::io::Result<std::process::Child> {
         #[cfg(target_os = "linux")]
         {
-            landlock::restrict_self(self.fd)
+            spawner::spawn(&self.rules, probe(), command)
         }
         #[cfg(not(target_os = "linux"))]
         {
+            let _ = command;
             Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
         }
     }
@@ -433,23 +420,22 @@ impl Run {
                          is set; run it unconfined only by removing `require_sandbox`"
                     )),
                     Some(_) => Run::Unconfined,
-                    None => build(&rules.resolve(root), probe),
+                    None => build(rules.resolve(root), probe),
                 }
             }
         }
     }
 }
 
+/// A confined run of `rules`. Building the ruleset waits for the spawn (once per distinct
+/// ruleset): a ruleset that cannot be built fails the spawn, and with it the run.
 #[cfg(target_os = "linux")]
-fn build(resolved: &Resolved, probe: &Probe) -> Run {
-    match landlock::ruleset(resolved, probe) {
-        Ok(ruleset) => Run::Confined(Prepared { ruleset }),
-        Err(e) => Run::Refused(format!("sandbox: could not build the ruleset: {e}")),
-    }
+fn build(rules: Resolved, _: &Probe) -> Run {
+    Run::Confined(Prepared { rules })
 }
 
 #[cfg(not(target_os = "linux"))]
-fn build(_: &Resolved, _: &Probe) -> Run {
+fn build(_: Resolved, _: &Probe) -> Run {
     Run::Unconfined
 }
 
