@@ -387,3 +387,61 @@ fn a_project_entry_cannot_loosen_the_sandbox_of_a_user_hook_by_name() {
         "{outcome:#}"
     );
 }
+
+/// In one process a ruleset is built once and kept for the hooks that share it. A write place
+/// replaced since (a new directory behind the same name) is a new ruleset: the new directory is
+/// writable, and the old one, moved away, is not (a kept ruleset would have it the other way
+/// round).
+#[test]
+fn a_kept_ruleset_follows_a_replaced_write_place() {
+    let (p, _, _) = project();
+    let out = p.root.join("out");
+    fs::create_dir_all(&out).expect("out dir");
+    let declared = r#"sandbox = { write = ["{root}/out"] }"#;
+    p.project(&format!(
+        "{}{}",
+        hook(
+            "new",
+            "pre_tool_use",
+            "echo ok > out/ok.txt || exit 3",
+            &[declared]
+        ),
+        hook(
+            "old",
+            "pre_tool_use",
+            "echo no > old/no.txt || exit 3",
+            &[declared]
+        ),
+    ));
+    let config = p.load();
+    let call = || {
+        let args = crate::support::object(serde_json::json!({ "command": "ls" }));
+        config.dispatch(ka_hooks::dispatch::Request::tool_call(
+            ka_hooks::Event::PreToolUse,
+            "bash",
+            args,
+        ))
+    };
+    let first = call();
+    let new = crate::support::report(&first, "new");
+    assert_eq!(new.exit_code, Some(0), "{new:?}");
+    assert!(new.sandbox.as_deref().unwrap_or("").starts_with("confined"));
+
+    fs::rename(&out, p.root.join("old")).expect("move out away");
+    fs::create_dir(&out).expect("a new out");
+    let second = call();
+    let new = crate::support::report(&second, "new");
+    assert_eq!(
+        new.exit_code,
+        Some(0),
+        "the new directory was not writable: {new:?}"
+    );
+    assert_eq!(p.read("out/ok.txt").as_deref(), Some("ok\n"));
+    let old = crate::support::report(&second, "old");
+    assert_eq!(
+        old.exit_code,
+        Some(3),
+        "the moved directory stayed writable: {old:?}"
+    );
+    assert!(!p.root.join("old/no.txt").exists());
+}
