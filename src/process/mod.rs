@@ -107,7 +107,48 @@ pub struct HookProcess<'a> {
     pub deadline: Option<Instant>,
 }
 
+/// A [`HookProcess`] that owns what it names, to be run on another thread (a confined one: see
+/// `crate::sandbox`).
+#[derive(Debug, Clone)]
+pub(crate) struct OwnedHookProcess {
+    command: String,
+    cwd: std::path::PathBuf,
+    env: Vec<(String, String)>,
+    stdin: Arc<[u8]>,
+    timeout: Duration,
+    cancel: Option<CancelToken>,
+    deadline: Option<Instant>,
+}
+
+impl OwnedHookProcess {
+    /// [`run`] it.
+    pub(crate) fn run(&self) -> Finished {
+        run(&HookProcess {
+            command: &self.command,
+            cwd: &self.cwd,
+            env: &self.env,
+            stdin: Arc::clone(&self.stdin),
+            timeout: self.timeout,
+            cancel: self.cancel.as_ref(),
+            deadline: self.deadline,
+        })
+    }
+}
+
 impl HookProcess<'_> {
+    /// The same invocation, owning its parts (the payload and the cancel token are shared).
+    pub(crate) fn to_owned_process(&self) -> OwnedHookProcess {
+        OwnedHookProcess {
+            command: self.command.to_owned(),
+            cwd: self.cwd.to_path_buf(),
+            env: self.env.to_vec(),
+            stdin: Arc::clone(&self.stdin),
+            timeout: self.timeout,
+            cancel: self.cancel.cloned(),
+            deadline: self.deadline,
+        }
+    }
+
     /// Cancelled, or past the dispatch's deadline, at `now`.
     fn stopped(&self, now: Instant) -> bool {
         self.cancel.is_some_and(CancelToken::is_cancelled)
@@ -242,18 +283,10 @@ impl Finished {
 
 /// Run one hook to completion (or timeout) and collect its output. Never panics, never blocks longer
 /// than `timeout` + 1 s, never leaves a process of the hook's group behind (see the module doc).
+///
+/// The hook starts with the calling thread's Landlock domain: a confined hook is run by a
+/// thread that took on its ruleset (`crate::sandbox`, through [`OwnedHookProcess`]).
 pub fn run(hook: &HookProcess<'_>) -> Finished {
-    run_confined(hook, None)
-}
-
-/// [`run`], confined by `sandbox` when given: the hook is spawned by a thread that took on the
-/// Landlock ruleset ([`crate::sandbox::Prepared::spawn`]), so its process-group leader `sh`
-/// starts confined and ka itself is never restricted. A confinement that fails fails the spawn
-/// ([`Termination::SpawnFailed`]): the hook never runs unconfined by mistake.
-pub fn run_confined(
-    hook: &HookProcess<'_>,
-    sandbox: Option<&crate::sandbox::Prepared>,
-) -> Finished {
     let started = Instant::now();
     if hook.stopped(started) {
         let mut finished = Finished::spawn_failed(String::new(), started);
@@ -264,7 +297,7 @@ pub fn run_confined(
     // watchdog is up before the spawn, so the group is registered the moment its pid is known.
     // Unregistered when this returns, after the runner ended the group.
     let watchdog = crate::watchdog::get();
-    let child = match spawn(hook, sandbox) {
+    let child = match spawn(hook) {
         Ok(child) => child,
         Err(text) => return Finished::spawn_failed(text, started),
     };
@@ -313,10 +346,7 @@ fn forces_fallback(value: Option<&std::ffi::OsStr>) -> bool {
 
 /// Start `/bin/sh -c <command>` in its own process group with all three standard streams piped. The
 /// error is the text for [`Termination::SpawnFailed`].
-fn spawn(
-    hook: &HookProcess<'_>,
-    sandbox: Option<&crate::sandbox::Prepared>,
-) -> Result<Child, String> {
+fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
     let mut command = Command::new(SHELL);
     command
         .arg("-c")
@@ -336,14 +366,7 @@ fn spawn(
     if !is_current_dir(hook.cwd) {
         command.current_dir(hook.cwd);
     }
-    let spawned = match sandbox {
-        None => command.spawn(),
-        // Landlock and `no_new_privs` apply to the calling thread and what it starts: a thread
-        // kept for the ruleset has taken them on and spawns the hook (which inherits them), so
-        // neither ka nor any other thread is ever restricted (`sandbox/spawner.rs` says what
-        // else was tried and what it cost).
-        Some(sandbox) => sandbox.spawn(command),
-    };
+    let spawned = command.spawn();
     spawned.map_err(|err| {
         // The io error alone ("No such file or directory") does not say whether the shell or the
         // directory is missing.

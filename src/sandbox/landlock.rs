@@ -93,7 +93,7 @@ pub(super) fn ruleset(rules: &Resolved, probe: &Probe) -> Result<OwnedFd, String
 
 /// Confine the calling thread and everything it starts from now on: `no_new_privs` (required by
 /// Landlock for an unprivileged process), then `landlock_restrict_self`. Neither can be undone;
-/// it is called on a thread kept for that purpose (`spawner.rs`).
+/// it is called on a thread kept for that purpose (`confined.rs`).
 pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
     // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {

@@ -11,10 +11,10 @@
 //!   hooks only when they declare it. `require_sandbox` (user or managed file) makes a hook that
 //!   cannot be confined fail (`on_error` decides) instead of running unconfined.
 //! - **Applied** (at each run): the rules are resolved against the hook's project root and the
-//!   hook is spawned by a thread that took on their Landlock ruleset (`landlock_restrict_self`
-//!   confines the calling thread and what it starts), one kept per distinct ruleset
-//!   (`spawner.rs`), so the `sh` that is the hook's process-group leader starts confined
-//!   ([`crate::process::run_confined`]). ka's own threads are never restricted.
+//!   hook is run by a thread that took on their Landlock ruleset (`landlock_restrict_self`
+//!   confines the calling thread and what it starts); such threads are kept per distinct
+//!   ruleset (`confined.rs`), so the `sh` that is the hook's process-group leader starts
+//!   confined. ka's own threads are never restricted.
 //!
 //! Reads and execution are not restricted: the sandbox stops writes outside the declared
 //! directories and TCP connect/bind, not reading `~/.ssh`. What it stops and what it does not:
@@ -27,10 +27,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 #[cfg(target_os = "linux")]
+mod confined;
+#[cfg(target_os = "linux")]
 mod landlock;
 mod probe;
-#[cfg(target_os = "linux")]
-mod spawner;
 
 pub use probe::{probe, Probe, PROBE_VAR};
 
@@ -363,7 +363,7 @@ fn read_only() -> Rules {
     }
 }
 
-/// The rules of one confined run: [`Prepared::spawn`] starts the hook under them.
+/// The rules of one confined run: [`Prepared::run`] runs the hook under them.
 pub struct Prepared {
     #[cfg(target_os = "linux")]
     rules: Resolved,
@@ -376,18 +376,29 @@ impl fmt::Debug for Prepared {
 }
 
 impl Prepared {
-    /// Spawn `command` confined: from a thread that took on the Landlock ruleset of these rules
-    /// (built once per distinct ruleset; see `spawner.rs`), so the child inherits it and ka
-    /// itself is never restricted. An error means the hook did not start; it never starts
-    /// unconfined by mistake.
-    pub fn spawn(&self, command: std::process::Command) -> std::io::Result<std::process::Child> {
+    /// Run `job` (which starts the hook and waits for it) on a thread that took on the Landlock
+    /// ruleset of these rules, so the hook inherits it and ka's own threads are never
+    /// restricted; its result comes back here. The ruleset is built, and such threads started,
+    /// once per distinct ruleset (`confined.rs`). An error means `job` did not run; it never
+    /// runs unconfined by mistake.
+    pub(crate) fn run<R: Send + 'static>(
+        &self,
+        job: impl FnOnce() -> R + Send + 'static,
+    ) -> std::io::Result<R> {
         #[cfg(target_os = "linux")]
         {
-            spawner::spawn(&self.rules, probe(), command)
+            let (result, answer) = std::sync::mpsc::sync_channel(1);
+            let job = Box::new(move || {
+                let _ = result.send(job());
+            });
+            confined::run(&self.rules, probe(), job)?;
+            answer
+                .recv()
+                .map_err(|_| std::io::Error::other("sandbox: the confined run ended early"))
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = command;
+            let _ = job;
             Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
         }
     }

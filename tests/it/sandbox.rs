@@ -445,3 +445,30 @@ fn a_kept_ruleset_follows_a_replaced_write_place() {
     );
     assert!(!p.root.join("old/no.txt").exists());
 }
+
+/// The first hook a process runs may be a confined one: what the runner starts on the way (the
+/// watchdog that ends hooks with their host) must not start inside the hook's sandbox, where a
+/// read-only profile leaves it no list to write and no signal to send.
+#[test]
+fn a_confined_first_hook_leaves_the_watchdog_unconfined() {
+    let (p, _, _) = project();
+    p.project(&hook(
+        "quiet",
+        "pre_tool_use",
+        "true",
+        &[r#"sandbox = "read-only""#],
+    ));
+    let outcome = p.tool_call(
+        ka_hooks::Event::PreToolUse,
+        "bash",
+        serde_json::json!({ "command": "ls" }),
+    );
+    let quiet = crate::support::report(&outcome, "quiet");
+    assert_eq!(quiet.exit_code, Some(0), "{quiet:?}");
+    assert!(quiet
+        .sandbox
+        .as_deref()
+        .unwrap_or("")
+        .starts_with("confined: read-only"));
+    assert_eq!(ka_hooks::watchdog::status(), Ok(()));
+}
