@@ -12,7 +12,7 @@
 //!
 //! The list is a file with no name: created and unlinked at once in the temp directory
 //! (`tempfile::tempfile`), shared with the watchdog as its stdout (opened for reading and
-//! writing; the script reads it with `<&1`). It holds one slot of [`SLOT`] bytes per hook
+//! writing; the script reads it with `<&1`). It holds one slot of 12 bytes per hook
 //! running now: a hook's group is written into a free slot right after its spawn returns and
 //! blanked once the runner has ended the group (so a recycled pgid is never killed). Each is one
 //! `pwrite` into the page cache; the watchdog is not woken by either, so a hook costs it

@@ -285,7 +285,7 @@ impl Finished {
 /// than `timeout` + 1 s, never leaves a process of the hook's group behind (see the module doc).
 ///
 /// The hook starts with the calling thread's Landlock domain: a confined hook is run by a
-/// thread that took on its ruleset (`crate::sandbox`, through [`OwnedHookProcess`]).
+/// thread that took on its ruleset (`crate::sandbox`).
 pub fn run(hook: &HookProcess<'_>) -> Finished {
     let started = Instant::now();
     if hook.stopped(started) {

@@ -363,7 +363,8 @@ fn read_only() -> Rules {
     }
 }
 
-/// The rules of one confined run: [`Prepared::run`] runs the hook under them.
+/// The rules of one confined run: the runner runs the hook under them, on a thread that took
+/// on their Landlock ruleset.
 pub struct Prepared {
     #[cfg(target_os = "linux")]
     rules: Resolved,
