@@ -713,8 +713,25 @@ fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
     out.extend(opts.paths.user_file());
     out.extend(opts.paths.managed_dir.clone());
     out.extend(opts.paths.data_dir.clone());
-    // The agents' files that call ka-hooks: removing the call switches every guard off.
-    out.extend(roots.iter().flat_map(|root| paths::agent_hook_files(root)));
+    // The agents' files that call ka-hooks: removing the call switches every guard off. Also
+    // where the agent works when no `.ka/` marks a project (the user's guards may be all there
+    // is): the start directory and the repository holding it.
+    let start = paths::absolute(&opts.start_dir);
+    let repository = start
+        .ancestors()
+        .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
+        .map(Path::to_path_buf);
+    let mut agent_roots: Vec<PathBuf> = roots.to_vec();
+    for dir in std::iter::once(start).chain(repository) {
+        if !agent_roots.contains(&dir) {
+            agent_roots.push(dir);
+        }
+    }
+    out.extend(
+        agent_roots
+            .iter()
+            .flat_map(|root| paths::agent_hook_files(root)),
+    );
     out.extend(paths::user_agent_hook_files());
     // Resolved once here, not on every call that `protect::check` looks at.
     out.iter().map(|p| paths::absolute(p)).collect()

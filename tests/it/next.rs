@@ -262,3 +262,32 @@ fn for_user_folds_notes_failures_and_weakenings() {
         "{for_user:?}"
     );
 }
+
+/// Attack: a project with no `.ka/` whose `.claude/settings.json` calls `ka-hooks claude` (the
+/// user's guards live in the user file). Dropping that entry switches every guard off for this
+/// project, so a write to it asks, from the repository root and from a directory below it.
+#[test]
+fn a_write_to_an_agents_file_of_a_project_without_ka_is_an_ask() {
+    let p = project(&[]);
+    std::fs::remove_dir(p.root.join(".ka")).expect("no .ka/");
+    std::fs::create_dir_all(p.root.join(".git")).expect("a repository");
+    std::fs::create_dir_all(p.root.join("src/deep")).expect("a directory below");
+    for start in [p.root.clone(), p.root.join("src/deep")] {
+        let config = ka_hooks::config::Config::load(&p.options(&start, false)).expect("load");
+        assert!(config.project_root.is_none(), "no project layer");
+        for rel in [".claude/settings.json", ".cursor/hooks.json"] {
+            let sent = json!({"path": p.root.join(rel), "content": "{}"});
+            let outcome = config.dispatch(ka_hooks::dispatch::Request::tool_call(
+                Event::PreToolUse,
+                "write",
+                args(sent),
+            ));
+            assert!(
+                matches!(outcome.next(), Next::ToolCall(Permission::Ask { .. })),
+                "{rel} from {}: {:?}",
+                start.display(),
+                outcome.next()
+            );
+        }
+    }
+}
