@@ -508,6 +508,13 @@ fn interleaved(rounds: usize) -> OneHook {
     let args = kilobyte_arguments();
     let payload = hook_stdin(&args, &dir);
     let call = || Request::tool_call(Event::PreToolUse, "write", args.clone());
+    let probe = confined.dispatch(call());
+    let how = probe.hooks.first().and_then(|h| h.sandbox.clone());
+    if !how.as_deref().unwrap_or("").starts_with("confined") {
+        eprintln!(
+            "interleaved: the hook is not confined here ({how:?}); the sandbox ratio means nothing"
+        );
+    }
     let mut times: [Vec<f64>; 4] = Default::default();
     for round in 0..rounds + rounds / 10 {
         for i in 0..4 {

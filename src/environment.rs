@@ -143,17 +143,7 @@ pub(crate) fn run_sandboxed(
 ) -> process::Finished {
     match crate::sandbox::Run::prepare(plan, root) {
         crate::sandbox::Run::Unconfined => process::run(hook),
-        crate::sandbox::Run::Confined(prepared) => {
-            let started = std::time::Instant::now();
-            // What the run starts lazily must start here, unconfined: the watchdog started
-            // from a confined thread would inherit its ruleset (no list file under a read-only
-            // profile, no signal to the groups of other rulesets).
-            crate::watchdog::get();
-            let owned = hook.to_owned_process();
-            prepared
-                .run(move || owned.run())
-                .unwrap_or_else(|e| process::Finished::spawn_failed(e.to_string(), started))
-        }
+        crate::sandbox::Run::Confined(prepared) => process::run_confined(hook, Some(&prepared)),
         crate::sandbox::Run::Refused(why) => {
             process::Finished::spawn_failed(why, std::time::Instant::now())
         }

@@ -107,48 +107,7 @@ pub struct HookProcess<'a> {
     pub deadline: Option<Instant>,
 }
 
-/// A [`HookProcess`] that owns what it names, to be run on another thread (a confined one: see
-/// `crate::sandbox`).
-#[derive(Debug, Clone)]
-pub(crate) struct OwnedHookProcess {
-    command: String,
-    cwd: std::path::PathBuf,
-    env: Vec<(String, String)>,
-    stdin: Arc<[u8]>,
-    timeout: Duration,
-    cancel: Option<CancelToken>,
-    deadline: Option<Instant>,
-}
-
-impl OwnedHookProcess {
-    /// [`run`] it.
-    pub(crate) fn run(&self) -> Finished {
-        run(&HookProcess {
-            command: &self.command,
-            cwd: &self.cwd,
-            env: &self.env,
-            stdin: Arc::clone(&self.stdin),
-            timeout: self.timeout,
-            cancel: self.cancel.as_ref(),
-            deadline: self.deadline,
-        })
-    }
-}
-
 impl HookProcess<'_> {
-    /// The same invocation, owning its parts (the payload and the cancel token are shared).
-    pub(crate) fn to_owned_process(&self) -> OwnedHookProcess {
-        OwnedHookProcess {
-            command: self.command.to_owned(),
-            cwd: self.cwd.to_path_buf(),
-            env: self.env.to_vec(),
-            stdin: Arc::clone(&self.stdin),
-            timeout: self.timeout,
-            cancel: self.cancel.cloned(),
-            deadline: self.deadline,
-        }
-    }
-
     /// Cancelled, or past the dispatch's deadline, at `now`.
     fn stopped(&self, now: Instant) -> bool {
         self.cancel.is_some_and(CancelToken::is_cancelled)
@@ -283,10 +242,20 @@ impl Finished {
 
 /// Run one hook to completion (or timeout) and collect its output. Never panics, never blocks longer
 /// than `timeout` + 1 s, never leaves a process of the hook's group behind (see the module doc).
-///
-/// The hook starts with the calling thread's Landlock domain: a confined hook is run by a
-/// thread that took on its ruleset (`crate::sandbox`).
 pub fn run(hook: &HookProcess<'_>) -> Finished {
+    run_confined(hook, None)
+}
+
+/// [`run`], confined by `sandbox` when given: the ruleset (built by the caller, in this
+/// process) is applied in the child between fork and exec, in the process-group leader before
+/// `sh` starts, so ka itself is never restricted and no thread of ka shares the hook's domain.
+/// A confinement that fails in the child fails the spawn ([`Termination::SpawnFailed`]): the
+/// hook never runs unconfined by mistake. The `pre_exec` makes std fork instead of
+/// `posix_spawn` (see `benches/README.md` for the cost).
+pub fn run_confined(
+    hook: &HookProcess<'_>,
+    sandbox: Option<&crate::sandbox::Prepared>,
+) -> Finished {
     let started = Instant::now();
     if hook.stopped(started) {
         let mut finished = Finished::spawn_failed(String::new(), started);
@@ -297,7 +266,7 @@ pub fn run(hook: &HookProcess<'_>) -> Finished {
     // watchdog is up before the spawn, so the group is registered the moment its pid is known.
     // Unregistered when this returns, after the runner ended the group.
     let watchdog = crate::watchdog::get();
-    let child = match spawn(hook) {
+    let child = match spawn(hook, sandbox) {
         Ok(child) => child,
         Err(text) => return Finished::spawn_failed(text, started),
     };
@@ -346,7 +315,10 @@ fn forces_fallback(value: Option<&std::ffi::OsStr>) -> bool {
 
 /// Start `/bin/sh -c <command>` in its own process group with all three standard streams piped. The
 /// error is the text for [`Termination::SpawnFailed`].
-fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
+fn spawn(
+    hook: &HookProcess<'_>,
+    sandbox: Option<&crate::sandbox::Prepared>,
+) -> Result<Child, String> {
     let mut command = Command::new(SHELL);
     command
         .arg("-c")
@@ -366,7 +338,27 @@ fn spawn(hook: &HookProcess<'_>) -> Result<Child, String> {
     if !is_current_dir(hook.cwd) {
         command.current_dir(hook.cwd);
     }
-    let spawned = command.spawn();
+    let spawned = match sandbox {
+        None => command.spawn(),
+        // In the child between fork and exec, never in a thread of this process: Landlock
+        // confines the calling thread, and a hook can signal, or with ptrace rights write the
+        // memory of, any thread in its own domain. A thread of ka's confined to spawn it (kept,
+        // or a fresh one that had not yet ended) let a hook SIGKILL the whole host and write its
+        // memory (`process_vm_writev` on the thread's id). Done in the child, the hook gets a
+        // domain of its own, which no thread of ka and no other hook shares. The cost: std
+        // forks the whole process instead of using `posix_spawn` (`benches/README.md`).
+        Some(sandbox) => {
+            let confiner = sandbox.confiner();
+            // SAFETY: the closure runs in the forked child before exec and only makes two
+            // system calls (`prctl`, `landlock_restrict_self`), which are async-signal-safe; it
+            // allocates nothing and touches no lock. The ruleset descriptor it names stays
+            // open in this process until `spawn` returns.
+            unsafe {
+                command.pre_exec(move || confiner.confine());
+            }
+            command.spawn()
+        }
+    };
     spawned.map_err(|err| {
         // The io error alone ("No such file or directory") does not say whether the shell or the
         // directory is missing.

@@ -67,7 +67,7 @@ fn exec(runner: Runner, command: &str, payload: &[u8], timeout: Duration) -> Fin
         deadline: None,
     };
     let started = Instant::now();
-    let child = spawn(&hook).expect("spawn /bin/sh");
+    let child = spawn(&hook, None).expect("spawn /bin/sh");
     let finished = runner(child, &hook, started);
     let elapsed = started.elapsed();
     assert!(
@@ -199,7 +199,7 @@ fn exec_stoppable(
         deadline,
     };
     let started = Instant::now();
-    let child = spawn(&hook).expect("spawn /bin/sh");
+    let child = spawn(&hook, None).expect("spawn /bin/sh");
     runner(child, &hook, started)
 }
 
@@ -455,7 +455,7 @@ fn forcing_the_fallback_runs_the_hook_on_helper_threads() {
         deadline: None,
     };
     let (finished, waiters) = waiters_during(|| {
-        let child = spawn(&hook).expect("spawn /bin/sh");
+        let child = spawn(&hook, None).expect("spawn /bin/sh");
         run_spawned(child, &hook, Instant::now(), true)
     });
     assert_eq!(finished.termination, Termination::Exited(0));

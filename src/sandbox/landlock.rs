@@ -1,5 +1,5 @@
-//! The Linux sandbox: a Landlock ruleset built with the `landlock` crate in ka, taken on by the
-//! thread that spawns the hook (two system calls), which the hook inherits.
+//! The Linux sandbox: a Landlock ruleset built with the `landlock` crate in ka, applied in the
+//! hook's child process by two system calls.
 
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
@@ -91,16 +91,15 @@ pub(super) fn ruleset(rules: &Resolved, probe: &Probe) -> Result<OwnedFd, String
     fd.ok_or_else(|| "Landlock gave no ruleset".to_owned())
 }
 
-/// Confine the calling thread and everything it starts from now on: `no_new_privs` (required by
-/// Landlock for an unprivileged process), then `landlock_restrict_self`. Neither can be undone;
-/// it is called on a thread kept for that purpose (`confined.rs`).
+/// Confine the calling process: `no_new_privs` (required by Landlock for an unprivileged
+/// process), then `landlock_restrict_self`. Async-signal-safe: called between fork and exec.
 pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
     // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: landlock_restrict_self takes a file descriptor (the caller holds it open for the
-    // call) and flags; no pointers.
+    // SAFETY: landlock_restrict_self takes a file descriptor (the parent holds it open until
+    // the spawn returns) and flags; no pointers.
     if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
         return Err(io::Error::last_os_error());
     }

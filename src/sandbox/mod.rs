@@ -10,11 +10,10 @@
 //!   file's `sandbox_project_hooks` names the default profile, or `"off"`); user and managed
 //!   hooks only when they declare it. `require_sandbox` (user or managed file) makes a hook that
 //!   cannot be confined fail (`on_error` decides) instead of running unconfined.
-//! - **Applied** (at each run): the rules are resolved against the hook's project root and the
-//!   hook is run by a thread that took on their Landlock ruleset (`landlock_restrict_self`
-//!   confines the calling thread and what it starts); such threads are kept per distinct
-//!   ruleset (`confined.rs`), so the `sh` that is the hook's process-group leader starts
-//!   confined. ka's own threads are never restricted.
+//! - **Applied** (at each run): the rules are resolved against the hook's project root, built
+//!   into a Landlock ruleset in ka (before the fork), and only `landlock_restrict_self` runs in
+//!   the child, between fork and exec, in the process-group leader before `sh`
+//!   ([`crate::process::run_confined`]). ka itself is never restricted.
 //!
 //! Reads and execution are not restricted: the sandbox stops writes outside the declared
 //! directories and TCP connect/bind, not reading `~/.ssh`. What it stops and what it does not:
@@ -26,8 +25,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-#[cfg(target_os = "linux")]
-mod confined;
 #[cfg(target_os = "linux")]
 mod landlock;
 mod probe;
@@ -363,11 +360,10 @@ fn read_only() -> Rules {
     }
 }
 
-/// The rules of one confined run: the runner runs the hook under them, on a thread that took
-/// on their Landlock ruleset.
+/// A ruleset built in ka for one run, applied in the child (`Confiner::confine`, from [`Prepared::confiner`]).
 pub struct Prepared {
     #[cfg(target_os = "linux")]
-    rules: Resolved,
+    ruleset: std::os::fd::OwnedFd,
 }
 
 impl fmt::Debug for Prepared {
@@ -377,29 +373,35 @@ impl fmt::Debug for Prepared {
 }
 
 impl Prepared {
-    /// Run `job` (which starts the hook and waits for it) on a thread that took on the Landlock
-    /// ruleset of these rules, so the hook inherits it and ka's own threads are never
-    /// restricted; its result comes back here. The ruleset is built, and such threads started,
-    /// once per distinct ruleset (`confined.rs`). An error means `job` did not run; it never
-    /// runs unconfined by mistake.
-    pub(crate) fn run<R: Send + 'static>(
-        &self,
-        job: impl FnOnce() -> R + Send + 'static,
-    ) -> std::io::Result<R> {
+    /// What the child needs to confine itself: the ruleset's descriptor number, which it
+    /// inherits across the fork (a copy, `'static`, for `pre_exec`).
+    pub fn confiner(&self) -> Confiner {
+        Confiner {
+            #[cfg(target_os = "linux")]
+            fd: std::os::fd::AsRawFd::as_raw_fd(&self.ruleset),
+        }
+    }
+}
+
+/// Applies a [`Prepared`] ruleset in the hook's child process, between fork and exec.
+#[derive(Debug, Clone, Copy)]
+pub struct Confiner {
+    #[cfg(target_os = "linux")]
+    fd: std::os::fd::RawFd,
+}
+
+impl Confiner {
+    /// Restrict the calling process, and every process it starts from now on, with the ruleset
+    /// (`prctl(PR_SET_NO_NEW_PRIVS)`, then `landlock_restrict_self`). Called in the hook's
+    /// child between fork and exec (async-signal-safe: two system calls); never in a thread of
+    /// a process that goes on running anything else, which a hook could then signal or trace.
+    pub fn confine(&self) -> std::io::Result<()> {
         #[cfg(target_os = "linux")]
         {
-            let (result, answer) = std::sync::mpsc::sync_channel(1);
-            let job = Box::new(move || {
-                let _ = result.send(job());
-            });
-            confined::run(&self.rules, probe(), job)?;
-            answer
-                .recv()
-                .map_err(|_| std::io::Error::other("sandbox: the confined run ended early"))
+            landlock::restrict_self(self.fd)
         }
         #[cfg(not(target_os = "linux"))]
         {
-            let _ = job;
             Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
         }
     }
@@ -432,22 +434,23 @@ impl Run {
                          is set; run it unconfined only by removing `require_sandbox`"
                     )),
                     Some(_) => Run::Unconfined,
-                    None => build(rules.resolve(root), probe),
+                    None => build(&rules.resolve(root), probe),
                 }
             }
         }
     }
 }
 
-/// A confined run of `rules`. Building the ruleset waits for the spawn (once per distinct
-/// ruleset): a ruleset that cannot be built fails the spawn, and with it the run.
 #[cfg(target_os = "linux")]
-fn build(rules: Resolved, _: &Probe) -> Run {
-    Run::Confined(Prepared { rules })
+fn build(resolved: &Resolved, probe: &Probe) -> Run {
+    match landlock::ruleset(resolved, probe) {
+        Ok(ruleset) => Run::Confined(Prepared { ruleset }),
+        Err(e) => Run::Refused(format!("sandbox: could not build the ruleset: {e}")),
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn build(_: Resolved, _: &Probe) -> Run {
+fn build(_: &Resolved, _: &Probe) -> Run {
     Run::Unconfined
 }
 

@@ -388,12 +388,11 @@ fn a_project_entry_cannot_loosen_the_sandbox_of_a_user_hook_by_name() {
     );
 }
 
-/// In one process a ruleset is built once and kept for the hooks that share it. A write place
-/// replaced since (a new directory behind the same name) is a new ruleset: the new directory is
-/// writable, and the old one, moved away, is not (a kept ruleset would have it the other way
-/// round).
+/// A write place replaced between two runs in one process (a new directory behind the same
+/// name): the new directory is writable, and the old one, moved away, is not. A ruleset kept
+/// from the first run, keyed by the path alone, would have it the other way round.
 #[test]
-fn a_kept_ruleset_follows_a_replaced_write_place() {
+fn a_replaced_write_place_is_the_new_directory() {
     let (p, _, _) = project();
     let out = p.root.join("out");
     fs::create_dir_all(&out).expect("out dir");
@@ -471,4 +470,36 @@ fn a_confined_first_hook_leaves_the_watchdog_unconfined() {
         .unwrap_or("")
         .starts_with("confined: read-only"));
     assert_eq!(ka_hooks::watchdog::status(), Ok(()));
+}
+
+/// Attack (a hostile repository's hook): SIGKILL every thread of the process that runs it. A
+/// confined hook has a Landlock domain of its own, which no thread of the host shares, so each
+/// kill is refused; a thread of ka's that confined itself to spawn hooks (kept for the next
+/// one, or not yet ended) was in the hook's domain, and killing it killed the host.
+#[test]
+fn a_confined_hook_cannot_kill_a_thread_of_its_host() {
+    let (p, _, _) = project();
+    let attack = r#"n=0; for t in /proc/$PPID/task/*; do kill -KILL "${t##*/}" 2>/dev/null && n=$((n+1)); done; echo "killed $n" >&2; [ "$n" -eq 0 ]"#;
+    p.project(&hook(
+        "attack",
+        "pre_tool_use",
+        attack,
+        &[r#"sandbox = "read-only""#],
+    ));
+    let config = p.load();
+    for _ in 0..3 {
+        let args = crate::support::object(serde_json::json!({ "command": "ls" }));
+        let outcome = config.dispatch(ka_hooks::dispatch::Request::tool_call(
+            ka_hooks::Event::PreToolUse,
+            "bash",
+            args,
+        ));
+        let attack = crate::support::report(&outcome, "attack");
+        assert!(attack
+            .sandbox
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("confined"));
+        assert_eq!(attack.exit_code, Some(0), "{attack:?}");
+    }
 }
