@@ -19,8 +19,10 @@
 //! nothing. (It used to be told each start and end over its stdin, a line `sh` reads a byte at
 //! a time: a wake-up of a second process for every hook, measured at 4–7 % of a one-hook
 //! dispatch on a 2-core machine; `benches/README.md`.) Having no name, the list cannot be found
-//! by path; `/proc/<host>/fd` needs the rights to trace the host, which a sandboxed hook lacks
-//! (Landlock, [`crate::sandbox`]). The script kills only what reads as a number above 1.
+//! by path, only through `/proc/<host>/fd` or `/proc/<watchdog>/fd`: a process of the same user
+//! that is not confined could write it there, but it could as well signal those groups itself;
+//! a confined hook cannot (Landlock refuses what crosses its domain, [`crate::sandbox`]). The
+//! script kills only what reads as a number above 1.
 //!
 //! The watchdog is plain POSIX (`sh`, `read`, `kill -s KILL -- -<pgid>`), so macOS gets exactly the
 //! same guarantee: no `prctl(PR_SET_PDEATHSIG)` is needed (Linux-only, and it fires on the death
@@ -40,7 +42,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, Stdio};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The shell, by absolute path (as every hook's): no `PATH` search a planted `sh` could win.
 const SHELL: &str = "/bin/sh";
@@ -60,6 +62,8 @@ done <&1
 
 /// What this process keeps of its watchdog.
 pub(crate) struct Watchdog {
+    /// The process it watches.
+    pid: u32,
     /// The list and which of its slots are taken.
     list: Mutex<List>,
     /// The write end of the watchdog's stdin: held, never written, closed by the kernel when
@@ -72,8 +76,25 @@ struct List {
     taken: Vec<bool>,
 }
 
-/// This process's watchdog (`Err`: why there is none).
-static WATCHDOG: OnceLock<Result<Watchdog, String>> = OnceLock::new();
+/// This process's watchdog (`Err`: why there is none); `None` until the first hook.
+static WATCHDOG: Mutex<Option<Result<Arc<Watchdog>, String>>> = Mutex::new(None);
+
+/// The watchdog of this process, started if it has none. A process forked from one that had a
+/// watchdog (without exec) has none of its own: what it inherited watches its parent, and the
+/// list is shared with it. It starts its own, and closes its copies of the parent's pipe end and
+/// list, so that the parent's death is still seen.
+fn current() -> Result<Arc<Watchdog>, String> {
+    let mut slot = WATCHDOG.lock().unwrap_or_else(PoisonError::into_inner);
+    let pid = std::process::id();
+    match slot.as_ref() {
+        Some(Ok(w)) if w.pid == pid => return Ok(Arc::clone(w)),
+        Some(Err(why)) => return Err(why.clone()),
+        _ => {}
+    }
+    let started = start().map(Arc::new);
+    *slot = Some(started.clone());
+    started
+}
 
 fn start() -> Result<Watchdog, String> {
     let file = tempfile::tempfile().map_err(|e| {
@@ -99,6 +120,7 @@ fn start() -> Result<Watchdog, String> {
         .take()
         .ok_or_else(|| "the hook watchdog has no stdin".to_owned())?;
     Ok(Watchdog {
+        pid: std::process::id(),
         list: Mutex::new(List {
             file,
             taken: Vec::new(),
@@ -108,24 +130,21 @@ fn start() -> Result<Watchdog, String> {
 }
 
 /// This process's watchdog, started on first use (`None`: it could not be; see [`status`]).
-pub(crate) fn get() -> Option<&'static Watchdog> {
-    WATCHDOG.get_or_init(start).as_ref().ok()
+pub(crate) fn get() -> Option<Arc<Watchdog>> {
+    current().ok()
 }
 
 /// Whether this process has a watchdog (`Err`: why not). Starts it if no hook did yet.
 pub fn status() -> Result<(), String> {
-    match WATCHDOG.get_or_init(start) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(e.clone()),
-    }
+    current().map(|_| ())
 }
 
 /// A process group on the watchdog's list; taken off on drop, which must come after the
 /// runner ended the group (so a recycled pgid is never killed).
-pub(crate) struct Registered(Option<(&'static Watchdog, usize)>);
+pub(crate) struct Registered(Option<(Arc<Watchdog>, usize)>);
 
 /// Put the process group `pgid` (a hook's leader's pid) on the list of `watchdog` (from [`get`]).
-pub(crate) fn register(watchdog: Option<&'static Watchdog>, pgid: u32) -> Registered {
+pub(crate) fn register(watchdog: Option<Arc<Watchdog>>, pgid: u32) -> Registered {
     let slot = watchdog.and_then(|w| {
         let mut list = w.list.lock().unwrap_or_else(PoisonError::into_inner);
         let slot = match list.taken.iter().position(|taken| !taken) {
@@ -137,10 +156,12 @@ pub(crate) fn register(watchdog: Option<&'static Watchdog>, pgid: u32) -> Regist
         };
         // A list that cannot be written (a full disk) cannot be helped: the hook runs under
         // every other guarantee of the runner.
-        list.write(slot, &format!("{pgid:>11}\n")).then(|| {
+        let written = list.write(slot, &format!("{pgid:>11}\n"));
+        if written {
             list.taken[slot] = true;
-            (w, slot)
-        })
+        }
+        drop(list);
+        written.then_some((w, slot))
     });
     Registered(slot)
 }
@@ -156,7 +177,8 @@ impl List {
 
 impl Drop for Registered {
     fn drop(&mut self) {
-        if let Some((w, slot)) = self.0 {
+        if let Some((w, slot)) = &self.0 {
+            let slot = *slot;
             let mut list = w.list.lock().unwrap_or_else(PoisonError::into_inner);
             let blank = format!("{:>11}\n", "");
             // A slot that cannot be blanked (an I/O error on a page written a moment ago) keeps

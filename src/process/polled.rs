@@ -334,9 +334,9 @@ impl Input {
 /// old mask. A `SIGPIPE` that was already pending before the write is not ours: it stays (the
 /// kernel merges ours into it).
 fn write_without_sigpipe(pipe: &mut ChildStdin, data: &[u8]) -> io::Result<usize> {
-    if sigpipe_ignored() {
-        // The usual case (Rust programs ignore it): nothing to keep away, and one system call
-        // instead of four.
+    if sigpipe_ignored_and_unblocked() {
+        // The usual case (Rust programs ignore it): nothing to keep away or to consume, and two
+        // system calls instead of four.
         return loop {
             match pipe.write(data) {
                 Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
@@ -368,16 +368,20 @@ fn write_without_sigpipe(pipe: &mut ChildStdin, data: &[u8]) -> io::Result<usize
     result
 }
 
-/// The process ignores `SIGPIPE` (`SIG_IGN`): a write to a pipe whose reader is gone then fails
-/// with EPIPE and the signal is discarded (or, where a thread blocks it, left pending and
-/// discarded when it is unblocked).
-fn sigpipe_ignored() -> bool {
-    // SAFETY: sigaction is plain old data; all-zero bytes are valid. With a null new action,
-    // sigaction only reads the current one into `old`.
+/// The process ignores `SIGPIPE` (`SIG_IGN`) and this thread does not block it: a write to a
+/// pipe whose reader is gone then fails with EPIPE and the signal is discarded. (Blocked, an
+/// ignored signal is still left pending, for the mask dance below to consume.) A program that
+/// changes the disposition while a hook's payload is being written races with this check.
+fn sigpipe_ignored_and_unblocked() -> bool {
+    // SAFETY: sigaction and sigset_t are plain old data; all-zero bytes are valid. With a null
+    // new action or set, sigaction and pthread_sigmask only read the current ones.
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
+        let mut mask: libc::sigset_t = std::mem::zeroed();
         libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
             && old.sa_sigaction == libc::SIG_IGN
+            && libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask) == 0
+            && libc::sigismember(&mask, libc::SIGPIPE) == 0
     }
 }
 

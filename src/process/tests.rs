@@ -481,3 +481,38 @@ fn only_an_exit_or_a_death_ends_the_wait_for_the_leader() {
         assert_eq!(ended(code, libc::SIGSTOP), None, "si_code {code}");
     }
 }
+
+/// A program that ignores SIGPIPE (as Rust programs do) but blocks it in the thread that runs
+/// the hook: the blocked SIGPIPE of a failed payload write stays pending though ignored, so the
+/// poll loop must still consume it.
+#[cfg(target_os = "linux")]
+#[test]
+fn poll_loop_consumes_its_sigpipe_where_it_is_ignored_but_blocked() {
+    let Some((_, runner)) = runners().into_iter().find(|(name, _)| *name == "poll") else {
+        return;
+    };
+    let set = sigpipe_set();
+    // SAFETY: sigset_t and sigaction values owned by this frame; this changes this thread's
+    // mask and SIGPIPE's disposition (both restored below).
+    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+    let mut old_action: libc::sigaction = unsafe { std::mem::zeroed() };
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = libc::SIG_IGN;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGPIPE, &action, &mut old_action);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+    }
+    let f = exec(runner, "exec 0<&-; sleep 0.1", &vec![b'x'; 1_000_000], LONG);
+    assert_eq!(f.termination, Termination::Exited(0));
+    // SAFETY: as above; the zero timeout never blocks.
+    let left = unsafe {
+        let left = polled::sigpipe_pending();
+        let no_wait: libc::timespec = std::mem::zeroed();
+        libc::sigtimedwait(&set, std::ptr::null_mut(), &no_wait);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        libc::sigaction(libc::SIGPIPE, &old_action, std::ptr::null_mut());
+        left
+    };
+    assert!(!left, "the hook's SIGPIPE was left pending");
+}
