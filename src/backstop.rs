@@ -194,7 +194,7 @@ impl Tracker {
     }
 
     /// Keeps the denials the dispatch returned, when they changed.
-    pub fn finish(self, outcome: &Outcome) -> Result<(), String> {
+    pub(crate) fn finish(self, outcome: &Outcome) -> Result<(), String> {
         match &outcome.denials {
             Some(denials) if *denials != self.denials => {
                 self.store.write(&self.session, TURN, denials)

@@ -105,13 +105,18 @@ impl Store {
     }
 
     /// Keeps `turn` for `session` and `scope`, and prunes old and surplus files.
-    pub fn save(&self, session: &str, scope: &str, turn: &Turn) -> Result<(), String> {
+    pub(crate) fn save(&self, session: &str, scope: &str, turn: &Turn) -> Result<(), String> {
         self.write(session, scope, turn)
     }
 
     /// Keeps `state` for `session` and `scope`, and prunes old and surplus files. The folder
     /// must not be a symlink (it would send the write elsewhere).
-    pub fn write<T: Serialize>(&self, session: &str, scope: &str, state: &T) -> Result<(), String> {
+    pub(crate) fn write<T: Serialize>(
+        &self,
+        session: &str,
+        scope: &str,
+        state: &T,
+    ) -> Result<(), String> {
         fs::create_dir_all(&self.dir)
             .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
         if fs::symlink_metadata(&self.dir).is_ok_and(|m| !m.is_dir()) {
@@ -238,14 +243,14 @@ impl Tracker {
     }
 
     /// The hooks kept the agent going with `text`: count it.
-    pub fn record(mut self, text: &str) -> Result<(), String> {
+    pub(crate) fn record(mut self, text: &str) -> Result<(), String> {
         self.turn.record(text);
         self.store.save(&self.session, &self.scope, &self.turn)
     }
 
     /// After the dispatch: count the continuation when the outcome keeps the agent going and
     /// the host applies it (`applied`). The one place the adapters and `ka-hooks run` count.
-    pub fn finish(self, outcome: &crate::Outcome, applied: bool) -> Result<(), String> {
+    pub(crate) fn finish(self, outcome: &crate::Outcome, applied: bool) -> Result<(), String> {
         match (&outcome.keep_going, applied) {
             (Some(text), true) => self.record(text),
             _ => Ok(()),

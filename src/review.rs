@@ -39,7 +39,9 @@ pub fn refusal_inside_agent(what: &str) -> Option<String> {
     ))
 }
 
-/// Run `trust`; the text goes to stdout, the result is the exit code or an error.
+/// Run `trust`; the text goes to stdout, the result is the exit code or an error. The command
+/// line's own (an embedder records trust with [`record_current`] after its own review).
+#[doc(hidden)]
 pub fn run(opts: &LoadOptions, mode: Mode) -> Result<u8, String> {
     let store = TrustStore::load(opts.paths.trust_file().as_deref()).map_err(|e| e.to_string())?;
     let files = review_files(opts, &store);
@@ -229,12 +231,13 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
 /// Record the current content of every project file from `opts.start_dir` up, with the scripts
 /// it covers, without a review: for an embedding agent that showed its own review, and for
 /// tests. Refuses inside an agent's tool call, like `ka-hooks trust`.
-pub fn record_current(opts: &LoadOptions) -> Result<(), String> {
+pub fn record_current(opts: &LoadOptions) -> Result<(), RecordError> {
     if let Some(refusal) = refusal_inside_agent("record trust") {
-        return Err(refusal);
+        return Err(RecordError::InsideAgent(refusal));
     }
-    let data_dir = opts.paths.data_dir.clone().ok_or("no data directory")?;
-    let store = TrustStore::load(opts.paths.trust_file().as_deref()).map_err(|e| e.to_string())?;
+    let data_dir = opts.paths.data_dir.clone().ok_or(RecordError::NoDataDir)?;
+    let store = TrustStore::load(opts.paths.trust_file().as_deref())
+        .map_err(|e| RecordError::Store(e.to_string()))?;
     let files = review_files(opts, &store);
     let mut base = config::ReviewBase::new(opts);
     let mut pending = Vec::new();
@@ -251,7 +254,23 @@ pub fn record_current(opts: &LoadOptions) -> Result<(), String> {
             });
         }
     }
-    record(opts, &data_dir, &pending)
+    record(opts, &data_dir, &pending).map_err(RecordError::Store)
+}
+
+/// Why [`record_current`] recorded nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecordError {
+    /// Called inside an agent's tool call (`KA_AGENT_TOOL_CALL`, `CLAUDECODE`, ...): trust is
+    /// a person's act, never the model's.
+    #[error("{0}")]
+    InsideAgent(String),
+    /// No data directory to keep the trust store in (`KA_DATA_DIR`, else the user's data dir).
+    #[error("no data directory to keep the trust store in: set KA_DATA_DIR or HOME")]
+    NoDataDir,
+    /// The trust store, or a reviewed copy, could not be read or written.
+    #[error("{0}")]
+    Store(String),
 }
 
 fn confirm() -> Result<bool, String> {

@@ -135,8 +135,26 @@ pub(crate) fn get() -> Option<Arc<Watchdog>> {
 }
 
 /// Whether this process has a watchdog (`Err`: why not). Starts it if no hook did yet.
-pub fn status() -> Result<(), String> {
-    current().map(|_| ())
+pub fn status() -> Result<(), Unavailable> {
+    current()
+        .map(|_| ())
+        .map_err(|reason| Unavailable { reason })
+}
+
+/// Why this process has no watchdog (no `/bin/sh`, no writable temp directory, out of
+/// processes): its hooks run under every other guarantee of the runner, but a hook running when
+/// the host is killed outlives it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Unavailable {
+    reason: String,
+}
+
+impl Unavailable {
+    /// Why, in words.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
 }
 
 /// A process group on the watchdog's list; taken off on drop, which must come after the

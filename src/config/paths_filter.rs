@@ -44,7 +44,7 @@ fn glob(pattern: &str) -> Result<globset::Glob, globset::Error> {
 
 impl PathFilter {
     /// Compile `patterns`; an invalid glob is an error naming it.
-    pub fn compile(patterns: Vec<String>) -> Result<PathFilter, String> {
+    pub(crate) fn compile(patterns: Vec<String>) -> Result<PathFilter, String> {
         let mut include = GlobSetBuilder::new();
         let mut exclude = GlobSetBuilder::new();
         let mut any_include = false;

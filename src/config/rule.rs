@@ -70,7 +70,7 @@ pub struct Rule {
 
 impl Rule {
     /// Parse one rule; the error says what was expected.
-    pub fn parse(source: &str) -> Result<Rule, String> {
+    pub(crate) fn parse(source: &str) -> Result<Rule, String> {
         let text = source.trim();
         let (name, inner) = match text.find('(') {
             Some(open) => {

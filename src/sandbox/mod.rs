@@ -151,7 +151,7 @@ pub enum Declared {
 impl Declared {
     /// Read a `sandbox` value: a profile name or a table `{ write = [...], network = bool }`.
     /// The error says what was expected.
-    pub fn from_toml(value: &toml::Value) -> Result<Declared, String> {
+    pub(crate) fn from_toml(value: &toml::Value) -> Result<Declared, String> {
         match value {
             toml::Value::String(name) if name == "off" => Ok(Declared::Off),
             toml::Value::String(name) => {

@@ -53,8 +53,23 @@ pub enum Token {
 }
 
 /// The tokens of `line`, or why it cannot be read.
-pub fn tokens(line: &str) -> Result<Vec<Token>, String> {
-    lex(line, 0)
+pub fn tokens(line: &str) -> Result<Vec<Token>, LexError> {
+    lex(line, 0).map_err(|message| LexError { message })
+}
+
+/// Why a command line cannot be read as shell words (an unterminated quote, a substitution
+/// nested too deep, ...).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LexError {
+    message: String,
+}
+
+impl LexError {
+    /// What is wrong, in words.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
 }
 
 pub(crate) fn lex(line: &str, depth: usize) -> Result<Vec<Token>, String> {

@@ -21,7 +21,7 @@ pub mod commands;
 pub mod lexer;
 
 pub use commands::{simple_commands, simple_commands_of, CommandLine, SimpleCommand};
-pub use lexer::{tokens, Token, Word};
+pub use lexer::{tokens, LexError, Token, Word};
 
 #[cfg(test)]
 mod tests;
