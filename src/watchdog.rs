@@ -11,7 +11,8 @@
 //! watchdog sends SIGKILL to every process group on its **list**, then exits.
 //!
 //! The list is a file with no name: created and unlinked at once in the temp directory
-//! (`tempfile::tempfile`), shared with the watchdog as its stdout (opened for reading and
+//! (`tempfile::tempfile`; on Linux, where that cannot be written, a `memfd`), shared with the
+//! watchdog as its stdout (opened for reading and
 //! writing; the script reads it with `<&1`). It holds one slot of 12 bytes per hook
 //! running now: a hook's group is written into a free slot right after its spawn returns and
 //! blanked once the runner has ended the group (so a recycled pgid is never killed). Each is one
@@ -34,8 +35,8 @@
 //! hook unregistered. Closing it would need code in the forked child (`pre_exec`), which turns
 //! std's `posix_spawn` into a full `fork` of the host for every hook.
 //!
-//! When the watchdog cannot be started (no `/bin/sh`, no writable temp directory, out of
-//! processes), hooks still run, under every other guarantee of the runner; [`status`] says why,
+//! When the watchdog cannot be started (no `/bin/sh`, out of processes; elsewhere than Linux,
+//! no writable temp directory), hooks still run, under every other guarantee of the runner; [`status`] says why,
 //! so a host can report it.
 
 use std::fs::File;
@@ -96,10 +97,44 @@ fn current() -> Result<Arc<Watchdog>, String> {
     started
 }
 
+/// The list: an unnamed file in the temp directory, else (Linux) an anonymous memory file, so
+/// that a temp directory that cannot be written does not cost the watchdog.
+fn list_file() -> Result<File, String> {
+    tempfile::tempfile().or_else(|e| {
+        anonymous_file().ok_or_else(|| {
+            format!("cannot create the hook watchdog's list in the temp directory: {e}")
+        })
+    })
+}
+
+/// `memfd_create(2)`: a file in memory with no name anywhere (Linux ≥ 3.17).
+#[cfg(target_os = "linux")]
+fn anonymous_file() -> Option<File> {
+    use std::os::fd::FromRawFd;
+    let name = c"ka-hooks-watchdog";
+    // SAFETY: memfd_create reads the NUL-terminated name and takes flags; it returns a new
+    // descriptor (close-on-exec with MFD_CLOEXEC) or -1.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_memfd_create,
+            name.as_ptr(),
+            libc::c_long::from(libc::MFD_CLOEXEC),
+        )
+    };
+    let fd = std::os::fd::RawFd::try_from(fd)
+        .ok()
+        .filter(|fd| *fd >= 0)?;
+    // SAFETY: the kernel just returned `fd`; nothing else owns it.
+    Some(unsafe { File::from_raw_fd(fd) })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn anonymous_file() -> Option<File> {
+    None
+}
+
 fn start() -> Result<Watchdog, String> {
-    let file = tempfile::tempfile().map_err(|e| {
-        format!("cannot create the hook watchdog's list in the temp directory: {e}")
-    })?;
+    let file = list_file()?;
     let theirs = file
         .try_clone()
         .map_err(|e| format!("cannot share the hook watchdog's list: {e}"))?;

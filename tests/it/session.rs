@@ -330,6 +330,21 @@ fn a_managed_layer_from_paths_new_runs() {
 
 #[test]
 fn hooks_die_with_a_host_killed_by_sigkill() {
+    hook_dies_with_its_sigkilled_host(None);
+}
+
+/// The same with a temp directory that cannot be written: the watchdog keeps its list in memory
+/// (Linux), and still kills the hook.
+#[cfg(target_os = "linux")]
+#[test]
+fn hooks_die_with_a_sigkilled_host_whose_temp_dir_cannot_be_written() {
+    let missing = std::path::Path::new("/nonexistent/ka-hooks-tmp");
+    hook_dies_with_its_sigkilled_host(Some(missing));
+}
+
+/// A `ka-hooks run` host (with `TMPDIR` set to `tmpdir`) starts a hook that sleeps, and is
+/// SIGKILLed: the hook's process group must be gone soon after.
+fn hook_dies_with_its_sigkilled_host(tmpdir: Option<&std::path::Path>) {
     let p = Project::new();
     p.user(&hook(
         "slow",
@@ -341,6 +356,9 @@ fn hooks_die_with_a_host_killed_by_sigkill() {
     let mut host = std::process::Command::new(assert_cmd::cargo::cargo_bin("ka-hooks"));
     for var in support::AMBIENT_VARS {
         host.env_remove(var);
+    }
+    if let Some(dir) = tmpdir {
+        host.env("TMPDIR", dir);
     }
     let mut host = host
         .env("KA_CONFIG_DIR", &p.config_dir)
