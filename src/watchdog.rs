@@ -12,9 +12,8 @@
 //!
 //! The list is a file with no name: created and unlinked at once in the temp directory
 //! (`tempfile::tempfile`; on Linux, where that cannot be written, a `memfd`), shared with the
-//! watchdog as its stdout (opened for reading and
-//! writing; the script reads it with `<&1`). It holds one slot of 12 bytes per hook
-//! running now: a hook's group is written into a free slot right after its spawn returns and
+//! watchdog as its stdout (opened for reading and writing; the script reads it with `<&1`). It
+//! holds one slot of 12 bytes per hook running now: a hook's group is written into a free slot right after its spawn returns and
 //! blanked once the runner has ended the group (so a recycled pgid is never killed). Each is one
 //! `pwrite` into the page cache; the watchdog is not woken by either, so a hook costs it
 //! nothing. (It used to be told each start and end over its stdin, a line `sh` reads a byte at
@@ -36,8 +35,8 @@
 //! std's `posix_spawn` into a full `fork` of the host for every hook.
 //!
 //! When the watchdog cannot be started (no `/bin/sh`, out of processes; elsewhere than Linux,
-//! no writable temp directory), hooks still run, under every other guarantee of the runner; [`status`] says why,
-//! so a host can report it.
+//! no writable temp directory), hooks still run, under every other guarantee of the runner;
+//! [`status`] says why, so a host can report it.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -51,6 +50,9 @@ const SHELL: &str = "/bin/sh";
 /// Bytes per slot of the list: a process-group id right-aligned in 11 columns and a newline, or
 /// 11 spaces and a newline for a free slot (`read` strips the blanks).
 const SLOT: usize = 12;
+
+/// A free slot.
+const BLANK: &str = "           \n";
 
 /// The watchdog's program: wait for end-of-file on stdin, then kill every group on the list.
 const SCRIPT: &str = r#"trap '' INT HUP TERM QUIT PIPE
@@ -233,11 +235,10 @@ impl Drop for Registered {
         if let Some((w, slot)) = &self.0 {
             let slot = *slot;
             let mut list = w.list.lock().unwrap_or_else(PoisonError::into_inner);
-            let blank = format!("{:>11}\n", "");
             // A slot that cannot be blanked (an I/O error on a page written a moment ago) keeps
             // the dead group's id: if the pid is recycled as a group leader, the watchdog kills
             // that group when this process dies. Nothing better can be done about it here.
-            list.write(slot, &blank);
+            list.write(slot, BLANK);
             list.taken[slot] = false;
         }
     }

@@ -24,17 +24,16 @@ pub(super) fn prepare(child: &Child) -> Option<OwnedFd> {
         child.stdout.as_ref().map(AsRawFd::as_raw_fd),
         child.stderr.as_ref().map(AsRawFd::as_raw_fd),
     ];
-    let mut changed: Vec<RawFd> = Vec::with_capacity(3);
-    for fd in fds.into_iter().flatten() {
+    for (done, fd) in fds.iter().enumerate() {
+        let Some(fd) = *fd else { continue };
         if !set_nonblocking(fd) {
-            for &fd in &changed {
+            for &fd in fds[..done].iter().flatten() {
                 // SAFETY: `fd` is one of the child's pipes, open for the whole call; F_SETFL
                 // only changes its status flags, back to none (see `set_nonblocking`).
                 unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
             }
             return None;
         }
-        changed.push(fd);
     }
     Some(pidfd)
 }

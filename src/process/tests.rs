@@ -345,6 +345,39 @@ fn both_runners_report_death_by_signal() {
 #[cfg(target_os = "linux")]
 extern "C" fn ignore_signal(_: libc::c_int) {}
 
+/// What a SIGPIPE test changes and restores: SIGPIPE's disposition and this thread's mask.
+#[cfg(target_os = "linux")]
+struct SigpipeState {
+    action: libc::sigaction,
+    mask: libc::sigset_t,
+}
+
+/// Give SIGPIPE the disposition `handler` and block it in this thread; the previous state.
+#[cfg(target_os = "linux")]
+fn handle_and_block_sigpipe(handler: libc::sighandler_t) -> SigpipeState {
+    // SAFETY: sigaction and sigset_t are plain old data, owned by this frame; this changes
+    // SIGPIPE's disposition and this thread's mask, which `restore_sigpipe` puts back.
+    unsafe {
+        let mut old: SigpipeState = std::mem::zeroed();
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGPIPE, &action, &mut old.action);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe_set(), &mut old.mask);
+        old
+    }
+}
+
+/// Put back what [`handle_and_block_sigpipe`] changed.
+#[cfg(target_os = "linux")]
+fn restore_sigpipe(old: &SigpipeState) {
+    // SAFETY: restores values saved by `handle_and_block_sigpipe`.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old.mask, std::ptr::null_mut());
+        libc::sigaction(libc::SIGPIPE, &old.action, std::ptr::null_mut());
+    }
+}
+
 /// The poll loop consumes the SIGPIPE its own failed write raised, but must not take one that
 /// was already pending (blocked) in the thread before: that one belongs to the embedding program.
 #[cfg(target_os = "linux")]
@@ -356,17 +389,10 @@ fn poll_loop_leaves_a_sigpipe_that_was_pending_before_alone() {
     let set = sigpipe_set();
     // Like a program that handles SIGPIPE (a handler that does nothing, harmless to any other
     // test of this process): the write is guarded by the mask, the path this is about.
-    // SAFETY: sigset_t and sigaction values owned by this frame; this changes this thread's
-    // mask, SIGPIPE's disposition (restored below), and sends SIGPIPE to this thread, where it
-    // stays pending (blocked).
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    let mut old_action: libc::sigaction = unsafe { std::mem::zeroed() };
+    let old =
+        handle_and_block_sigpipe(ignore_signal as extern "C" fn(libc::c_int) as libc::sighandler_t);
+    // SAFETY: sends SIGPIPE to this thread, where it stays pending (blocked).
     unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = ignore_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(libc::SIGPIPE, &action, &mut old_action);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
         libc::pthread_kill(libc::pthread_self(), libc::SIGPIPE);
     }
     let f = exec(runner, "exec 0<&-; sleep 0.1", &vec![b'x'; 1_000_000], LONG);
@@ -377,10 +403,9 @@ fn poll_loop_leaves_a_sigpipe_that_was_pending_before_alone() {
         let no_wait: libc::timespec = std::mem::zeroed();
         libc::sigtimedwait(&set, std::ptr::null_mut(), &no_wait);
         let again = polled::sigpipe_pending();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        libc::sigaction(libc::SIGPIPE, &old_action, std::ptr::null_mut());
         (still, again)
     };
+    restore_sigpipe(&old);
     assert!(still_pending, "the caller's pending SIGPIPE was taken");
     assert!(!consumed_again, "more than one SIGPIPE pending");
 }
@@ -492,17 +517,7 @@ fn poll_loop_consumes_its_sigpipe_where_it_is_ignored_but_blocked() {
         return;
     };
     let set = sigpipe_set();
-    // SAFETY: sigset_t and sigaction values owned by this frame; this changes this thread's
-    // mask and SIGPIPE's disposition (both restored below).
-    let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    let mut old_action: libc::sigaction = unsafe { std::mem::zeroed() };
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = libc::SIG_IGN;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(libc::SIGPIPE, &action, &mut old_action);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
-    }
+    let old = handle_and_block_sigpipe(libc::SIG_IGN);
     let f = exec(runner, "exec 0<&-; sleep 0.1", &vec![b'x'; 1_000_000], LONG);
     assert_eq!(f.termination, Termination::Exited(0));
     // SAFETY: as above; the zero timeout never blocks.
@@ -510,9 +525,8 @@ fn poll_loop_consumes_its_sigpipe_where_it_is_ignored_but_blocked() {
         let left = polled::sigpipe_pending();
         let no_wait: libc::timespec = std::mem::zeroed();
         libc::sigtimedwait(&set, std::ptr::null_mut(), &no_wait);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        libc::sigaction(libc::SIGPIPE, &old_action, std::ptr::null_mut());
         left
     };
+    restore_sigpipe(&old);
     assert!(!left, "the hook's SIGPIPE was left pending");
 }
