@@ -58,9 +58,9 @@
 pub use crate::signal::signal_name;
 use std::{
     fmt,
-    os::unix::process::{CommandExt, ExitStatusExt},
+    os::unix::process::ExitStatusExt,
     path::Path,
-    process::{Child, Command, ExitStatus, Stdio},
+    process::ExitStatus,
     sync::{Arc, OnceLock},
     thread,
     time::{Duration, Instant},
@@ -277,7 +277,7 @@ pub fn run_confined(
 /// Watch a started hook: with the poll loop where a pidfd can be had and `threads_only` is
 /// false, else with the thread fallback.
 fn run_spawned(
-    child: Child,
+    child: HookChild,
     hook: &HookProcess<'_>,
     started: Instant,
     #[cfg_attr(not(target_os = "linux"), allow(unused_variables))] threads_only: bool,
@@ -313,74 +313,17 @@ fn forces_fallback(value: Option<&std::ffi::OsStr>) -> bool {
     })
 }
 
-/// Start `/bin/sh -c <command>` in its own process group with all three standard streams piped. The
-/// error is the text for [`Termination::SpawnFailed`].
-fn spawn(
-    hook: &HookProcess<'_>,
-    sandbox: Option<&crate::sandbox::Prepared>,
-) -> Result<Child, String> {
-    let mut command = Command::new(SHELL);
-    command
-        .arg("-c")
-        .arg(hook.command)
-        .envs(hook.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    // std spawns with posix_spawn (a vfork: our page tables are not copied) only when posix_spawn
-    // can do every step. A working directory needs glibc's `posix_spawn_file_actions_addchdir_np`,
-    // which std looks up at run time (dlsym): a static build never finds it and falls back to a
-    // full fork. A hook that runs in our own working directory (the usual case) needs no chdir.
-    // Nothing in ka-hooks changes its working directory, so it cannot change before the spawn (a
-    // host that embeds the library and changes its own while a dispatch runs races with this, as
-    // it does with every relative path it hands over).
-    if !is_current_dir(hook.cwd) {
-        command.current_dir(hook.cwd);
-    }
-    let spawned = match sandbox {
-        None => command.spawn(),
-        // In the child between fork and exec, never in a thread of this process: Landlock
-        // confines the calling thread, and a hook can signal, or with ptrace rights write the
-        // memory of, any thread in its own domain. A thread of ka's confined to spawn it (kept,
-        // or a fresh one that had not yet ended) let a hook SIGKILL the whole host and write its
-        // memory (`process_vm_writev` on the thread's id). Done in the child, the hook gets a
-        // domain of its own, which no thread of ka and no other hook shares. The cost: std
-        // forks the whole process instead of using `posix_spawn` (`benches/README.md`).
-        Some(sandbox) => {
-            let confiner = sandbox.confiner();
-            // SAFETY: the closure runs in the forked child before exec and only makes two
-            // system calls (`prctl`, `landlock_restrict_self`), which are async-signal-safe; it
-            // allocates nothing and touches no lock. The ruleset descriptor it names stays
-            // open in this process until `spawn` returns.
-            unsafe {
-                command.pre_exec(move || confiner.confine());
-            }
-            command.spawn()
-        }
-    };
-    spawned.map_err(|err| {
-        // The io error alone ("No such file or directory") does not say whether the shell or the
-        // directory is missing.
-        if !hook.cwd.is_dir() {
-            format!("{err} (cwd {})", hook.cwd.display())
-        } else if !Path::new(SHELL).exists() {
-            format!("{err} ({SHELL} not found)")
-        } else {
-            err.to_string()
-        }
-    })
-}
-
-/// `dir` is, by path, the working directory of this process (a directory that exists then).
-fn is_current_dir(dir: &Path) -> bool {
-    dir.is_absolute() && std::env::current_dir().is_ok_and(|cwd| cwd == dir)
-}
-
+mod child;
 #[cfg(target_os = "linux")]
 mod polled;
+mod spawn;
+#[cfg(target_os = "linux")]
+mod vfork;
+
+use child::HookChild;
 #[cfg(target_os = "linux")]
 pub(crate) use polled::signal_leader;
+use spawn::{is_current_dir, spawn};
 mod threaded;
 
 /// A pidfd for `pid` (Linux ≥ 5.3), unless the thread fallback is forced
@@ -418,7 +361,7 @@ fn kill_leader(pid: libc::pid_t, signal: libc::c_int) {
 }
 
 /// Reap a child we cannot wait for now, so it does not stay a zombie.
-fn reap_in_background(mut child: Child) {
+fn reap_in_background(mut child: HookChild) {
     // If even this thread cannot start, the child stays a zombie until we exit: nothing better to do.
     let _ = thread::Builder::new()
         .name("ka-hook-reap".to_owned())

@@ -2,22 +2,24 @@
 //! module doc of [`super`]).
 
 use std::{
+    fs::File,
     io::{self, Read, Write},
     os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd},
-    process::{Child, ChildStdin, ExitStatus},
+    process::ExitStatus,
     time::Instant,
 };
 
 use super::{
-    kill_group, lossy, reap_in_background, sigpipe_set, termination_of, Capture, Finished,
-    HookProcess, Termination, CHUNK, KILL_GRACE, OUTPUT_DRAIN, REAP_WAIT, STDERR_CAP, STDOUT_CAP,
+    child::HookChild, kill_group, lossy, reap_in_background, sigpipe_set, termination_of, Capture,
+    Finished, HookProcess, Termination, CHUNK, KILL_GRACE, OUTPUT_DRAIN, REAP_WAIT, STDERR_CAP,
+    STDOUT_CAP,
 };
 use crate::cancel::CHECK_EVERY_MS;
 
 /// Open a pidfd for `child` and make our ends of its pipes non-blocking. `None`, with nothing
 /// changed, if that is impossible (no `pidfd_open` before Linux 5.3, or a seccomp filter): the
 /// caller then falls back to threads, which need blocking pipes.
-pub(super) fn prepare(child: &Child) -> Option<OwnedFd> {
+pub(super) fn prepare(child: &HookChild) -> Option<OwnedFd> {
     let pidfd = pidfd_open(child.id())?;
     let fds = [
         child.stdin.as_ref().map(AsRawFd::as_raw_fd),
@@ -85,7 +87,7 @@ enum Leader {
 
 /// Run the spawned hook to the end in one `poll` loop over its stdin, stdout, stderr and `pidfd`.
 pub(super) fn run(
-    mut child: Child,
+    mut child: HookChild,
     pidfd: OwnedFd,
     hook: &HookProcess<'_>,
     started: Instant,
@@ -301,7 +303,7 @@ fn poll_timeout(deadline: Option<Instant>) -> libc::c_int {
 
 /// Our end of the hook's stdin and how much of the payload went in.
 struct Input {
-    pipe: Option<ChildStdin>,
+    pipe: Option<File>,
     written: usize,
 }
 
@@ -332,7 +334,7 @@ impl Input {
 /// consume the `SIGPIPE` it left pending (with a zero-timeout `sigtimedwait`) before restoring the
 /// old mask. A `SIGPIPE` that was already pending before the write is not ours: it stays (the
 /// kernel merges ours into it).
-fn write_without_sigpipe(pipe: &mut ChildStdin, data: &[u8]) -> io::Result<usize> {
+fn write_without_sigpipe(pipe: &mut File, data: &[u8]) -> io::Result<usize> {
     if sigpipe_ignored_and_unblocked() {
         // The usual case (Rust programs ignore it): nothing to keep away or to consume, and two
         // system calls instead of four.

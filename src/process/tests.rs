@@ -31,7 +31,7 @@ fn describe_is_short_and_names_signals() {
     );
 }
 
-type Runner = fn(Child, &HookProcess<'_>, Instant) -> Finished;
+type Runner = fn(HookChild, &HookProcess<'_>, Instant) -> Finished;
 
 /// The poll loop (where the kernel has `pidfd_open`) and the thread fallback, to run the same
 /// scenarios through both.
@@ -40,7 +40,7 @@ fn runners() -> Vec<(&'static str, Runner)> {
     let mut runners: Vec<(&'static str, Runner)> = vec![("threads", run_threaded)];
     #[cfg(target_os = "linux")]
     {
-        fn run_polled(child: Child, hook: &HookProcess<'_>, started: Instant) -> Finished {
+        fn run_polled(child: HookChild, hook: &HookProcess<'_>, started: Instant) -> Finished {
             match polled::prepare(&child) {
                 Some(pidfd) => polled::run(child, pidfd, hook, started),
                 None => panic!("pidfd_open worked a moment ago"),

@@ -3,7 +3,6 @@
 
 use std::{
     io::{self, Read, Write},
-    process::Child,
     sync::{
         mpsc::{self, Receiver, RecvTimeoutError, Sender},
         Arc, Mutex, MutexGuard,
@@ -13,13 +12,17 @@ use std::{
 };
 
 use super::{
-    kill_group, kill_leader, lossy, reap_in_background, sigpipe_set, termination_of, Capture,
-    Finished, HookProcess, Termination, CHUNK, KILL_GRACE, OUTPUT_DRAIN, REAP_WAIT, STDERR_CAP,
-    STDOUT_CAP,
+    child::HookChild, kill_group, kill_leader, lossy, reap_in_background, sigpipe_set,
+    termination_of, Capture, Finished, HookProcess, Termination, CHUNK, KILL_GRACE, OUTPUT_DRAIN,
+    REAP_WAIT, STDERR_CAP, STDOUT_CAP,
 };
 
 /// The fallback when no pidfd can be had: a waiter thread, two reader threads and a writer thread.
-pub(super) fn run_threaded(mut child: Child, hook: &HookProcess<'_>, started: Instant) -> Finished {
+pub(super) fn run_threaded(
+    mut child: HookChild,
+    hook: &HookProcess<'_>,
+    started: Instant,
+) -> Finished {
     let pid = child.id();
     // Pids are positive `pid_t`s; `Child::id` just widened one to u32.
     let pgid = pid as libc::pid_t;
@@ -162,7 +165,7 @@ type ExitReport = io::Result<Termination>;
 
 /// Start the waiter, the output readers and the stdin writer. Returns how many readers run.
 fn start_threads(
-    child: &mut Child,
+    child: &mut HookChild,
     pid: libc::pid_t,
     payload: &Arc<[u8]>,
     (stdout, stderr): (&Arc<Mutex<Capture>>, &Arc<Mutex<Capture>>),

@@ -391,6 +391,12 @@ pub struct Confiner {
 }
 
 impl Confiner {
+    /// The ruleset's descriptor, for ka's own spawn (`process::vfork`), which applies it itself.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn ruleset_fd(&self) -> std::os::fd::RawFd {
+        self.fd
+    }
+
     /// Restrict the calling process, and every process it starts from now on, with the ruleset
     /// (`prctl(PR_SET_NO_NEW_PRIVS)`, then `landlock_restrict_self`). Called in the hook's
     /// child between fork and exec (async-signal-safe: two system calls); never in a thread of

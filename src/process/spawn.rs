@@ -1,0 +1,91 @@
+//! Starting `/bin/sh -c <command>` in a process group of its own with all three standard
+//! streams piped, confined by a Landlock ruleset when given.
+//!
+//! Two ways, one result ([`HookChild`]): on Linux ka's own vfork-style `clone`
+//! ([`super::vfork`]), which confines the child before `sh` without copying the host's page
+//! tables; elsewhere (macOS) `std::process::Command` (`posix_spawn`; no Landlock there). Linux
+//! takes the `std` way too whenever the thread fallback is forced
+//! ([`super::FORCE_FALLBACK_VAR`]), so that the test suite's second run of the process tests
+//! covers the whole macOS path, spawn included.
+
+use std::{
+    os::unix::process::CommandExt,
+    path::Path,
+    process::{Command, Stdio},
+};
+
+use super::{child::HookChild, HookProcess, SHELL};
+use crate::sandbox::Prepared;
+
+/// Start the hook. The error is the text for [`super::Termination::SpawnFailed`].
+pub(super) fn spawn(
+    hook: &HookProcess<'_>,
+    sandbox: Option<&Prepared>,
+) -> Result<HookChild, String> {
+    #[cfg(target_os = "linux")]
+    let spawned = if super::fallback_forced() {
+        spawn_std(hook, sandbox)
+    } else {
+        super::vfork::spawn(hook, sandbox.map(|s| s.confiner().ruleset_fd()))
+    };
+    #[cfg(not(target_os = "linux"))]
+    let spawned = spawn_std(hook, sandbox);
+    spawned.map_err(|err| {
+        // The io error alone ("No such file or directory") does not say whether the shell or the
+        // directory is missing.
+        if !hook.cwd.is_dir() {
+            format!("{err} (cwd {})", hook.cwd.display())
+        } else if !Path::new(SHELL).exists() {
+            format!("{err} ({SHELL} not found)")
+        } else {
+            err.to_string()
+        }
+    })
+}
+
+/// The portable way: `std::process::Command`.
+fn spawn_std(hook: &HookProcess<'_>, sandbox: Option<&Prepared>) -> std::io::Result<HookChild> {
+    let mut command = Command::new(SHELL);
+    command
+        .arg("-c")
+        .arg(hook.command)
+        .envs(hook.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // std spawns with posix_spawn (a vfork: our page tables are not copied) only when posix_spawn
+    // can do every step. A working directory needs glibc's `posix_spawn_file_actions_addchdir_np`,
+    // which std looks up at run time (dlsym): a static build never finds it and falls back to a
+    // full fork. A hook that runs in our own working directory (the usual case) needs no chdir.
+    // Nothing in ka-hooks changes its working directory, so it cannot change before the spawn (a
+    // host that embeds the library and changes its own while a dispatch runs races with this, as
+    // it does with every relative path it hands over).
+    if !is_current_dir(hook.cwd) {
+        command.current_dir(hook.cwd);
+    }
+    if let Some(sandbox) = sandbox {
+        // In the child between fork and exec, never in a thread of this process: Landlock
+        // confines the calling thread, and a hook can signal, or with ptrace rights write the
+        // memory of, any thread in its own domain. A thread of ka's confined to spawn it (kept,
+        // or a fresh one that had not yet ended) let a hook SIGKILL the whole host and write its
+        // memory (`process_vm_writev` on the thread's id). Done in the child, the hook gets a
+        // domain of its own, which no thread of ka and no other hook shares. std forks the
+        // whole process for a `pre_exec` (Linux takes this way only when the fallback is
+        // forced; macOS has no Landlock).
+        let confiner = sandbox.confiner();
+        // SAFETY: the closure runs in the forked child before exec and only makes two system
+        // calls (`prctl`, `landlock_restrict_self`), which are async-signal-safe; it allocates
+        // nothing and touches no lock. The ruleset descriptor it names stays open in this
+        // process until `spawn` returns.
+        unsafe {
+            command.pre_exec(move || confiner.confine());
+        }
+    }
+    command.spawn().map(HookChild::from_std)
+}
+
+/// `dir` is, by path, the working directory of this process (a directory that exists then).
+pub(super) fn is_current_dir(dir: &Path) -> bool {
+    dir.is_absolute() && std::env::current_dir().is_ok_and(|cwd| cwd == dir)
+}
