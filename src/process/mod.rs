@@ -422,3 +422,5 @@ fn lossy(bytes: Vec<u8>) -> String {
 
 #[cfg(test)]
 mod tests;
+#[cfg(all(test, target_os = "linux"))]
+mod vfork_tests;

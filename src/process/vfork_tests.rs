@@ -1,0 +1,134 @@
+//! Unit tests of ka's own spawn ([`super::vfork`]): what the hook inherits, and what fails.
+
+use std::{
+    os::fd::AsRawFd,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use super::{child::HookChild, run_spawned, vfork, Finished, HookProcess, Termination};
+
+fn hook<'a>(
+    command: &'a str,
+    cwd: &'a std::path::Path,
+    env: &'a [(String, String)],
+) -> HookProcess<'a> {
+    HookProcess {
+        command,
+        cwd,
+        env,
+        stdin: Arc::from(&b"payload"[..]),
+        timeout: Duration::from_secs(20),
+        cancel: None,
+        deadline: None,
+    }
+}
+
+fn run(hook: &HookProcess<'_>, ruleset: Option<i32>) -> Result<Finished, std::io::Error> {
+    let child: HookChild = vfork::spawn(hook, ruleset)?;
+    Ok(run_spawned(child, hook, Instant::now(), false))
+}
+
+/// The child blocks every signal while it runs our code and may have inherited handlers of the
+/// host: what `sh` starts must see an empty mask and SIGPIPE at its default (Rust ignores it in
+/// the host), as `std` gives its children. (dash clears the mask itself at start, so only the
+/// SIGPIPE half can fail where `/bin/sh` is dash; a `/bin/sh` that keeps the mask shows both.)
+#[test]
+fn the_hook_starts_with_no_signal_blocked_and_sigpipe_at_its_default() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let finished = run(
+        &hook("grep -E '^Sig(Blk|Ign)' /proc/self/status", dir.path(), &[]),
+        None,
+    )
+    .expect("spawn");
+    assert_eq!(finished.termination, Termination::Exited(0), "{finished:?}");
+    let mask = |name: &str| {
+        let line = finished
+            .stdout
+            .lines()
+            .find(|line| line.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in {:?}", finished.stdout));
+        u64::from_str_radix(line.rsplit(['\t', ' ']).next().unwrap_or(""), 16).expect("hex mask")
+    };
+    assert_eq!(mask("SigBlk"), 0, "{}", finished.stdout);
+    let sigpipe_bit = 1u64 << (libc::SIGPIPE - 1);
+    assert_eq!(mask("SigIgn") & sigpipe_bit, 0, "{}", finished.stdout);
+}
+
+/// `env` goes over the inherited environment: one entry per name, the last of `env` winning.
+#[test]
+fn the_hook_gets_each_variable_once_with_the_last_value() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = [
+        ("PATH".to_owned(), "/usr/bin:/bin".to_owned()),
+        ("KA_TEST_TWICE".to_owned(), "first".to_owned()),
+        ("KA_TEST_TWICE".to_owned(), "second".to_owned()),
+    ];
+    let finished = run(
+        &hook(
+            "env | grep -c '^PATH='; env | grep '^KA_TEST_TWICE='; echo \"$PATH\"; cat",
+            dir.path(),
+            &env,
+        ),
+        None,
+    )
+    .expect("spawn");
+    assert_eq!(
+        finished.stdout, "1\nKA_TEST_TWICE=second\n/usr/bin:/bin\npayload",
+        "{finished:?}"
+    );
+    assert!(std::env::var_os("HOME").is_some() || std::env::var_os("USER").is_some());
+}
+
+/// A host that closed its own stdin: the hook's stdin pipe then lands on descriptor 0 in the
+/// host, and a `dup2(0, 0)` in the child would leave it close-on-exec (the hook would read
+/// nothing). Only stdin is closed: the test harness writes to stdout and stderr.
+#[test]
+fn a_host_without_stdin_still_hands_the_hook_its_payload() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // SAFETY: dup of our own descriptor 0; the copy is restored below.
+    let saved = unsafe { libc::dup(0) };
+    assert!(saved >= 0);
+    // SAFETY: closing our own stdin, which this test process does not read.
+    unsafe { libc::close(0) };
+    let finished = run(&hook("cat; echo", dir.path(), &[]), None);
+    // SAFETY: put stdin back where it was.
+    unsafe {
+        libc::dup2(saved, 0);
+        libc::close(saved);
+    }
+    let finished = finished.expect("spawn");
+    assert_eq!(finished.stdout, "payload\n", "{finished:?}");
+}
+
+/// A step that fails in the child fails the spawn, and `sh` never runs: here the Landlock step
+/// with a descriptor that is no ruleset (a hook must never run unconfined by mistake), a working
+/// directory that is gone, and a command with a NUL byte.
+#[test]
+fn a_failed_step_in_the_child_fails_the_spawn_and_runs_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("ran");
+    let command = format!("touch '{}'", marker.display());
+    let not_a_ruleset = std::fs::File::open("/dev/null").expect("/dev/null");
+    let err = run(
+        &hook(&command, dir.path(), &[]),
+        Some(not_a_ruleset.as_raw_fd()),
+    )
+    .expect_err("confinement must fail");
+    assert!(err.raw_os_error().is_some(), "{err}");
+    let gone = dir.path().join("gone");
+    let err = run(&hook(&command, &gone, &[]), None).expect_err("no such cwd");
+    assert_eq!(err.raw_os_error(), Some(libc::ENOENT), "{err}");
+    let err = run(&hook("true\0; touch x", dir.path(), &[]), None).expect_err("NUL");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+    assert!(!marker.exists(), "the hook ran");
+    // The failed children were reaped: none is left as a zombie of this process.
+    let zombies = std::fs::read_to_string(format!("/proc/self/task/{}/children", gettid()))
+        .unwrap_or_default();
+    assert_eq!(zombies.trim(), "", "children left: {zombies}");
+}
+
+fn gettid() -> libc::pid_t {
+    // SAFETY: gettid takes no arguments.
+    unsafe { libc::gettid() }
+}
