@@ -247,11 +247,10 @@ pub fn run(hook: &HookProcess<'_>) -> Finished {
 }
 
 /// [`run`], confined by `sandbox` when given: the ruleset (built by the caller, in this
-/// process) is applied in the child between fork and exec, in the process-group leader before
-/// `sh` starts, so ka itself is never restricted and no thread of ka shares the hook's domain.
-/// A confinement that fails in the child fails the spawn ([`Termination::SpawnFailed`]): the
-/// hook never runs unconfined by mistake. The `pre_exec` makes std fork instead of
-/// `posix_spawn` (see `benches/README.md` for the cost).
+/// process) is applied in the child between its `clone` and `execve`, in the process-group
+/// leader before `sh` starts, so ka itself is never restricted and no thread of ka shares the
+/// hook's domain. A confinement that fails in the child fails the spawn
+/// ([`Termination::SpawnFailed`]): the hook never runs unconfined by mistake.
 pub fn run_confined(
     hook: &HookProcess<'_>,
     sandbox: Option<&crate::sandbox::Prepared>,

@@ -26,7 +26,7 @@ pub(super) fn spawn(
     let spawned = if super::fallback_forced() {
         spawn_std(hook, sandbox)
     } else {
-        super::vfork::spawn(hook, sandbox.map(|s| s.confiner().ruleset_fd()))
+        super::vfork::spawn(hook, sandbox.map(Prepared::confiner))
     };
     #[cfg(not(target_os = "linux"))]
     let spawned = spawn_std(hook, sandbox);

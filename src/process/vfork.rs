@@ -30,6 +30,7 @@ use std::{
 };
 
 use super::{child::HookChild, HookProcess, SHELL};
+use crate::sandbox::Confiner;
 
 /// Bytes of stack for the child until its `execve`: it calls a few libc wrappers of system
 /// calls and nothing else (musl's `posix_spawn` gives its child about 5 KiB).
@@ -47,8 +48,8 @@ struct Plan {
     cwd: *const libc::c_char,
     /// Our pipes' child ends for its fds 0, 1, 2; each ≥ 3, so no `dup2` overwrites another.
     fds: [RawFd; 3],
-    /// The Landlock ruleset, or -1.
-    ruleset: RawFd,
+    /// Applies the Landlock ruleset, if any.
+    confiner: Option<Confiner>,
     /// Written by the child when a step fails: its `errno` (0 while all went well).
     err: libc::c_int,
 }
@@ -59,7 +60,7 @@ struct Stack([MaybeUninit<u8>; STACK]);
 
 /// Start `/bin/sh -c <command>` for `hook` as described in the module doc, confined by
 /// `ruleset` when given.
-pub(super) fn spawn(hook: &HookProcess<'_>, ruleset: Option<RawFd>) -> io::Result<HookChild> {
+pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::Result<HookChild> {
     let command = CString::new(hook.command).map_err(|_| nul("the command"))?;
     let shell = CString::new(SHELL).map_err(|_| nul("the shell"))?;
     let env = environment(hook.env)?;
@@ -93,7 +94,7 @@ pub(super) fn spawn(hook: &HookProcess<'_>, ruleset: Option<RawFd>) -> io::Resul
             stdout_child.as_raw_fd(),
             stderr_child.as_raw_fd(),
         ],
-        ruleset: ruleset.unwrap_or(-1),
+        confiner,
         err: 0,
     };
     let pid = clone_child(&mut plan)?;
@@ -183,12 +184,10 @@ unsafe fn prepare_and_exec(plan: &Plan) -> libc::c_int {
     if !plan.cwd.is_null() && libc::chdir(plan.cwd) != 0 {
         return errno();
     }
-    if plan.ruleset >= 0 {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return errno();
-        }
-        if libc::syscall(libc::SYS_landlock_restrict_self, plan.ruleset, 0u32) != 0 {
-            return errno();
+    if let Some(confiner) = plan.confiner {
+        // Two system calls; its error is an `errno`, which allocates nothing.
+        if let Err(err) = confiner.confine() {
+            return err.raw_os_error().unwrap_or(libc::EPERM);
         }
     }
     libc::execve(plan.argv[0], plan.argv.as_ptr(), plan.envp);

@@ -6,6 +6,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::sandbox::Confiner;
+
 use super::{child::HookChild, run_spawned, vfork, Finished, HookProcess, Termination};
 
 fn hook<'a>(
@@ -25,7 +27,7 @@ fn hook<'a>(
 }
 
 fn run(hook: &HookProcess<'_>, ruleset: Option<i32>) -> Result<Finished, std::io::Error> {
-    let child: HookChild = vfork::spawn(hook, ruleset)?;
+    let child: HookChild = vfork::spawn(hook, ruleset.map(Confiner::of_fd))?;
     Ok(run_spawned(child, hook, Instant::now(), false))
 }
 

@@ -374,7 +374,7 @@ impl fmt::Debug for Prepared {
 
 impl Prepared {
     /// What the child needs to confine itself: the ruleset's descriptor number, which it
-    /// inherits across the fork (a copy, `'static`, for `pre_exec`).
+    /// inherits (a copy, `'static`, for a `pre_exec` closure).
     pub fn confiner(&self) -> Confiner {
         Confiner {
             #[cfg(target_os = "linux")]
@@ -391,10 +391,10 @@ pub struct Confiner {
 }
 
 impl Confiner {
-    /// The ruleset's descriptor, for ka's own spawn (`process::vfork`), which applies it itself.
-    #[cfg(target_os = "linux")]
-    pub(crate) fn ruleset_fd(&self) -> std::os::fd::RawFd {
-        self.fd
+    /// A confiner that applies the ruleset of this descriptor (tests: one that is no ruleset).
+    #[cfg(all(test, target_os = "linux"))]
+    pub(crate) fn of_fd(fd: std::os::fd::RawFd) -> Confiner {
+        Confiner { fd }
     }
 
     /// Restrict the calling process, and every process it starts from now on, with the ruleset
