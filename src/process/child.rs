@@ -70,6 +70,7 @@ impl HookChild {
     }
 
     /// Reap it if it has ended; `None` while it runs.
+    #[cfg(target_os = "linux")]
     pub(super) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
         self.reap(libc::WNOHANG)
     }

@@ -23,7 +23,7 @@ pub(super) fn spawn(
     sandbox: Option<&Prepared>,
 ) -> Result<HookChild, String> {
     #[cfg(target_os = "linux")]
-    let spawned = if super::fallback_forced() {
+    let spawned = if super::fallback_forced() || !super::vfork::usable() {
         spawn_std(hook, sandbox)
     } else {
         super::vfork::spawn(hook, sandbox.map(Prepared::confiner))

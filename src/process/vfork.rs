@@ -10,15 +10,18 @@
 //! until its `execve`, while the calling thread is suspended (`CLONE_VFORK`), and runs only
 //! system calls on a stack of its own. It also builds the environment once instead of twice.
 //!
-//! The child, in order: every signal handler the host installed reset to the default and
-//! `SIGPIPE` too (a handler of ours must never run in it: it shares our memory), an empty
-//! signal mask, a process group of its own, the three pipes on 0, 1 and 2, the working
-//! directory, the Landlock ruleset (`no_new_privs`, `landlock_restrict_self`), `execve`. A step
-//! that fails leaves its `errno` in memory we share and ends the child with `_exit(127)`; the
-//! parent reaps it and reports the error (the hook never runs, and never unconfined).
+//! The child runs with every signal blocked (the parent blocks them around the `clone`) and
+//! makes raw system calls only, in order: every signal handler the host installed reset to
+//! the default and `SIGPIPE` too (a handler of ours must never run in it: it shares our
+//! memory), a process group of its own, the three pipes on 0, 1 and 2, the working directory,
+//! the Landlock ruleset (`no_new_privs`, `landlock_restrict_self`), an empty signal mask,
+//! `execve`. A step that fails leaves its `errno` in memory we share and ends the child with
+//! exit status 127; the parent reaps it and reports the error (the hook never runs, and never
+//! unconfined). Where the C library's `clone` is unfit ([`usable`]), `std` starts the hook.
 
 use std::{
-    ffi::{CStr, CString, OsStr},
+    collections::HashSet,
+    ffi::{CStr, CString},
     fs::File,
     io,
     mem::MaybeUninit,
@@ -27,17 +30,23 @@ use std::{
         unix::ffi::OsStrExt,
     },
     ptr,
+    sync::OnceLock,
 };
 
 use super::{child::HookChild, HookProcess, SHELL};
 use crate::sandbox::Confiner;
 
-/// Bytes of stack for the child until its `execve`: it calls a few libc wrappers of system
-/// calls and nothing else (musl's `posix_spawn` gives its child about 5 KiB).
-const STACK: usize = 32 * 1024;
+/// Bytes of stack for the child until its `execve`: it makes raw system calls and nothing else
+/// (musl's `posix_spawn` gives its child about 5 KiB).
+const STACK: usize = 16 * 1024;
 
-/// Signals 1..`NSIG` (Linux: 64 signals).
-const NSIG: libc::c_int = 65;
+/// Signals 1..`NSIG` on the architectures this spawn is used on ([`usable`]: 64 signals, a
+/// 64-bit set).
+const NSIG: libc::c_long = 65;
+
+/// Room for the kernel's `struct sigaction` on those architectures (handler, flags, restorer
+/// where there is one, mask: at most 32 bytes). All zero is `SIG_DFL`, no flags, empty mask.
+type KernelSigaction = [u64; 4];
 
 /// Everything the child needs, made in the parent before the `clone`: the child allocates
 /// nothing and takes no lock.
@@ -46,7 +55,7 @@ struct Plan {
     envp: *const *const libc::c_char,
     /// Null: stay in our working directory.
     cwd: *const libc::c_char,
-    /// Our pipes' child ends for its fds 0, 1, 2; each ≥ 3, so no `dup2` overwrites another.
+    /// Our pipes' child ends for its fds 0, 1, 2; each ≥ 3, so no `dup3` overwrites another.
     fds: [RawFd; 3],
     /// Applies the Landlock ruleset, if any.
     confiner: Option<Confiner>,
@@ -58,15 +67,55 @@ struct Plan {
 #[repr(C, align(16))]
 struct Stack([MaybeUninit<u8>; STACK]);
 
+/// This spawn can be used in this process: the C library's `clone` wrapper leaves the calling
+/// thread alone. glibc before 2.25 cached the pid and tid in the thread's control block and
+/// its `clone` wrote -1 there for a `CLONE_VM` child, which shares the parent thread's block:
+/// `raise` and mutexes that record their owner would then break in the host. Elsewhere
+/// `std`'s `Command` is used (a `fork` for a confined hook).
+pub(super) fn usable() -> bool {
+    static USABLE: OnceLock<bool> = OnceLock::new();
+    *USABLE.get_or_init(|| {
+        // The architectures whose signal set is 64 bits and whose kernel `struct sigaction`
+        // starts with the handler (`prepare_and_exec` relies on both). Elsewhere (MIPS has
+        // 128 signals, SPARC another `rt_sigaction`) `std` starts the hooks.
+        if !cfg!(any(
+            target_arch = "x86_64",
+            target_arch = "aarch64",
+            target_arch = "riscv64",
+            target_arch = "loongarch64"
+        )) {
+            return false;
+        }
+        #[cfg(target_env = "gnu")]
+        {
+            // SAFETY: returns a pointer to a static NUL-terminated string ("2.36").
+            let version = unsafe { CStr::from_ptr(libc::gnu_get_libc_version()) };
+            glibc_clone_is_fit(version.to_str().unwrap_or(""))
+        }
+        #[cfg(not(target_env = "gnu"))]
+        {
+            true
+        }
+    })
+}
+
+/// glibc `version` ("2.36") no longer caches the pid in the thread (2.25 and later).
+#[cfg_attr(not(target_env = "gnu"), allow(dead_code))]
+pub(super) fn glibc_clone_is_fit(version: &str) -> bool {
+    let mut parts = version.split('.');
+    let mut number = || parts.next().and_then(|p| p.parse::<u32>().ok());
+    matches!((number(), number()), (Some(major), Some(minor)) if (major, minor) >= (2, 25))
+}
+
 /// Start `/bin/sh -c <command>` for `hook` as described in the module doc, confined by
-/// `ruleset` when given.
+/// `confiner` when given.
 pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::Result<HookChild> {
     let command = CString::new(hook.command).map_err(|_| nul("the command"))?;
     let shell = CString::new(SHELL).map_err(|_| nul("the shell"))?;
     let env = environment(hook.env)?;
     let mut envp: Vec<*const libc::c_char> = env.iter().map(|entry| entry.as_ptr()).collect();
     envp.push(ptr::null());
-    let cwd = if super::is_current_dir(hook.cwd) {
+    let cwd = if super::spawn::is_current_dir(hook.cwd) {
         None
     } else {
         Some(CString::new(hook.cwd.as_os_str().as_bytes()).map_err(|_| nul("the cwd"))?)
@@ -75,9 +124,9 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
     let (stdout_ours, stdout_child) = pipe()?;
     let (stderr_ours, stderr_child) = pipe()?;
     let (stdin_child, stdout_child, stderr_child) = (
-        above_stdio(stdin_child)?,
-        above_stdio(stdout_child)?,
-        above_stdio(stderr_child)?,
+        super::above_stdio(stdin_child)?,
+        super::above_stdio(stdout_child)?,
+        super::above_stdio(stderr_child)?,
     );
     let dash_c: &CStr = c"-c";
     let mut plan = Plan {
@@ -100,9 +149,11 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
     let pid = clone_child(&mut plan)?;
     // Our copies of the child's ends: closed, so EOF on stdout/stderr means the group closed them.
     drop((stdin_child, stdout_child, stderr_child));
-    if plan.err != 0 {
+    // SAFETY: `plan.err` is a c_int of this frame; read volatile because the child wrote it.
+    let err = unsafe { ptr::read_volatile(&plan.err) };
+    if err != 0 {
         reap_failed(pid);
-        return Err(io::Error::from_raw_os_error(plan.err));
+        return Err(io::Error::from_raw_os_error(err));
     }
     Ok(HookChild::new(
         pid,
@@ -145,52 +196,83 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the `Plan` the parent passed to `clone`; the parent is suspended while
     // this runs, so nothing else touches it.
     let plan = unsafe { &mut *arg.cast::<Plan>() };
-    // SAFETY: only system calls on data the plan holds (see `prepare_and_exec`).
-    plan.err = unsafe { prepare_and_exec(plan) };
-    // SAFETY: _exit ends the child at once, running nothing of ours (no atexit, no flush).
-    unsafe { libc::_exit(127) }
+    // SAFETY: only raw system calls on data the plan holds (see `prepare_and_exec`).
+    let err = unsafe { prepare_and_exec(plan) };
+    // SAFETY: `plan.err` is valid (above); volatile: the parent reads it after we are gone.
+    unsafe { ptr::write_volatile(&mut plan.err, if err == 0 { libc::ECHILD } else { err }) };
+    // SAFETY: exit_group ends the child at once (it is its own thread group), running
+    // nothing of ours and of the C library's.
+    unsafe { libc::syscall(libc::SYS_exit_group, 127 as libc::c_long) };
+    127
 }
 
-/// Returns the `errno` of the step that failed (`execve` returns only on failure).
+/// Returns the `errno` of the step that failed (`execve` returns only on failure). Raw system
+/// calls throughout, never the C library's wrappers: a library that interposes them (a JVM's
+/// signal chaining, a sanitizer) keeps its tables in the memory we share, and musl's
+/// `sigaction` may take a lock another thread of the host holds.
 ///
 /// # Safety
 /// Only in the `clone`d child, with every pointer of `plan` valid.
 unsafe fn prepare_and_exec(plan: &Plan) -> libc::c_int {
+    let size = std::mem::size_of::<u64>();
+    let default: KernelSigaction = [0; 4];
     for signal in 1..NSIG {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        // Fails for SIGKILL, SIGSTOP and the C library's own signals: nothing to reset there.
-        if libc::sigaction(signal, ptr::null(), &mut action) != 0 {
+        let mut old: KernelSigaction = [0; 4];
+        // Fails only for SIGKILL and SIGSTOP: nothing to reset there. The C library's own
+        // signals (32, 33, ...) are reset too: their handlers would run on our memory.
+        if libc::syscall(
+            libc::SYS_rt_sigaction,
+            signal,
+            ptr::null::<u8>(),
+            &mut old,
+            size,
+        ) != 0
+        {
             continue;
         }
-        let ignored = action.sa_sigaction == libc::SIG_IGN && signal != libc::SIGPIPE;
-        if !ignored && action.sa_sigaction != libc::SIG_DFL {
-            action.sa_sigaction = libc::SIG_DFL;
-            libc::sigaction(signal, &action, ptr::null_mut());
+        // The handler is the struct's first field on these architectures.
+        let handler = old[0] as libc::sighandler_t;
+        let keep = handler == libc::SIG_DFL
+            || (handler == libc::SIG_IGN && signal != libc::c_long::from(libc::SIGPIPE));
+        if !keep {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                signal,
+                &default,
+                ptr::null_mut::<u8>(),
+                size,
+            );
         }
     }
-    let empty: u64 = 0;
-    if set_mask(&empty, ptr::null_mut()) != 0 {
-        return errno();
-    }
-    if libc::setpgid(0, 0) != 0 {
+    if libc::syscall(libc::SYS_setpgid, 0, 0) != 0 {
         return errno();
     }
     for (target, fd) in plan.fds.iter().enumerate() {
         // Each source is ≥ 3 and close-on-exec: the copy on 0..2 is not.
-        if libc::dup2(*fd, target as libc::c_int) < 0 {
+        if libc::syscall(libc::SYS_dup3, *fd, target as libc::c_long, 0) < 0 {
             return errno();
         }
     }
-    if !plan.cwd.is_null() && libc::chdir(plan.cwd) != 0 {
+    if !plan.cwd.is_null() && libc::syscall(libc::SYS_chdir, plan.cwd) != 0 {
         return errno();
     }
     if let Some(confiner) = plan.confiner {
-        // Two system calls; its error is an `errno`, which allocates nothing.
+        // Two raw system calls; its error is an `errno`, which allocates nothing.
         if let Err(err) = confiner.confine() {
             return err.raw_os_error().unwrap_or(libc::EPERM);
         }
     }
-    libc::execve(plan.argv[0], plan.argv.as_ptr(), plan.envp);
+    // Last, as posix_spawn does: until here nothing can interrupt the child.
+    let empty: u64 = 0;
+    if set_mask(&empty, ptr::null_mut()) != 0 {
+        return errno();
+    }
+    libc::syscall(
+        libc::SYS_execve,
+        plan.argv[0],
+        plan.argv.as_ptr(),
+        plan.envp,
+    );
     errno()
 }
 
@@ -231,21 +313,19 @@ fn restore_signals(old: u64) {
     unsafe { set_mask(&old, ptr::null_mut()) };
 }
 
-/// The inherited environment with `extra` set over it, as `KEY=value` strings. A later entry of
-/// `extra` wins over an earlier one of the same name, as with `Command::env`.
+/// The inherited environment with `extra` set over it, as `KEY=value` strings: one entry per
+/// name, the last one winning (of `extra` over the inherited, and within each), as
+/// `Command::env` gives.
 fn environment(extra: &[(String, String)]) -> io::Result<Vec<CString>> {
-    let mut env = Vec::with_capacity(64);
-    for (key, value) in std::env::vars_os() {
-        if extra.iter().any(|(name, _)| OsStr::new(name) == key) {
-            continue;
+    let inherited: Vec<_> = std::env::vars_os().collect();
+    let mut seen: HashSet<&[u8]> = HashSet::with_capacity(inherited.len() + extra.len());
+    let mut env = Vec::with_capacity(inherited.len() + extra.len());
+    let extra = extra.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes()));
+    let inherited = inherited.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes()));
+    for (key, value) in extra.rev().chain(inherited.rev()) {
+        if seen.insert(key) {
+            env.push(entry(key, value)?);
         }
-        env.push(entry(key.as_bytes(), value.as_bytes())?);
-    }
-    for (at, (key, value)) in extra.iter().enumerate() {
-        if extra[at + 1..].iter().any(|(later, _)| later == key) {
-            continue;
-        }
-        env.push(entry(key.as_bytes(), value.as_bytes())?);
     }
     Ok(env)
 }
@@ -276,23 +356,8 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// `fd` itself, or a close-on-exec copy of it at 3 or above where it is 0, 1 or 2 (a host that
-/// closed its own standard streams): the child's `dup2`s must not overwrite a source.
-fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
-    if fd.as_raw_fd() > 2 {
-        return Ok(fd);
-    }
-    // SAFETY: `fd` is open and owned here; F_DUPFD_CLOEXEC returns a new descriptor or -1.
-    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
-    if copy < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned `copy`; nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(copy) })
-}
-
-/// Reap a child that ended with `_exit(127)` before its `execve`: it has exited already (the
-/// parent resumes only then), so this does not block.
+/// Reap a child that ended before its `execve`: the parent resumes only once it is exiting, so
+/// this waits at most for the end of its exit.
 fn reap_failed(pid: libc::pid_t) {
     let mut status = 0;
     // SAFETY: `status` is a c_int owned by this frame.

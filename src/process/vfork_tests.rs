@@ -82,24 +82,62 @@ fn the_hook_gets_each_variable_once_with_the_last_value() {
     assert!(std::env::var_os("HOME").is_some() || std::env::var_os("USER").is_some());
 }
 
-/// A host that closed its own stdin: the hook's stdin pipe then lands on descriptor 0 in the
-/// host, and a `dup2(0, 0)` in the child would leave it close-on-exec (the hook would read
-/// nothing). Only stdin is closed: the test harness writes to stdout and stderr.
+/// Set in the inner run of [`a_host_without_stdin_still_hands_the_hook_its_payload`].
+const STDIN_CLOSED: &str = "KA_HOOKS_TEST_STDIN_CLOSED";
+
+/// A host that closed its own stdin: the hook's stdin pipe, or the Landlock ruleset, then lands
+/// on descriptor 0 in the host. A `dup` onto 0 in the child would leave the pipe close-on-exec
+/// (the hook would read nothing) or replace the ruleset before it is applied (every confined
+/// hook would fail). The test runs itself again and closes stdin there, so that no other test
+/// of this process sees descriptor 0 closed.
 #[test]
 fn a_host_without_stdin_still_hands_the_hook_its_payload() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // SAFETY: dup of our own descriptor 0; the copy is restored below.
-    let saved = unsafe { libc::dup(0) };
-    assert!(saved >= 0);
-    // SAFETY: closing our own stdin, which this test process does not read.
-    unsafe { libc::close(0) };
-    let finished = run(&hook("cat; echo", dir.path(), &[]), None);
-    // SAFETY: put stdin back where it was.
-    unsafe {
-        libc::dup2(saved, 0);
-        libc::close(saved);
+    if std::env::var_os(STDIN_CLOSED).is_some() {
+        // Rust's runtime opens /dev/null on a descriptor 0 closed at start: close it here, in
+        // a process that runs this test alone.
+        // SAFETY: closing our own stdin, which nothing in this process reads.
+        unsafe { libc::close(0) };
+        return without_stdin();
     }
-    let finished = finished.expect("spawn");
+    let exe = std::env::current_exe().expect("test binary");
+    let name = "process::vfork_tests::a_host_without_stdin_still_hands_the_hook_its_payload";
+    let output = std::process::Command::new("/bin/sh")
+        .args(["-c", r#"exec "$0" --exact "$1" --nocapture"#])
+        .arg(exe)
+        .arg(name)
+        .env(STDIN_CLOSED, "1")
+        .output()
+        .expect("run the test binary");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+fn without_stdin() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let finished = run(&hook("cat; echo", dir.path(), &[]), None).expect("spawn");
+    assert_eq!(finished.stdout, "payload\n", "{finished:?}");
+    let rules = crate::sandbox::Rules::profile("project").expect("the project profile");
+    let plan = crate::sandbox::Plan::Confine {
+        rules,
+        required: true,
+    };
+    let prepared = match crate::sandbox::Run::prepare(&plan, dir.path()) {
+        crate::sandbox::Run::Confined(prepared) => prepared,
+        other => {
+            eprintln!("no Landlock here ({other:?}): only the unconfined half ran");
+            return;
+        }
+    };
+    let child = vfork::spawn(
+        &hook("cat; echo", dir.path(), &[]),
+        Some(prepared.confiner()),
+    )
+    .expect("a confined spawn");
+    let finished = run_spawned(child, &hook("", dir.path(), &[]), Instant::now(), false);
     assert_eq!(finished.stdout, "payload\n", "{finished:?}");
 }
 
@@ -133,4 +171,22 @@ fn a_failed_step_in_the_child_fails_the_spawn_and_runs_nothing() {
 fn gettid() -> libc::pid_t {
     // SAFETY: gettid takes no arguments.
     unsafe { libc::gettid() }
+}
+
+/// glibc before 2.25 wrote into the calling thread's control block from `clone`: those fall
+/// back to `std`'s spawn.
+#[test]
+fn only_a_glibc_from_2_25_on_gets_the_own_spawn() {
+    for (version, fit) in [
+        ("2.17", false),
+        ("2.24", false),
+        ("2.25", true),
+        ("2.36", true),
+        ("3.0", true),
+        ("2", false),
+        ("", false),
+        ("x.y", false),
+    ] {
+        assert_eq!(vfork::glibc_clone_is_fit(version), fit, "{version}");
+    }
 }

@@ -88,14 +88,29 @@ pub(super) fn ruleset(rules: &Resolved, probe: &Probe) -> Result<OwnedFd, String
             .map_err(|e| format!("{}: {e}", place.display()))?;
     }
     let fd: Option<OwnedFd> = created.into();
-    fd.ok_or_else(|| "Landlock gave no ruleset".to_owned())
+    let fd = fd.ok_or_else(|| "Landlock gave no ruleset".to_owned())?;
+    // In a host that closed its standard streams the ruleset could be descriptor 0, 1 or 2,
+    // which the child replaces with the hook's pipes before it confines itself.
+    crate::process::above_stdio(fd).map_err(|e| format!("moving the ruleset above stdio: {e}"))
 }
 
 /// Confine the calling process: `no_new_privs` (required by Landlock for an unprivileged
-/// process), then `landlock_restrict_self`. Async-signal-safe: called between fork and exec.
+/// process), then `landlock_restrict_self`. Raw system calls, async-signal-safe: called between
+/// fork (or ka's vfork-style `clone`, whose child must call no interposable wrapper) and exec.
 pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
+    let (on, unused): (libc::c_long, libc::c_long) = (1, 0);
     // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+    if unsafe {
+        libc::syscall(
+            libc::SYS_prctl,
+            libc::c_long::from(libc::PR_SET_NO_NEW_PRIVS),
+            on,
+            unused,
+            unused,
+            unused,
+        )
+    } != 0
+    {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: landlock_restrict_self takes a file descriptor (the parent holds it open until
