@@ -206,6 +206,7 @@ pub mod dispatch;
 pub mod doctor;
 mod environment;
 pub mod event;
+mod fd;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod golden;

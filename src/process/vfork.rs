@@ -124,9 +124,9 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
     let (stdout_ours, stdout_child) = pipe()?;
     let (stderr_ours, stderr_child) = pipe()?;
     let (stdin_child, stdout_child, stderr_child) = (
-        super::above_stdio(stdin_child)?,
-        super::above_stdio(stdout_child)?,
-        super::above_stdio(stderr_child)?,
+        crate::fd::above_stdio(stdin_child)?,
+        crate::fd::above_stdio(stdout_child)?,
+        crate::fd::above_stdio(stderr_child)?,
     );
     let dash_c: &CStr = c"-c";
     let mut plan = Plan {

@@ -91,7 +91,7 @@ pub(super) fn ruleset(rules: &Resolved, probe: &Probe) -> Result<OwnedFd, String
     let fd = fd.ok_or_else(|| "Landlock gave no ruleset".to_owned())?;
     // In a host that closed its standard streams the ruleset could be descriptor 0, 1 or 2,
     // which the child replaces with the hook's pipes before it confines itself.
-    crate::process::above_stdio(fd).map_err(|e| format!("moving the ruleset above stdio: {e}"))
+    crate::fd::above_stdio(fd).map_err(|e| format!("moving the ruleset above stdio: {e}"))
 }
 
 /// Confine the calling process: `no_new_privs` (required by Landlock for an unprivileged

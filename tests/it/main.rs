@@ -46,6 +46,7 @@ mod layers_monotone;
 mod main_thread;
 mod matching_files;
 mod messages_true;
+mod module_graph;
 mod next;
 mod payloads;
 mod permission_request;
