@@ -44,7 +44,10 @@ pub(super) fn spawn(
 }
 
 /// The portable way: `std::process::Command`.
-fn spawn_std(hook: &HookProcess<'_>, sandbox: Option<&Prepared>) -> std::io::Result<HookChild> {
+pub(super) fn spawn_std(
+    hook: &HookProcess<'_>,
+    sandbox: Option<&Prepared>,
+) -> std::io::Result<HookChild> {
     let mut command = Command::new(SHELL);
     command
         .arg("-c")
@@ -74,8 +77,9 @@ fn spawn_std(hook: &HookProcess<'_>, sandbox: Option<&Prepared>) -> std::io::Res
         // whole process for a `pre_exec` (Linux takes this way only when the fallback is
         // forced; macOS has no Landlock).
         let confiner = sandbox.confiner();
-        // SAFETY: the closure runs in the forked child before exec and only makes two system
-        // calls (`prctl`, `landlock_restrict_self`), which are async-signal-safe; it allocates
+        // SAFETY: the closure runs in the forked child before exec (after std put the pipes on
+        // 0, 1 and 2) and only makes three system calls (`prctl`, `landlock_restrict_self`,
+        // `close_range`), which are async-signal-safe; it allocates
         // nothing and touches no lock. The ruleset descriptor it names stays open in this
         // process until `spawn` returns.
         unsafe {

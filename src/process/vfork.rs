@@ -37,8 +37,10 @@ use super::{child::HookChild, HookProcess, SHELL};
 use crate::sandbox::Confiner;
 
 /// Bytes of stack for the child until its `execve`: it makes raw system calls and nothing else
-/// (musl's `posix_spawn` gives its child about 5 KiB).
-const STACK: usize = 16 * 1024;
+/// (musl's `posix_spawn` gives its child about 5 KiB), through functions the parent has called
+/// already, so no lazy symbol binding (which saves the vector registers on the stack) runs in
+/// the child. An overflow would write into the parent's suspended frames: the margin is wide.
+const STACK: usize = 32 * 1024;
 
 /// Signals 1..`NSIG` on the architectures this spawn is used on ([`usable`]: 64 signals, a
 /// 64-bit set).
@@ -78,11 +80,14 @@ pub(super) fn usable() -> bool {
         // The architectures whose signal set is 64 bits and whose kernel `struct sigaction`
         // starts with the handler (`prepare_and_exec` relies on both). Elsewhere (MIPS has
         // 128 signals, SPARC another `rt_sigaction`) `std` starts the hooks.
-        if !cfg!(any(
-            target_arch = "x86_64",
-            target_arch = "aarch64",
-            target_arch = "riscv64",
-            target_arch = "loongarch64"
+        if !cfg!(all(
+            target_pointer_width = "64",
+            any(
+                target_arch = "x86_64",
+                target_arch = "aarch64",
+                target_arch = "riscv64",
+                target_arch = "loongarch64"
+            )
         )) {
             return false;
         }
@@ -92,9 +97,10 @@ pub(super) fn usable() -> bool {
             let version = unsafe { CStr::from_ptr(libc::gnu_get_libc_version()) };
             glibc_clone_is_fit(version.to_str().unwrap_or(""))
         }
+        // musl's `clone` only makes the system call; another C library is not known to.
         #[cfg(not(target_env = "gnu"))]
         {
-            true
+            cfg!(target_env = "musl")
         }
     })
 }
@@ -120,14 +126,19 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
     } else {
         Some(CString::new(hook.cwd.as_os_str().as_bytes()).map_err(|_| nul("the cwd"))?)
     };
+    // All six ends above 2: the child's `dup3`s must not overwrite a source, and in a host
+    // that closed its standard streams the host's own writes to 2 must not reach the hook.
     let (stdin_child, stdin_ours) = pipe()?;
     let (stdout_ours, stdout_child) = pipe()?;
     let (stderr_ours, stderr_child) = pipe()?;
+    let above = crate::fd::above_stdio;
     let (stdin_child, stdout_child, stderr_child) = (
-        crate::fd::above_stdio(stdin_child)?,
-        crate::fd::above_stdio(stdout_child)?,
-        crate::fd::above_stdio(stderr_child)?,
+        above(stdin_child)?,
+        above(stdout_child)?,
+        above(stderr_child)?,
     );
+    let (stdin_ours, stdout_ours, stderr_ours) =
+        (above(stdin_ours)?, above(stdout_ours)?, above(stderr_ours)?);
     let dash_c: &CStr = c"-c";
     let mut plan = Plan {
         argv: [
@@ -171,6 +182,9 @@ fn clone_child(plan: &mut Plan) -> io::Result<libc::pid_t> {
     // parent is suspended (CLONE_VFORK) until the child has exec'd or exited, so the stack is
     // never used by both.
     let top = unsafe { stack.0.as_mut_ptr().add(STACK) }.cast::<libc::c_void>();
+    // Bind `__errno_location` in the parent (the child's failure path calls it): a host linked
+    // without `-z now` would otherwise resolve it on the child's small stack.
+    let _ = errno();
     let old = block_all_signals();
     // SAFETY: `child_main` runs on `top`'s stack with `plan`, which outlives the call (the
     // parent only resumes when the child is done with it). CLONE_VM | CLONE_VFORK is what
@@ -218,7 +232,7 @@ unsafe fn prepare_and_exec(plan: &Plan) -> libc::c_int {
     let default: KernelSigaction = [0; 4];
     for signal in 1..NSIG {
         let mut old: KernelSigaction = [0; 4];
-        // Fails only for SIGKILL and SIGSTOP: nothing to reset there. The C library's own
+        // A query does not fail for a valid signal; skip it if it does. The C library's own
         // signals (32, 33, ...) are reset too: their handlers would run on our memory.
         if libc::syscall(
             libc::SYS_rt_sigaction,
@@ -257,7 +271,8 @@ unsafe fn prepare_and_exec(plan: &Plan) -> libc::c_int {
         return errno();
     }
     if let Some(confiner) = plan.confiner {
-        // Two raw system calls; its error is an `errno`, which allocates nothing.
+        // Three raw system calls (the last closes every descriptor above 2, the ruleset's
+        // too); its error is an `errno`, which allocates nothing.
         if let Err(err) = confiner.confine() {
             return err.raw_os_error().unwrap_or(libc::EPERM);
         }

@@ -190,3 +190,55 @@ fn only_a_glibc_from_2_25_on_gets_the_own_spawn() {
         assert_eq!(vfork::glibc_clone_is_fit(version), fit, "{version}");
     }
 }
+
+/// Landlock checks a write when a file is opened: a descriptor the host left open without
+/// close-on-exec would let a confined hook write wherever it points. Both ways of spawning
+/// close every descriptor above 2 once the hook is confined.
+#[test]
+fn a_confined_hook_cannot_write_through_a_descriptor_the_host_left_open() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let victim = dir.path().join("victim");
+    let path = std::ffi::CString::new(victim.as_os_str().as_bytes()).expect("no NUL");
+    // SAFETY: a plain open of a path we own, on purpose without O_CLOEXEC.
+    let leaked = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CREAT, 0o600) };
+    assert!(leaked > 2, "open: {}", std::io::Error::last_os_error());
+    let command = format!(
+        "echo direct > '{}'; echo via-fd >&{leaked}",
+        victim.display()
+    );
+    let rules = crate::sandbox::Rules::profile("read-only").expect("the read-only profile");
+    let plan = crate::sandbox::Plan::Confine {
+        rules,
+        required: true,
+    };
+    for (how, std_spawn) in [("own spawn", false), ("std", true)] {
+        let prepared = match crate::sandbox::Run::prepare(&plan, dir.path()) {
+            crate::sandbox::Run::Confined(prepared) => prepared,
+            other => {
+                eprintln!("no Landlock here ({other:?}): nothing to test");
+                return;
+            }
+        };
+        let hook = hook(&command, dir.path(), &[]);
+        let child = if std_spawn {
+            super::spawn::spawn_std(&hook, Some(&prepared))
+        } else {
+            vfork::spawn(&hook, Some(prepared.confiner()))
+        }
+        .expect("a confined spawn");
+        let finished = run_spawned(child, &hook, Instant::now(), false);
+        let written = std::fs::read_to_string(&victim).expect("read the victim");
+        assert_eq!(
+            written, "",
+            "{how}: the hook wrote {written:?}: {finished:?}"
+        );
+        assert_ne!(
+            finished.termination,
+            Termination::Exited(0),
+            "{how}: {finished:?}"
+        );
+    }
+    // SAFETY: our own descriptor, opened above.
+    unsafe { libc::close(leaked) };
+}

@@ -1,5 +1,5 @@
 //! The Linux sandbox: a Landlock ruleset built with the `landlock` crate in ka, applied in the
-//! hook's child process by two system calls.
+//! hook's child process by three system calls.
 
 use std::io;
 use std::os::fd::{OwnedFd, RawFd};
@@ -95,8 +95,13 @@ pub(super) fn ruleset(rules: &Resolved, probe: &Probe) -> Result<OwnedFd, String
 }
 
 /// Confine the calling process: `no_new_privs` (required by Landlock for an unprivileged
-/// process), then `landlock_restrict_self`. Raw system calls, async-signal-safe: called between
-/// fork (or ka's vfork-style `clone`, whose child must call no interposable wrapper) and exec.
+/// process), then `landlock_restrict_self`, then close every descriptor above 2. Landlock
+/// checks a write when a file is opened: a descriptor the host left open without close-on-exec
+/// (a log file a C library opened, say) would let the hook write through it wherever it
+/// points. Raw system calls, async-signal-safe: called between fork (or ka's vfork-style
+/// `clone`, whose child must call no interposable wrapper) and exec, once the hook's pipes are
+/// on 0, 1 and 2. `close_range` (Linux 5.9) is older than Landlock (5.13); where a filter
+/// refuses it the spawn fails, closed.
 pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
     let (on, unused): (libc::c_long, libc::c_long) = (1, 0);
     // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
@@ -116,6 +121,11 @@ pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
     // SAFETY: landlock_restrict_self takes a file descriptor (the parent holds it open until
     // the spawn returns) and flags; no pointers.
     if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: close_range(3, ~0, 0) closes descriptors of this process (the child's own
+    // table: neither `fork` nor ka's `clone` shares it); no pointers.
+    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
