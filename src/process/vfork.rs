@@ -15,9 +15,9 @@
 //! the default and `SIGPIPE` too (a handler of ours must never run in it: it shares our
 //! memory), a process group of its own, the three pipes on 0, 1 and 2, the working directory,
 //! the Landlock ruleset (`no_new_privs`, `landlock_restrict_self`), an empty signal mask,
-//! `execve`. A step that fails leaves its `errno` in memory we share and ends the child with
-//! exit status 127; the parent reaps it and reports the error (the hook never runs, and never
-//! unconfined). Where the C library's `clone` is unfit ([`usable`]), `std` starts the hook.
+//! `execve`. A step that fails writes its `errno` to a close-on-exec pipe and ends the child
+//! with exit status 127; the parent reaps it and reports the error (the hook never runs, and
+//! never unconfined). Where the C library's `clone` is unfit ([`usable`]), `std` starts the hook.
 
 use std::{
     collections::HashSet,
@@ -61,8 +61,12 @@ struct Plan {
     fds: [RawFd; 3],
     /// Applies the Landlock ruleset, if any.
     confiner: Option<Confiner>,
-    /// Written by the child when a step fails: its `errno` (0 while all went well).
-    err: libc::c_int,
+    /// The write end of a close-on-exec pipe: a step that fails writes its `errno` there.
+    /// `execve` closes it, so the parent reads either EOF (the hook runs) or the error. Not
+    /// shared memory: where `CLONE_VFORK` is emulated by a fork (qemu-user, valgrind) the
+    /// child's writes to our memory are lost, and a failed start would pass for a hook that
+    /// exited 127.
+    report: RawFd,
 }
 
 /// The child's stack, 16-byte aligned as every ABI wants at a call.
@@ -139,6 +143,8 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
     );
     let (stdin_ours, stdout_ours, stderr_ours) =
         (above(stdin_ours)?, above(stdout_ours)?, above(stderr_ours)?);
+    let (report_ours, report_child) = pipe()?;
+    let report_child = above(report_child)?;
     let dash_c: &CStr = c"-c";
     let mut plan = Plan {
         argv: [
@@ -155,14 +161,13 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
             stderr_child.as_raw_fd(),
         ],
         confiner,
-        err: 0,
+        report: report_child.as_raw_fd(),
     };
     let pid = clone_child(&mut plan)?;
-    // Our copies of the child's ends: closed, so EOF on stdout/stderr means the group closed them.
-    drop((stdin_child, stdout_child, stderr_child));
-    // SAFETY: `plan.err` is a c_int of this frame; read volatile because the child wrote it.
-    let err = unsafe { ptr::read_volatile(&plan.err) };
-    if err != 0 {
+    // Our copies of the child's ends: closed, so EOF on stdout/stderr means the group closed
+    // them, and EOF on the report means the child reached `execve`.
+    drop((stdin_child, stdout_child, stderr_child, report_child));
+    if let Some(err) = read_report(&report_ours) {
         reap_failed(pid);
         return Err(io::Error::from_raw_os_error(err));
     }
@@ -212,8 +217,11 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     let plan = unsafe { &mut *arg.cast::<Plan>() };
     // SAFETY: only raw system calls on data the plan holds (see `prepare_and_exec`).
     let err = unsafe { prepare_and_exec(plan) };
-    // SAFETY: `plan.err` is valid (above); volatile: the parent reads it after we are gone.
-    unsafe { ptr::write_volatile(&mut plan.err, if err == 0 { libc::ECHILD } else { err }) };
+    let err = if err == 0 { libc::ECHILD } else { err };
+    let bytes = err.to_ne_bytes();
+    // SAFETY: writes 4 bytes of this frame to the report pipe (atomic: below PIPE_BUF). If it
+    // fails the parent reads EOF and the child's exit status 127 still tells of a failure.
+    unsafe { libc::syscall(libc::SYS_write, plan.report, bytes.as_ptr(), bytes.len()) };
     // SAFETY: exit_group ends the child at once (it is its own thread group), running
     // nothing of ours and of the C library's.
     unsafe { libc::syscall(libc::SYS_exit_group, 127 as libc::c_long) };
@@ -271,8 +279,8 @@ unsafe fn prepare_and_exec(plan: &Plan) -> libc::c_int {
         return errno();
     }
     if let Some(confiner) = plan.confiner {
-        // Three raw system calls (the last closes every descriptor above 2, the ruleset's
-        // too); its error is an `errno`, which allocates nothing.
+        // Three raw system calls (the last marks every descriptor above 2 close-on-exec,
+        // the ruleset's too); its error is an `errno`, which allocates nothing.
         if let Err(err) = confiner.confine() {
             return err.raw_os_error().unwrap_or(libc::EPERM);
         }
@@ -369,6 +377,23 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: the kernel just returned both descriptors; nothing else owns them.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The `errno` the child reported, or `None` when it reached `execve` (EOF).
+fn read_report(report: &OwnedFd) -> Option<libc::c_int> {
+    let mut bytes = [0u8; 4];
+    loop {
+        // SAFETY: reads at most 4 bytes into `bytes`, owned by this frame.
+        let n = unsafe { libc::read(report.as_raw_fd(), bytes.as_mut_ptr().cast(), bytes.len()) };
+        match n {
+            0 => return None,
+            4 => return Some(libc::c_int::from_ne_bytes(bytes)),
+            n if n < 0 && errno() == libc::EINTR => continue,
+            // A short report (a pipe never splits 4 bytes) or a failed read: a failure all
+            // the same, never a hook taken for started.
+            _ => return Some(libc::EIO),
+        }
+    }
 }
 
 /// Reap a child that ended before its `execve`: the parent resumes only once it is exiting, so

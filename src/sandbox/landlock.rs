@@ -95,13 +95,13 @@ pub(super) fn ruleset(rules: &Resolved, probe: &Probe) -> Result<OwnedFd, String
 }
 
 /// Confine the calling process: `no_new_privs` (required by Landlock for an unprivileged
-/// process), then `landlock_restrict_self`, then close every descriptor above 2. Landlock
-/// checks a write when a file is opened: a descriptor the host left open without close-on-exec
-/// (a log file a C library opened, say) would let the hook write through it wherever it
-/// points. Raw system calls, async-signal-safe: called between fork (or ka's vfork-style
-/// `clone`, whose child must call no interposable wrapper) and exec, once the hook's pipes are
-/// on 0, 1 and 2. `close_range` (Linux 5.9) is older than Landlock (5.13); where a filter
-/// refuses it the spawn fails, closed.
+/// process), then `landlock_restrict_self`, then every descriptor above 2 marked to close at
+/// `execve`. Landlock checks a write when a file is opened: a descriptor the host left open
+/// without close-on-exec (a log file a C library opened, say) would let the hook write through
+/// it wherever it points. Raw system calls, async-signal-safe: called between fork (or ka's
+/// vfork-style `clone`, whose child must call no interposable wrapper) and exec, once the
+/// hook's pipes are on 0, 1 and 2. `close_range` with `CLOSE_RANGE_CLOEXEC` (Linux 5.11) is older than Landlock
+/// (5.13); where a filter refuses it the spawn fails, closed.
 pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
     let (on, unused): (libc::c_long, libc::c_long) = (1, 0);
     // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
@@ -123,9 +123,11 @@ pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
     if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: close_range(3, ~0, 0) closes descriptors of this process (the child's own
-    // table: neither `fork` nor ka's `clone` shares it); no pointers.
-    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } != 0 {
+    // SAFETY: close_range(3, ~0, CLOSE_RANGE_CLOEXEC) marks descriptors of this process
+    // close-on-exec (the child's own table: neither `fork` nor ka's `clone` shares it); no
+    // pointers. Marked, not closed: the spawn's own error pipe must last until `execve`.
+    let flags = libc::CLOSE_RANGE_CLOEXEC;
+    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, flags) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

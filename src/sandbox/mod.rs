@@ -398,10 +398,11 @@ impl Confiner {
     }
 
     /// Restrict the calling process, and every process it starts from now on, with the ruleset
-    /// (`prctl(PR_SET_NO_NEW_PRIVS)`, then `landlock_restrict_self`), and close every
-    /// descriptor above 2. Called in the hook's child between fork and exec, once its pipes are
-    /// on 0, 1 and 2 (async-signal-safe: three system calls); never in a thread of a process
-    /// that goes on running anything else, which a hook could then signal or trace.
+    /// (`prctl(PR_SET_NO_NEW_PRIVS)`, then `landlock_restrict_self`), and mark every
+    /// descriptor above 2 close-on-exec. Called in the hook's child between fork and exec,
+    /// once its pipes are on 0, 1 and 2 (async-signal-safe: three system calls); never in a
+    /// thread of a process that goes on running anything else, which a hook could then signal
+    /// or trace.
     pub fn confine(&self) -> std::io::Result<()> {
         #[cfg(target_os = "linux")]
         {
