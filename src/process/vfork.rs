@@ -15,9 +15,10 @@
 //! the default and `SIGPIPE` too (a handler of ours must never run in it: it shares our
 //! memory), a process group of its own, the three pipes on 0, 1 and 2, the working directory,
 //! the Landlock ruleset (`no_new_privs`, `landlock_restrict_self`), an empty signal mask,
-//! `execve`. A step that fails writes its `errno` to a close-on-exec pipe and ends the child
-//! with exit status 127; the parent reaps it and reports the error (the hook never runs, and
-//! never unconfined). Where the C library's `clone` is unfit ([`usable`]), `std` starts the hook.
+//! `execve`. A step that fails leaves its `errno` in memory we share and ends the child with
+//! exit status 127; the parent reaps it and reports the error (the hook never runs, and never
+//! unconfined). Where the C library's `clone` is unfit, or where `CLONE_VFORK` is emulated by
+//! a fork that shares no memory (qemu-user, valgrind), `std` starts the hook ([`usable`]).
 
 use std::{
     collections::HashSet,
@@ -61,12 +62,8 @@ struct Plan {
     fds: [RawFd; 3],
     /// Applies the Landlock ruleset, if any.
     confiner: Option<Confiner>,
-    /// The write end of a close-on-exec pipe: a step that fails writes its `errno` there.
-    /// `execve` closes it, so the parent reads either EOF (the hook runs) or the error. Not
-    /// shared memory: where `CLONE_VFORK` is emulated by a fork (qemu-user, valgrind) the
-    /// child's writes to our memory are lost, and a failed start would pass for a hook that
-    /// exited 127.
-    report: RawFd,
+    /// Written by the child when a step fails: its `errno` (0 while all went well).
+    err: libc::c_int,
 }
 
 /// The child's stack, 16-byte aligned as every ABI wants at a call.
@@ -96,17 +93,40 @@ pub(super) fn usable() -> bool {
             return false;
         }
         #[cfg(target_env = "gnu")]
-        {
-            // SAFETY: returns a pointer to a static NUL-terminated string ("2.36").
-            let version = unsafe { CStr::from_ptr(libc::gnu_get_libc_version()) };
-            glibc_clone_is_fit(version.to_str().unwrap_or(""))
-        }
+        // SAFETY: returns a pointer to a static NUL-terminated string ("2.36").
+        let fit = glibc_clone_is_fit(
+            unsafe { CStr::from_ptr(libc::gnu_get_libc_version()) }
+                .to_str()
+                .unwrap_or(""),
+        );
         // musl's `clone` only makes the system call; another C library is not known to.
         #[cfg(not(target_env = "gnu"))]
-        {
-            cfg!(target_env = "musl")
-        }
+        let fit = cfg!(target_env = "musl");
+        fit && clone_shares_memory()
     })
+}
+
+/// Whether a `CLONE_VM | CLONE_VFORK` child really runs in our memory here. Where it is
+/// emulated by a fork (qemu-user, valgrind) the `errno` of a failed step would be lost and a
+/// hook that never started would pass for one that exited 127. Asked once per process, by a
+/// child that sets a flag and exits.
+pub(super) fn clone_shares_memory() -> bool {
+    extern "C" fn set_flag(flag: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `flag` is the parent's c_int (below), suspended until this child exits.
+        unsafe {
+            ptr::write_volatile(flag.cast::<libc::c_int>(), 1);
+            libc::syscall(libc::SYS_exit_group, 0 as libc::c_long);
+        }
+        0
+    }
+    let mut flag: libc::c_int = 0;
+    let Ok(pid) = clone_child(set_flag, (&mut flag as *mut libc::c_int).cast()) else {
+        return false;
+    };
+    reap_failed(pid);
+    // SAFETY: `flag` is a c_int of this frame; volatile because the child wrote it.
+    let flag = unsafe { ptr::read_volatile(&flag) };
+    flag == 1
 }
 
 /// glibc `version` ("2.36") no longer caches the pid in the thread (2.25 and later).
@@ -143,8 +163,6 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
     );
     let (stdin_ours, stdout_ours, stderr_ours) =
         (above(stdin_ours)?, above(stdout_ours)?, above(stderr_ours)?);
-    let (report_ours, report_child) = pipe()?;
-    let report_child = above(report_child)?;
     let dash_c: &CStr = c"-c";
     let mut plan = Plan {
         argv: [
@@ -161,13 +179,14 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
             stderr_child.as_raw_fd(),
         ],
         confiner,
-        report: report_child.as_raw_fd(),
+        err: 0,
     };
-    let pid = clone_child(&mut plan)?;
-    // Our copies of the child's ends: closed, so EOF on stdout/stderr means the group closed
-    // them, and EOF on the report means the child reached `execve`.
-    drop((stdin_child, stdout_child, stderr_child, report_child));
-    if let Some(err) = read_report(&report_ours) {
+    let pid = clone_child(child_main, (&mut plan as *mut Plan).cast())?;
+    // Our copies of the child's ends: closed, so EOF on stdout/stderr means the group closed them.
+    drop((stdin_child, stdout_child, stderr_child));
+    // SAFETY: `plan.err` is a c_int of this frame; read volatile because the child wrote it.
+    let err = unsafe { ptr::read_volatile(&plan.err) };
+    if err != 0 {
         reap_failed(pid);
         return Err(io::Error::from_raw_os_error(err));
     }
@@ -179,9 +198,13 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
     ))
 }
 
-/// The `clone` itself, with every signal blocked around it in this thread: a signal handled in
-/// the child before it reset the handlers would run our handler on our memory.
-fn clone_child(plan: &mut Plan) -> io::Result<libc::pid_t> {
+/// The `clone` itself: `main(arg)` in the child, with every signal blocked around it in this
+/// thread (a signal handled in the child before it reset the handlers would run our handler on
+/// our memory).
+fn clone_child(
+    main: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+    arg: *mut libc::c_void,
+) -> io::Result<libc::pid_t> {
     let mut stack = Stack([MaybeUninit::uninit(); STACK]);
     // SAFETY: one past the end of `stack`, which lives until this function returns; the
     // parent is suspended (CLONE_VFORK) until the child has exec'd or exited, so the stack is
@@ -191,15 +214,15 @@ fn clone_child(plan: &mut Plan) -> io::Result<libc::pid_t> {
     // without `-z now` would otherwise resolve it on the child's small stack.
     let _ = errno();
     let old = block_all_signals();
-    // SAFETY: `child_main` runs on `top`'s stack with `plan`, which outlives the call (the
-    // parent only resumes when the child is done with it). CLONE_VM | CLONE_VFORK is what
-    // posix_spawn uses; SIGCHLD makes it an ordinary child for waitpid.
+    // SAFETY: `main` runs on `top`'s stack with `arg`, which the caller keeps alive across the
+    // call (the parent only resumes when the child is done with it). CLONE_VM | CLONE_VFORK is
+    // what posix_spawn uses; SIGCHLD makes it an ordinary child for waitpid.
     let pid = unsafe {
         libc::clone(
-            child_main,
+            main,
             top,
             libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            (plan as *mut Plan).cast::<libc::c_void>(),
+            arg,
         )
     };
     let err = io::Error::last_os_error();
@@ -217,11 +240,8 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     let plan = unsafe { &mut *arg.cast::<Plan>() };
     // SAFETY: only raw system calls on data the plan holds (see `prepare_and_exec`).
     let err = unsafe { prepare_and_exec(plan) };
-    let err = if err == 0 { libc::ECHILD } else { err };
-    let bytes = err.to_ne_bytes();
-    // SAFETY: writes 4 bytes of this frame to the report pipe (atomic: below PIPE_BUF). If it
-    // fails the parent reads EOF and the child's exit status 127 still tells of a failure.
-    unsafe { libc::syscall(libc::SYS_write, plan.report, bytes.as_ptr(), bytes.len()) };
+    // SAFETY: `plan.err` is valid (above); volatile: the parent reads it after we are gone.
+    unsafe { ptr::write_volatile(&mut plan.err, if err == 0 { libc::ECHILD } else { err }) };
     // SAFETY: exit_group ends the child at once (it is its own thread group), running
     // nothing of ours and of the C library's.
     unsafe { libc::syscall(libc::SYS_exit_group, 127 as libc::c_long) };
@@ -377,23 +397,6 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     }
     // SAFETY: the kernel just returned both descriptors; nothing else owns them.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-/// The `errno` the child reported, or `None` when it reached `execve` (EOF).
-fn read_report(report: &OwnedFd) -> Option<libc::c_int> {
-    let mut bytes = [0u8; 4];
-    loop {
-        // SAFETY: reads at most 4 bytes into `bytes`, owned by this frame.
-        let n = unsafe { libc::read(report.as_raw_fd(), bytes.as_mut_ptr().cast(), bytes.len()) };
-        match n {
-            0 => return None,
-            4 => return Some(libc::c_int::from_ne_bytes(bytes)),
-            n if n < 0 && errno() == libc::EINTR => continue,
-            // A short report (a pipe never splits 4 bytes) or a failed read: a failure all
-            // the same, never a hook taken for started.
-            _ => return Some(libc::EIO),
-        }
-    }
 }
 
 /// Reap a child that ended before its `execve`: the parent resumes only once it is exiting, so

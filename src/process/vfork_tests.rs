@@ -188,6 +188,14 @@ fn gettid() -> libc::pid_t {
     unsafe { libc::gettid() }
 }
 
+/// On a real kernel the child of `CLONE_VM | CLONE_VFORK` runs in our memory (under qemu-user
+/// or valgrind it would not, and `std` would start the hooks).
+#[test]
+fn the_clone_child_shares_our_memory_here() {
+    assert!(vfork::clone_shares_memory());
+    assert!(vfork::usable());
+}
+
 /// glibc before 2.25 wrote into the calling thread's control block from `clone`: those fall
 /// back to `std`'s spawn.
 #[test]
