@@ -13,8 +13,8 @@
 //! The list is a file with no name: created and unlinked at once in the temp directory
 //! (`tempfile::tempfile`; on Linux, where that cannot be written, a `memfd`), shared with the
 //! watchdog as its stdout (opened for reading and writing; the script reads it with `<&1`). It
-//! holds one slot of 12 bytes per hook running now: a hook's group is written into a free slot right after its spawn returns and
-//! blanked once the runner has ended the group (so a recycled pgid is never killed). Each is one
+//! holds one slot of 12 bytes per hook running now: a hook's group is written into a free
+//! slot right after its spawn returns and blanked once the runner has ended the group (so a recycled pgid is never killed). Each is one
 //! `pwrite` into the page cache; the watchdog is not woken by either, so a hook costs it
 //! nothing. (It used to be told each start and end over its stdin, a line `sh` reads a byte at
 //! a time: a wake-up of a second process for every hook, measured at 4–7 % of a one-hook
@@ -31,8 +31,8 @@
 //!
 //! The registration is one `pwrite` right after the spawn returns (the watchdog itself is up
 //! before the spawn); a SIGKILL of the host inside that window of microseconds leaves that one
-//! hook unregistered. Closing it would need code in the forked child (`pre_exec`), which turns
-//! std's `posix_spawn` into a full `fork` of the host for every hook.
+//! hook unregistered. On Linux ka's own spawn (`process::vfork`) could close it, its child
+//! writing its own slot before `execve`; that is not done yet.
 //!
 //! When the watchdog cannot be started (no `/bin/sh`, out of processes; elsewhere than Linux,
 //! no writable temp directory), hooks still run, under every other guarantee of the runner;

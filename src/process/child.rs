@@ -8,7 +8,7 @@
 use std::{
     fs::File,
     io,
-    os::unix::process::ExitStatusExt,
+    os::{fd::OwnedFd, unix::process::ExitStatusExt},
     process::{Child, ExitStatus},
 };
 
@@ -45,20 +45,14 @@ impl HookChild {
     pub(super) fn from_std(mut child: Child) -> HookChild {
         // Pids are positive `pid_t`s; `Child::id` just widened one to u32.
         let pid = child.id() as libc::pid_t;
+        fn file(pipe: impl Into<OwnedFd>) -> File {
+            File::from(pipe.into())
+        }
         HookChild {
             pid,
-            stdin: child
-                .stdin
-                .take()
-                .map(|pipe| File::from(std::os::fd::OwnedFd::from(pipe))),
-            stdout: child
-                .stdout
-                .take()
-                .map(|pipe| File::from(std::os::fd::OwnedFd::from(pipe))),
-            stderr: child
-                .stderr
-                .take()
-                .map(|pipe| File::from(std::os::fd::OwnedFd::from(pipe))),
+            stdin: child.stdin.take().map(file),
+            stdout: child.stdout.take().map(file),
+            stderr: child.stderr.take().map(file),
             status: None,
         }
     }

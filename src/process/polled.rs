@@ -53,10 +53,10 @@ pub(crate) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
 }
 
 /// Set `O_NONBLOCK` on our end of a pipe (the child's end is a separate open file, unaffected).
-/// std makes its pipes with `pipe2(O_CLOEXEC)`, which sets no status flag (close-on-exec is a
-/// descriptor flag), so `O_NONBLOCK` is the only one, set without reading them first.
+/// Both spawns make the pipes with `pipe2(O_CLOEXEC)`, which sets no status flag (close-on-exec
+/// is a descriptor flag), so `O_NONBLOCK` is the only one, set without reading them first.
 fn set_nonblocking(fd: RawFd) -> bool {
-    // SAFETY: `fd` is an open pipe owned by the caller's `Child`; F_SETFL only changes its
+    // SAFETY: `fd` is an open pipe owned by the caller's `HookChild`; F_SETFL only changes its
     // status flags (the access mode is not one of them).
     unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) >= 0 }
 }

@@ -123,7 +123,7 @@ pub(super) fn clone_shares_memory() -> bool {
     let Ok(pid) = clone_child(set_flag, (&mut flag as *mut libc::c_int).cast()) else {
         return false;
     };
-    reap_failed(pid);
+    reap_exited(pid);
     // SAFETY: `flag` is a c_int of this frame; volatile because the child wrote it.
     let flag = unsafe { ptr::read_volatile(&flag) };
     flag == 1
@@ -187,7 +187,7 @@ pub(super) fn spawn(hook: &HookProcess<'_>, confiner: Option<Confiner>) -> io::R
     // SAFETY: `plan.err` is a c_int of this frame; read volatile because the child wrote it.
     let err = unsafe { ptr::read_volatile(&plan.err) };
     if err != 0 {
-        reap_failed(pid);
+        reap_exited(pid);
         return Err(io::Error::from_raw_os_error(err));
     }
     Ok(HookChild::new(
@@ -399,9 +399,9 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Reap a child that ended before its `execve`: the parent resumes only once it is exiting, so
-/// this waits at most for the end of its exit.
-fn reap_failed(pid: libc::pid_t) {
+/// Reap a child that ended before its `execve` (a failed step, or the memory check): the parent
+/// resumes only once it is exiting, so this waits at most for the end of its exit.
+fn reap_exited(pid: libc::pid_t) {
     let mut status = 0;
     // SAFETY: `status` is a c_int owned by this frame.
     while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
