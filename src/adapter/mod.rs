@@ -1,8 +1,8 @@
-//! Adapters: run the same `ka.toml` hooks inside other agents (Claude Code, Codex CLI, Gemini
-//! CLI).
+//! Adapters: run the same `ka.toml` hooks inside six other agents: Claude Code, Codex CLI,
+//! Gemini CLI, GitHub Copilot, Cursor and Antigravity ([`antigravity`], [`copilot`], [`cursor`]).
 //!
-//! `ka-hooks claude`, `ka-hooks codex` and `ka-hooks gemini` are hook commands for those agents.
-//! Each reads the agent's hook payload on stdin, turns it into a ka event and payload (tool and
+//! `ka-hooks claude`, `codex`, `gemini`, `copilot`, `cursor` and `antigravity` are hook commands
+//! for those agents. Each reads the agent's hook payload on stdin, turns it into a ka event and payload (tool and
 //! argument names through the one table in [`tools`]), dispatches the hooks of `ka.toml`, and
 //! answers in the agent's own contract: exit code, stderr and a JSON object on stdout.
 //!
@@ -19,7 +19,7 @@
 //! can be vetoed (a tool call, a prompt, a permission request), with or without `--fail-closed`,
 //! and open elsewhere, where nothing could have been stopped.
 //!
-//! Every command-hook event of the three agents runs a ka event (see [`crate::event`]). On the
+//! Every command-hook event of these agents runs a ka event (see [`crate::event`]). On the
 //! events where a hook keeps the agent going, the adapter keeps the turn's count in the data dir
 //! ([`continuations`]) so `max_continuations` holds across the processes the agent starts; the
 //! turn's denials per guard are kept the same way, for the denial backstop

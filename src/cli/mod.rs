@@ -1,7 +1,7 @@
 //! The `ka-hooks` command line: the clap commands, and a thin dispatcher to the module of each
-//! (`run`, `test`, `list`, `check`, `init`, `doctor`, `events`, `completions`, and the Claude Code
-//! settings of `install` and `import`); `trust` and the adapters live in [`crate::review`] and
-//! [`crate::adapter`].
+//! (`run`, `test`, `list`, `check`, `init`, `doctor`, `events`, `completions`, and `install` and
+//! `import` for the agents' settings and hook files); `trust` and the six agents' adapters live
+//! in [`crate::review`] and [`crate::adapter`].
 //!
 //! Exit codes: 0 ok, 1 usage or configuration error, 2 blocked (`run` follows the exit-2 contract).
 

@@ -57,13 +57,14 @@ pub(super) fn spawn_std(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    // std spawns with posix_spawn (a vfork: our page tables are not copied) only when posix_spawn
-    // can do every step. A working directory needs glibc's `posix_spawn_file_actions_addchdir_np`,
-    // which std looks up at run time (dlsym): a static build never finds it and falls back to a
-    // full fork. A hook that runs in our own working directory (the usual case) needs no chdir.
-    // Nothing in ka-hooks changes its working directory, so it cannot change before the spawn (a
-    // host that embeds the library and changes its own while a dispatch runs races with this, as
-    // it does with every relative path it hands over).
+    // std spawns with posix_spawn (no copy of our page tables) only when posix_spawn can do every
+    // step; a working directory needs `posix_spawn_file_actions_addchdir_np`, which std looks up at
+    // run time and does not find everywhere (glibc before 2.29, for one): it forks then. This path
+    // serves macOS, and Linux only where ka's own spawn cannot be used or the fallback is forced. A
+    // hook that runs in our own working directory (the usual case) needs no chdir. Nothing in ka-hooks
+    // changes its working directory, so it cannot change before the spawn (a host that embeds the
+    // library and changes its own while a dispatch runs races with this, as it does with every
+    // relative path it hands over).
     if !is_current_dir(hook.cwd) {
         command.current_dir(hook.cwd);
     }

@@ -125,7 +125,8 @@ pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
     }
     // SAFETY: close_range(3, ~0, CLOSE_RANGE_CLOEXEC) marks descriptors of this process
     // close-on-exec (the child's own table: neither `fork` nor ka's `clone` shares it); no
-    // pointers. Marked, not closed: the spawn's own error pipe must last until `execve`.
+    // pointers. Marked, not closed: `std`'s spawn reports a failed `execve` through a
+    // close-on-exec pipe, which it needs until then.
     let flags = libc::CLOSE_RANGE_CLOEXEC;
     if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, flags) } != 0 {
         return Err(io::Error::last_os_error());

@@ -1,4 +1,4 @@
-//! Confining hooks (issue 25): what a hook may write and whether it may reach the network.
+//! Confining hooks: what a hook may write and whether it may reach the network.
 //!
 //! Trust decides *whether* a repository's hooks run; the sandbox limits *what they can do* once
 //! they run, including the programs the review cannot see (`make`, `npm run`, a tool on `PATH`).
@@ -10,10 +10,11 @@
 //!   file's `sandbox_project_hooks` names the default profile, or `"off"`); user and managed
 //!   hooks only when they declare it. `require_sandbox` (user or managed file) makes a hook that
 //!   cannot be confined fail (`on_error` decides) instead of running unconfined.
-//! - **Applied** (at each run): the rules are resolved against the hook's project root, built
-//!   into a Landlock ruleset in ka (before the fork), and only `landlock_restrict_self` runs in
-//!   the child, between fork and exec, in the process-group leader before `sh`
-//!   ([`crate::process::run_confined`]). ka itself is never restricted.
+//! - **Applied** (at each run): the rules are resolved against the hook's project root and built
+//!   into a Landlock ruleset in ka, before the spawn; the child applies it between its `clone`
+//!   (or `fork`) and `execve`, in the process-group leader before `sh`, with three system calls
+//!   (`no_new_privs`, `landlock_restrict_self`, every descriptor above 2 marked close-on-exec;
+//!   [`crate::process::run_confined`]). ka itself is never restricted.
 //!
 //! Reads and execution are not restricted: the sandbox stops writes outside the declared
 //! directories and TCP connect/bind, not reading `~/.ssh`. What it stops and what it does not:

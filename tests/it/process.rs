@@ -594,13 +594,35 @@ fn sigpipe_from_a_hook_that_stops_reading_never_reaches_the_process() {
     assert!(!pending, "a SIGPIPE was left pending");
 }
 
+/// Set in the process [`helper_threads_run_exactly_when_the_fallback_is_in_use`] runs itself in.
+#[cfg(target_os = "linux")]
+const HELPER_THREADS_ALONE: &str = "KA_HOOKS_TEST_HELPER_THREADS_ALONE";
+
 /// The poll loop needs no helper thread; the thread fallback names its threads `ka-hook-*`. The
 /// fallback is in use without `pidfd_open`, and wherever `KA_HOOKS_PROCESS_FALLBACK` forces it:
 /// `scripts/test.sh` runs the process tests a second time so, to test the path macOS takes, and
-/// this test fails that run should the switch not take effect.
+/// this test fails that run should the switch not take effect. It looks at every thread of its
+/// process, so it runs itself again in a process of its own: under a runner that runs the tests
+/// on threads of one process (`cargo test`), other tests' hooks start `ka-hook-*` threads too.
 #[cfg(target_os = "linux")]
 #[test]
 fn helper_threads_run_exactly_when_the_fallback_is_in_use() {
+    if std::env::var_os(HELPER_THREADS_ALONE).is_none() {
+        let name = "process::helper_threads_run_exactly_when_the_fallback_is_in_use";
+        let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args(["--exact", name, "--nocapture", "--test-threads=1"])
+            .env(HELPER_THREADS_ALONE, "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the test binary");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success() && stdout.contains("1 passed"),
+            "{stdout}\n{stderr}"
+        );
+        return;
+    }
     let forced = std::env::var(FORCE_FALLBACK_VAR).is_ok_and(|v| {
         ["1", "true", "yes", "on"].contains(&v.trim().to_ascii_lowercase().as_str())
     });
