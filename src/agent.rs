@@ -1,5 +1,6 @@
-//! The agents whose hooks can run `ka.toml` hooks: a leaf, read by the tool table, the
-//! adapters and the CLI.
+//! The agents whose hooks can run `ka.toml` hooks, by name: read by the tool table, the
+//! adapters and the CLI. Everything else about an agent is its entry of the adapter table
+//! ([`crate::adapter::table`]).
 
 /// An agent whose hooks can run `ka.toml` hooks through an adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,26 +25,12 @@ impl Agent {
     ];
 
     /// The `ka-hooks` subcommand of the adapter.
-    pub const fn command(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::Copilot => "copilot",
-            Agent::Cursor => "cursor",
-            Agent::Antigravity => "antigravity",
-        }
+    pub fn command(self) -> &'static str {
+        self.adapter().command()
     }
 
     /// The agent's name, for messages.
-    pub const fn display(self) -> &'static str {
-        match self {
-            Agent::Claude => "Claude Code",
-            Agent::Codex => "Codex CLI",
-            Agent::Gemini => "Gemini CLI",
-            Agent::Copilot => "GitHub Copilot",
-            Agent::Cursor => "Cursor",
-            Agent::Antigravity => "Antigravity",
-        }
+    pub fn display(self) -> &'static str {
+        self.adapter().display()
     }
 }

@@ -26,10 +26,122 @@ use serde_json::{Map, Value};
 
 use super::claude::row;
 use super::{context_is_unsupported, Agent, Answer, Call, EventRow, Flavour, Verdict};
+use std::path::Path;
+
+use super::table::{AgentAdapter, HookFile, Import, Install, Layout};
+use super::Rejected;
+use crate::outcome::HookReport;
+
 use crate::action::Decision;
 use crate::event::Event;
 
 const AGENT: Agent = Agent::Antigravity;
+
+/// Antigravity's entry of the adapter table.
+#[derive(Debug, Clone, Copy)]
+pub struct Antigravity;
+
+impl AgentAdapter for Antigravity {
+    fn command(&self) -> &'static str {
+        "antigravity"
+    }
+    fn display(&self) -> &'static str {
+        "Antigravity"
+    }
+    fn events(&self) -> &'static [EventRow] {
+        EVENTS
+    }
+    fn observed(&self) -> &'static [(&'static str, &'static str)] {
+        OBSERVED
+    }
+    /// Antigravity names none; its payload's `workspacePaths` (read as `cwd`, see
+    /// [`super::reshape`]) is the workspace, not a directory the model moved to.
+    fn project_dir_vars(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn markers(&self) -> &'static [&'static str] {
+        &["ANTIGRAVITY_AGENT"]
+    }
+    fn reshape(
+        &self,
+        payload: &mut Map<String, Value>,
+        named: Option<&str>,
+    ) -> Result<(), Rejected> {
+        super::reshape::antigravity(payload);
+        super::reshape::name_event(self, payload, named)
+    }
+    fn tool_names(&self, payload: &Map<String, Value>, tool: &str) -> Agent {
+        let _ = (payload, tool);
+        Agent::Antigravity
+    }
+    fn own_tool(
+        &self,
+        _: &str,
+        _: &Map<String, Value>,
+        _: Option<&Path>,
+    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
+        None
+    }
+    fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
+        super::claude::result(payload)
+    }
+    fn stdout_is_context(&self, _: Event) -> bool {
+        false
+    }
+    fn user_texts(&self, _: Event, _: &[HookReport]) -> Vec<String> {
+        Vec::new()
+    }
+    fn compaction_blocked(&self, _: Event, _: &[HookReport]) -> Option<String> {
+        None
+    }
+    fn answer(&self, call: &Call, verdict: Verdict) -> Answer {
+        answer(call, verdict)
+    }
+    fn block(&self, why: &str) -> Answer {
+        deny(why)
+    }
+    fn fail_open(&self, event: Option<Event>, message: &str) -> Answer {
+        // Antigravity has no `systemMessage`, and denies a tool call whose answer has no
+        // decision, so failing open there says `allow`.
+        let mut object = Map::new();
+        if event == Some(Event::PreToolUse) {
+            object.insert("decision".into(), "allow".into());
+        }
+        Answer {
+            stderr: format!("{message}\n"),
+            ..Answer::json(object)
+        }
+    }
+    fn install(&self) -> Install {
+        Install::HookFile(&HOOK_FILE)
+    }
+    fn import(&self) -> Import {
+        Import::HookFile(&HOOK_FILE)
+    }
+}
+
+/// Antigravity's hook file (see [`super::hookfile`]).
+pub const HOOK_FILE: HookFile = HookFile {
+    installed: INSTALLED,
+    project: ".agents/hooks.json",
+    user: (crate::paths::home_dir, ".gemini/config/hooks.json"),
+    user_unknown: "no home directory: set HOME",
+    folder: false,
+    layout: Layout::Named("ka-hooks"),
+    command_key: "command",
+    timeout_key: "timeout",
+    default_timeout: None,
+    event_flag: true,
+    typed: true,
+    fail_closed_key: None,
+    grouped: true,
+    anchored_matchers: false,
+    refused_keys: &[],
+    note: Some(
+        "note: Antigravity's hook contract is experimental (no published reference); see \
+         docs/agents.md",
+    ),
+};
 
 /// Antigravity's events that run ka events.
 pub const EVENTS: &[EventRow] = &[

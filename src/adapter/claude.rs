@@ -23,12 +23,85 @@
 
 use serde_json::{Map, Value};
 
+use std::path::Path;
+
+use super::table::{AgentAdapter, Import, Install};
 use super::{
-    context_is_unsupported, specific, with_system_message, Agent, Answer, Call, EventRow, Flavour,
-    Verdict,
+    context_is_unsupported, fail_open_with_system_message, plain, specific, with_system_message,
+    Agent, Answer, Call, EventRow, Flavour, Rejected, Verdict,
 };
 use crate::action::Decision;
 use crate::event::Event;
+use crate::outcome::HookReport;
+
+/// Claude Code's entry of the adapter table.
+#[derive(Debug, Clone, Copy)]
+pub struct Claude;
+
+impl AgentAdapter for Claude {
+    fn command(&self) -> &'static str {
+        "claude"
+    }
+    fn display(&self) -> &'static str {
+        "Claude Code"
+    }
+    fn events(&self) -> &'static [EventRow] {
+        EVENTS
+    }
+    fn observed(&self) -> &'static [(&'static str, &'static str)] {
+        OBSERVED
+    }
+    /// `CLAUDE_PROJECT_DIR`: "the absolute path to the project root directory where Claude Code
+    /// was started" (hooks reference, "Project-specific hook scripts").
+    fn project_dir_vars(&self) -> &'static [&'static str] {
+        &["CLAUDE_PROJECT_DIR"]
+    }
+    fn markers(&self) -> &'static [&'static str] {
+        &["CLAUDECODE"]
+    }
+    /// Claude Code's payload is the shape every adapter reads.
+    fn reshape(&self, _: &mut Map<String, Value>, _: Option<&str>) -> Result<(), Rejected> {
+        Ok(())
+    }
+    fn tool_names(&self, _: &Map<String, Value>, _: &str) -> Agent {
+        Agent::Claude
+    }
+    fn own_tool(
+        &self,
+        _: &str,
+        _: &Map<String, Value>,
+        _: Option<&Path>,
+    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
+        None
+    }
+    fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
+        result(payload)
+    }
+    fn stdout_is_context(&self, event: Event) -> bool {
+        plain::claude_stdout_is_context(event)
+    }
+    fn user_texts(&self, event: Event, hooks: &[HookReport]) -> Vec<String> {
+        plain::claude_user_texts(event, hooks)
+    }
+    fn compaction_blocked(&self, event: Event, hooks: &[HookReport]) -> Option<String> {
+        plain::claude_compaction_blocked(event, hooks)
+    }
+    fn answer(&self, call: &Call, verdict: Verdict) -> Answer {
+        answer(call, verdict)
+    }
+    fn block(&self, why: &str) -> Answer {
+        Answer::exit_two(why)
+    }
+    fn fail_open(&self, _: Option<Event>, message: &str) -> Answer {
+        fail_open_with_system_message(message)
+    }
+    fn install(&self) -> Install {
+        Install::ClaudeSettings
+    }
+    fn import(&self) -> Import {
+        Import::ClaudeSettings
+    }
+}
 
 /// Claude Code's events that run ka events (hooks reference, "Hook events").
 pub const EVENTS: &[EventRow] = &[

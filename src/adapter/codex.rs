@@ -24,8 +24,87 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::claude::{self, row, Dialect};
-use super::{tools, Agent, Answer, Call, EventRow, Flavour, Verdict};
+use super::table::{AgentAdapter, Import, Install};
+use super::{
+    fail_open_with_system_message, plain, tools, Agent, Answer, Call, EventRow, Flavour, Rejected,
+    Verdict,
+};
 use crate::event::Event;
+use crate::outcome::HookReport;
+
+/// Codex CLI's entry of the adapter table.
+#[derive(Debug, Clone, Copy)]
+pub struct Codex;
+
+impl AgentAdapter for Codex {
+    fn command(&self) -> &'static str {
+        "codex"
+    }
+    fn display(&self) -> &'static str {
+        "Codex CLI"
+    }
+    fn events(&self) -> &'static [EventRow] {
+        EVENTS
+    }
+    fn observed(&self) -> &'static [(&'static str, &'static str)] {
+        OBSERVED
+    }
+    /// Codex names none (`codex-rs/hooks`: a command hook gets the config's `env` only); it runs
+    /// hooks in the session's working directory, which is also its payload's `cwd`, and a `cd`
+    /// in a shell command does not change it.
+    fn project_dir_vars(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn markers(&self) -> &'static [&'static str] {
+        &["CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED"]
+    }
+    /// Codex copies Claude Code's payload.
+    fn reshape(&self, _: &mut Map<String, Value>, _: Option<&str>) -> Result<(), Rejected> {
+        Ok(())
+    }
+    fn tool_names(&self, _: &Map<String, Value>, _: &str) -> Agent {
+        Agent::Codex
+    }
+    fn own_tool(
+        &self,
+        tool: &str,
+        input: &Map<String, Value>,
+        cwd: Option<&Path>,
+    ) -> Option<(String, Map<String, Value>, Patch)> {
+        read_patch(tool, input, cwd)
+    }
+    fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
+        claude::result(payload)
+    }
+    fn stdout_is_context(&self, event: Event) -> bool {
+        plain::claude_stdout_is_context(event)
+    }
+    fn user_texts(&self, _: Event, _: &[HookReport]) -> Vec<String> {
+        Vec::new()
+    }
+    fn compaction_blocked(&self, _: Event, _: &[HookReport]) -> Option<String> {
+        None
+    }
+    fn answer(&self, call: &Call, verdict: Verdict) -> Answer {
+        answer(call, verdict)
+    }
+    fn block(&self, why: &str) -> Answer {
+        Answer::exit_two(why)
+    }
+    fn fail_open(&self, _: Option<Event>, message: &str) -> Answer {
+        fail_open_with_system_message(message)
+    }
+    fn install(&self) -> Install {
+        Install::ByHand {
+            file: "~/.codex/hooks.json",
+            timeout_unit: 1,
+            note: "",
+        }
+    }
+    fn import(&self) -> Import {
+        Import::Unsupported("Codex's hooks are not read")
+    }
+}
 
 /// Codex's events that run ka events: every key of its `HookEventsToml` (`codex-rs/config`:
 /// PreToolUse, PermissionRequest, PostToolUse, PreCompact, PostCompact, SessionStart,

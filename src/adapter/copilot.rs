@@ -43,11 +43,120 @@ use serde_json::{Map, Value};
 
 use super::claude::row;
 use super::{context_is_unsupported, Answer, Call, EventRow, Flavour, Verdict};
+use std::path::Path;
+
+use super::table::{AgentAdapter, HookFile, Import, Install, Layout};
+use super::Rejected;
+use crate::outcome::HookReport;
+
 use crate::action::Decision;
 use crate::adapter::Agent;
 use crate::event::Event;
 
 const AGENT: Agent = Agent::Copilot;
+
+/// GitHub Copilot's entry of the adapter table.
+#[derive(Debug, Clone, Copy)]
+pub struct Copilot;
+
+impl AgentAdapter for Copilot {
+    fn command(&self) -> &'static str {
+        "copilot"
+    }
+    fn display(&self) -> &'static str {
+        "GitHub Copilot"
+    }
+    fn events(&self) -> &'static [EventRow] {
+        EVENTS
+    }
+    fn observed(&self) -> &'static [(&'static str, &'static str)] {
+        OBSERVED
+    }
+    /// Copilot names none for repository and user hooks (it runs them in the repository root,
+    /// which is the payload's `cwd`); plugin hooks get `CLAUDE_PROJECT_DIR`
+    /// (github/copilot-cli changelog.md @ 9532bdac).
+    fn project_dir_vars(&self) -> &'static [&'static str] {
+        &["CLAUDE_PROJECT_DIR"]
+    }
+    fn markers(&self) -> &'static [&'static str] {
+        &["COPILOT_CLI", "COPILOT_AGENT_SESSION_ID", "COPILOT_AGENT"]
+    }
+    fn reshape(
+        &self,
+        payload: &mut Map<String, Value>,
+        named: Option<&str>,
+    ) -> Result<(), Rejected> {
+        super::reshape::copilot(payload);
+        super::reshape::name_event(self, payload, named)
+    }
+    fn tool_names(&self, payload: &Map<String, Value>, tool: &str) -> Agent {
+        super::reshape::copilot_tool_names(payload, tool)
+    }
+    fn own_tool(
+        &self,
+        _: &str,
+        _: &Map<String, Value>,
+        _: Option<&Path>,
+    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
+        None
+    }
+    fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
+        super::claude::result(payload)
+    }
+    fn stdout_is_context(&self, _: Event) -> bool {
+        false
+    }
+    fn user_texts(&self, _: Event, _: &[HookReport]) -> Vec<String> {
+        Vec::new()
+    }
+    fn compaction_blocked(&self, _: Event, _: &[HookReport]) -> Option<String> {
+        None
+    }
+    fn answer(&self, call: &Call, verdict: Verdict) -> Answer {
+        answer(call, verdict)
+    }
+    fn block(&self, why: &str) -> Answer {
+        Answer::exit_two(why)
+    }
+    fn fail_open(&self, event: Option<Event>, message: &str) -> Answer {
+        let _ = event;
+        Answer {
+            stderr: format!("{message}\n"),
+            ..Answer::default()
+        }
+    }
+    fn install(&self) -> Install {
+        Install::HookFile(&HOOK_FILE)
+    }
+    fn import(&self) -> Import {
+        Import::HookFile(&HOOK_FILE)
+    }
+}
+
+/// Copilot's hook files (see [`super::hookfile`]).
+pub const HOOK_FILE: HookFile = HookFile {
+    installed: INSTALLED,
+    project: ".github/hooks/ka-hooks.json",
+    user: (crate::paths::copilot_home, "hooks/ka-hooks.json"),
+    user_unknown: "no home directory: set COPILOT_HOME or HOME",
+    folder: true,
+    layout: Layout::Hooks,
+    command_key: "bash",
+    // "timeoutSec ... Default: 30" (hooks reference, "Command hooks").
+    timeout_key: "timeoutSec",
+    default_timeout: Some(30),
+    event_flag: true,
+    typed: true,
+    fail_closed_key: None,
+    grouped: false,
+    anchored_matchers: true,
+    refused_keys: &[(
+        "exec",
+        "an `exec` entry runs a program without a shell; ka runs commands through `sh -c`, so \
+         translate it by hand",
+    )],
+    note: None,
+};
 
 /// Copilot's events that run ka events, in both spellings ("Hook events" and "Hook event input
 /// payloads": camelCase gives camelCase fields, PascalCase the VS Code compatible format).

@@ -27,10 +27,114 @@ use serde_json::{Map, Value};
 
 use super::claude::row;
 use super::{context_is_unsupported, Agent, Answer, Call, EventRow, Flavour, Verdict};
+use std::path::Path;
+
+use super::table::{AgentAdapter, HookFile, Import, Install, Layout};
+use super::Rejected;
+use crate::outcome::HookReport;
+
 use crate::action::Decision;
 use crate::event::Event;
 
 const AGENT: Agent = Agent::Cursor;
+
+/// Cursor's entry of the adapter table.
+#[derive(Debug, Clone, Copy)]
+pub struct Cursor;
+
+impl AgentAdapter for Cursor {
+    fn command(&self) -> &'static str {
+        "cursor"
+    }
+    fn display(&self) -> &'static str {
+        "Cursor"
+    }
+    fn events(&self) -> &'static [EventRow] {
+        EVENTS
+    }
+    fn observed(&self) -> &'static [(&'static str, &'static str)] {
+        OBSERVED
+    }
+    /// `CURSOR_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` (always set; cursor.com/docs/hooks,
+    /// "Environment variables").
+    fn project_dir_vars(&self) -> &'static [&'static str] {
+        &["CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"]
+    }
+    fn markers(&self) -> &'static [&'static str] {
+        &["CURSOR_AGENT", "CURSOR_EXTENSION_HOST_ROLE"]
+    }
+    fn reshape(
+        &self,
+        payload: &mut Map<String, Value>,
+        named: Option<&str>,
+    ) -> Result<(), Rejected> {
+        super::reshape::cursor(payload)?;
+        super::reshape::name_event(self, payload, named)
+    }
+    fn tool_names(&self, payload: &Map<String, Value>, tool: &str) -> Agent {
+        let _ = (payload, tool);
+        Agent::Cursor
+    }
+    fn own_tool(
+        &self,
+        _: &str,
+        _: &Map<String, Value>,
+        _: Option<&Path>,
+    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
+        None
+    }
+    fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
+        super::claude::result(payload)
+    }
+    fn stdout_is_context(&self, _: Event) -> bool {
+        false
+    }
+    fn user_texts(&self, _: Event, _: &[HookReport]) -> Vec<String> {
+        Vec::new()
+    }
+    fn compaction_blocked(&self, _: Event, _: &[HookReport]) -> Option<String> {
+        None
+    }
+    fn answer(&self, call: &Call, verdict: Verdict) -> Answer {
+        answer(call, verdict)
+    }
+    fn block(&self, why: &str) -> Answer {
+        Answer::exit_two(why)
+    }
+    fn fail_open(&self, event: Option<Event>, message: &str) -> Answer {
+        let _ = event;
+        Answer {
+            stderr: format!("{message}\n"),
+            ..Answer::default()
+        }
+    }
+    fn install(&self) -> Install {
+        Install::HookFile(&HOOK_FILE)
+    }
+    fn import(&self) -> Import {
+        Import::HookFile(&HOOK_FILE)
+    }
+}
+
+/// Cursor's hook file (see [`super::hookfile`]).
+pub const HOOK_FILE: HookFile = HookFile {
+    installed: INSTALLED,
+    project: ".cursor/hooks.json",
+    user: (crate::paths::home_dir, ".cursor/hooks.json"),
+    user_unknown: "no home directory: set HOME",
+    folder: false,
+    layout: Layout::Hooks,
+    command_key: "command",
+    timeout_key: "timeout",
+    default_timeout: None,
+    event_flag: false,
+    typed: false,
+    fail_closed_key: Some("failClosed"),
+    grouped: false,
+    anchored_matchers: false,
+    refused_keys: &[],
+    note: None,
+};
 
 /// Cursor's agent events that run ka events. The `before*`/`after*` events of one kind of tool
 /// run `pre_tool_use` / `post_tool_use` for that tool (see [`super::reshape`]); `ka-hooks

@@ -25,12 +25,89 @@
 
 use serde_json::{Map, Value};
 
+use std::path::Path;
+
 use super::claude::row;
+use super::table::{AgentAdapter, Import, Install};
 use super::{
-    context_is_unsupported, specific, with_system_message, Agent, Answer, Call, EventRow, Flavour,
-    Verdict,
+    context_is_unsupported, fail_open_with_system_message, plain, specific, with_system_message,
+    Agent, Answer, Call, EventRow, Flavour, Rejected, Verdict,
 };
 use crate::event::Event;
+use crate::outcome::HookReport;
+
+/// Gemini CLI's entry of the adapter table.
+#[derive(Debug, Clone, Copy)]
+pub struct Gemini;
+
+impl AgentAdapter for Gemini {
+    fn command(&self) -> &'static str {
+        "gemini"
+    }
+    fn display(&self) -> &'static str {
+        "Gemini CLI"
+    }
+    fn events(&self) -> &'static [EventRow] {
+        EVENTS
+    }
+    fn observed(&self) -> &'static [(&'static str, &'static str)] {
+        OBSERVED
+    }
+    /// `GEMINI_PROJECT_DIR` ("Project root directory"; `docs/hooks/index.md`, "Environment
+    /// variables") and `CLAUDE_PROJECT_DIR` as an alias.
+    fn project_dir_vars(&self) -> &'static [&'static str] {
+        &["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"]
+    }
+    fn markers(&self) -> &'static [&'static str] {
+        &["GEMINI_CLI"]
+    }
+    /// Gemini's payload has Claude Code's field names.
+    fn reshape(&self, _: &mut Map<String, Value>, _: Option<&str>) -> Result<(), Rejected> {
+        Ok(())
+    }
+    fn tool_names(&self, _: &Map<String, Value>, _: &str) -> Agent {
+        Agent::Gemini
+    }
+    fn own_tool(
+        &self,
+        _: &str,
+        _: &Map<String, Value>,
+        _: Option<&Path>,
+    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
+        None
+    }
+    fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
+        result(payload)
+    }
+    fn stdout_is_context(&self, _: Event) -> bool {
+        false
+    }
+    fn user_texts(&self, _: Event, hooks: &[HookReport]) -> Vec<String> {
+        plain::gemini_user_texts(hooks)
+    }
+    fn compaction_blocked(&self, _: Event, _: &[HookReport]) -> Option<String> {
+        None
+    }
+    fn answer(&self, call: &Call, verdict: Verdict) -> Answer {
+        answer(call, verdict)
+    }
+    fn block(&self, why: &str) -> Answer {
+        Answer::exit_two(why)
+    }
+    fn fail_open(&self, _: Option<Event>, message: &str) -> Answer {
+        fail_open_with_system_message(message)
+    }
+    fn install(&self) -> Install {
+        Install::ByHand {
+            file: ".gemini/settings.json (or ~/.gemini/settings.json)",
+            timeout_unit: 1000,
+            note: "Gemini CLI counts hook timeouts in milliseconds. ",
+        }
+    }
+    fn import(&self) -> Import {
+        Import::Unsupported("Gemini CLI's settings are not read")
+    }
+}
 
 /// Gemini CLI's events that run ka events (`docs/hooks/reference.md`).
 pub const EVENTS: &[EventRow] = &[

@@ -37,7 +37,8 @@ use super::import::{entry, Imported};
 use super::install::{
     is_adapter_command, plan, print_diff, render, write_atomically, InstallArgs, Planned,
 };
-use super::{antigravity, copilot, cursor, AdapterArgs, Agent};
+use super::table::{HookFile, Install, Layout};
+use super::{AdapterArgs, Agent};
 use crate::config::{Config, LoadError, LoadOptions};
 use crate::event::Event;
 use crate::paths;
@@ -64,44 +65,42 @@ impl HookArgs {
     }
 }
 
-/// Whether `agent`'s hooks are installed and imported here.
-pub const fn is_hookfile_agent(agent: Agent) -> bool {
-    matches!(agent, Agent::Copilot | Agent::Cursor | Agent::Antigravity)
-}
-
-/// The agent's events that `install` registers.
-fn installed(agent: Agent) -> &'static [&'static str] {
-    match agent {
-        Agent::Copilot => copilot::INSTALLED,
-        Agent::Cursor => cursor::INSTALLED,
-        _ => antigravity::INSTALLED,
+/// The agent's hook file, when its hooks are installed and imported here.
+pub fn hook_file(agent: Agent) -> Option<&'static HookFile> {
+    match agent.adapter().install() {
+        Install::HookFile(file) => Some(file),
+        Install::ClaudeSettings | Install::ByHand { .. } => None,
     }
 }
 
-/// The key under which Antigravity's file holds the adapter's events.
-const ANTIGRAVITY_ENTRY: &str = "ka-hooks";
+/// Whether `agent`'s hooks are installed and imported here.
+pub fn is_hookfile_agent(agent: Agent) -> bool {
+    hook_file(agent).is_some()
+}
+
+/// The key of the object holding the event arrays.
+fn events_key(format: &HookFile) -> &'static str {
+    match format.layout {
+        Layout::Hooks => "hooks",
+        Layout::Named(name) => name,
+    }
+}
 
 /// The hook file `install` writes.
-fn target(agent: Agent, root: &Path, user: bool) -> Result<PathBuf, String> {
-    let home = || paths::home_dir().ok_or("no home directory: set HOME");
-    Ok(match (agent, user) {
-        (Agent::Copilot, false) => root.join(".github/hooks/ka-hooks.json"),
-        (Agent::Copilot, true) => paths::copilot_home()
-            .ok_or("no home directory: set COPILOT_HOME or HOME")?
-            .join("hooks/ka-hooks.json"),
-        (Agent::Cursor, false) => root.join(".cursor/hooks.json"),
-        (Agent::Cursor, true) => home()?.join(".cursor/hooks.json"),
-        (_, false) => root.join(".agents/hooks.json"),
-        (_, true) => home()?.join(".gemini/config/hooks.json"),
-    })
+fn target(file: &HookFile, root: &Path, user: bool) -> Result<PathBuf, String> {
+    if !user {
+        return Ok(root.join(file.project));
+    }
+    let (dir, under) = file.user;
+    Ok(dir().ok_or(file.user_unknown)?.join(under))
 }
 
 /// The hook files `import` reads: Copilot's whole hooks folder (sorted), the others' one file.
-pub fn files(agent: Agent, root: &Path, user: bool) -> Result<Vec<PathBuf>, String> {
-    if agent != Agent::Copilot {
-        return Ok(vec![target(agent, root, user)?]);
+pub fn files(file: &HookFile, root: &Path, user: bool) -> Result<Vec<PathBuf>, String> {
+    if !file.folder {
+        return Ok(vec![target(file, root, user)?]);
     }
-    let dir = match target(agent, root, user)?.parent() {
+    let dir = match target(file, root, user)?.parent() {
         Some(dir) => dir.to_path_buf(),
         None => return Ok(Vec::new()),
     };
@@ -147,7 +146,10 @@ pub fn read_hook_file(
     };
     // (path of the event's array, event name, the array)
     let mut events: Vec<(String, String, &Value)> = Vec::new();
-    if agent == Agent::Antigravity {
+    let Some(format) = hook_file(agent) else {
+        return Err(format!("{} has no hook file", agent.display()));
+    };
+    if let Layout::Named(_) = format.layout {
         for (name, group) in &root {
             for (event, list) in group.as_object().into_iter().flatten() {
                 if event != "enabled" {
@@ -202,8 +204,8 @@ pub fn read_hook_file(
                     .get("matcher")
                     .and_then(Value::as_str)
                     .unwrap_or(group_matcher);
-                let matcher = native_matcher(agent, row.name, matcher);
-                let result = as_claude_hook(agent, hook)
+                let matcher = native_matcher(format, row.name, matcher);
+                let result = as_claude_hook(format, agent, hook)
                     .and_then(|hook| entry(agent, &origin, row.event, &matcher, &hook, None));
                 match result {
                     Ok(Some(entry)) => imported.entries.push(entry),
@@ -219,12 +221,12 @@ pub fn read_hook_file(
 /// A Copilot camelCase matcher is a regex anchored as `^(?:pattern)$` (hooks reference,
 /// "Matchers"); ka's matcher is unanchored, so the anchors are written out. A plain name list
 /// reads the same either way.
-fn native_matcher(agent: Agent, event: &str, matcher: &str) -> String {
+fn native_matcher(format: &HookFile, event: &str, matcher: &str) -> String {
     let plain = matcher
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || "_- ,|*".contains(c));
     let camel = event.starts_with(|c: char| c.is_ascii_lowercase());
-    if agent == Agent::Copilot && camel && !plain && !matcher.trim().is_empty() {
+    if format.anchored_matchers && camel && !plain && !matcher.trim().is_empty() {
         format!("^(?:{matcher})$")
     } else {
         matcher.to_owned()
@@ -234,39 +236,37 @@ fn native_matcher(agent: Agent, event: &str, matcher: &str) -> String {
 /// One entry of the agent's file in Claude Code's keys, for [`entry`]: the command (Copilot's
 /// `bash`, or its cross-platform `command`), the timeout in seconds; every other key is kept
 /// under its own name, so the import names it as not imported.
-fn as_claude_hook(agent: Agent, hook: &Value) -> Result<Value, String> {
+fn as_claude_hook(format: &HookFile, agent: Agent, hook: &Value) -> Result<Value, String> {
     let Some(object) = hook.as_object() else {
         return Err("not a JSON object".into());
     };
     let mut out = Map::new();
     for (key, value) in object {
-        match (agent, key.as_str()) {
-            (_, "matcher") => {}
-            (Agent::Copilot, "bash") => {
-                out.insert("command".into(), value.clone());
-            }
-            (Agent::Copilot, "command") if object.contains_key("bash") => {
-                out.insert("copilot_command".into(), value.clone());
-            }
-            (Agent::Copilot, "timeoutSec") => {
-                out.insert("timeout".into(), value.clone());
-            }
-            (Agent::Copilot, "timeout") if object.contains_key("timeoutSec") => {}
-            (Agent::Copilot, "exec") => {
-                return Err(
-                    "an `exec` entry runs a program without a shell; ka runs commands through \
-                     `sh -c`, so translate it by hand"
-                        .into(),
-                )
-            }
-            _ => {
-                out.insert(key.clone(), value.clone());
-            }
+        let key = key.as_str();
+        if let Some((_, why)) = format.refused_keys.iter().find(|(k, _)| *k == key) {
+            return Err((*why).to_owned());
         }
+        let own_command = format.command_key != "command";
+        let own_timeout = format.timeout_key != "timeout";
+        if key == "matcher"
+            || (own_timeout && key == "timeout" && object.contains_key(format.timeout_key))
+        {
+            continue;
+        }
+        let name = if key == format.command_key {
+            "command".to_owned()
+        } else if own_command && key == "command" && object.contains_key(format.command_key) {
+            // The cross-platform command next to the shell one: named, not run.
+            format!("{}_command", agent.command())
+        } else if key == format.timeout_key {
+            "timeout".to_owned()
+        } else {
+            key.to_owned()
+        };
+        out.insert(name, value.clone());
     }
-    if agent == Agent::Copilot && !out.contains_key("timeout") {
-        // "timeoutSec ... Default: 30" (hooks reference, "Command hooks").
-        out.insert("timeout".into(), Value::from(30));
+    if let (Some(default), false) = (format.default_timeout, out.contains_key("timeout")) {
+        out.insert("timeout".into(), Value::from(default));
     }
     Ok(Value::Object(out))
 }
@@ -283,49 +283,37 @@ pub enum Mode {
 }
 
 /// The command the agent runs for one event.
-fn command_for(agent: Agent, base: &str, event: &str) -> String {
-    match agent {
-        Agent::Cursor => base.to_owned(),
-        _ => format!("{base} --event {event}"),
+fn command_for(format: &HookFile, base: &str, event: &str) -> String {
+    if format.event_flag {
+        format!("{base} --event {event}")
+    } else {
+        base.to_owned()
     }
 }
 
 /// The command string of one of the agent's entries.
-fn entry_command(agent: Agent, hook: &Value) -> Option<&str> {
-    match agent {
-        Agent::Copilot => hook.get("bash").or_else(|| hook.get("command")),
-        _ => hook.get("command"),
-    }
-    .and_then(Value::as_str)
+fn entry_command<'v>(format: &HookFile, hook: &'v Value) -> Option<&'v str> {
+    hook.get(format.command_key)
+        .or_else(|| hook.get("command"))
+        .and_then(Value::as_str)
 }
 
 /// One adapter entry for `p` in the agent's format.
-fn new_entry(agent: Agent, p: &Planned, command: &str) -> Value {
+fn new_entry(format: &HookFile, p: &Planned, command: &str) -> Value {
     let mut hook = Map::new();
-    match agent {
-        Agent::Copilot => {
-            hook.insert("type".into(), "command".into());
-            hook.insert("bash".into(), command.into());
-            hook.insert("timeoutSec".into(), Value::from(p.timeout_secs));
-        }
-        Agent::Cursor => {
-            hook.insert("command".into(), command.into());
-            hook.insert("timeout".into(), Value::from(p.timeout_secs));
-            if p.row.event.is_pipeline() {
-                hook.insert("failClosed".into(), Value::Bool(true));
-            }
-        }
-        _ => {
-            hook.insert("type".into(), "command".into());
-            hook.insert("command".into(), command.into());
-            hook.insert("timeout".into(), Value::from(p.timeout_secs));
-            if p.row.event.is_tool_event() {
-                let mut group = Map::new();
-                group.insert("matcher".into(), "".into());
-                group.insert("hooks".into(), Value::Array(vec![Value::Object(hook)]));
-                return Value::Object(group);
-            }
-        }
+    if format.typed {
+        hook.insert("type".into(), "command".into());
+    }
+    hook.insert(format.command_key.into(), command.into());
+    hook.insert(format.timeout_key.into(), Value::from(p.timeout_secs));
+    if let (Some(key), true) = (format.fail_closed_key, p.row.event.is_pipeline()) {
+        hook.insert(key.into(), Value::Bool(true));
+    }
+    if format.grouped && p.row.event.is_tool_event() {
+        let mut group = Map::new();
+        group.insert("matcher".into(), "".into());
+        group.insert("hooks".into(), Value::Array(vec![Value::Object(hook)]));
+        return Value::Object(group);
     }
     Value::Object(hook)
 }
@@ -333,6 +321,7 @@ fn new_entry(agent: Agent, p: &Planned, command: &str) -> Value {
 /// The adapter's hook objects (mutable) in one event's array: flat entries and nested groups.
 fn adapter_hooks<'v>(
     agent: Agent,
+    format: &'v HookFile,
     list: &'v mut [Value],
 ) -> impl Iterator<Item = &'v mut Map<String, Value>> + 'v {
     list.iter_mut()
@@ -348,30 +337,26 @@ fn adapter_hooks<'v>(
         })
         .filter_map(Value::as_object_mut)
         .filter(move |hook| {
-            entry_command(agent, &Value::Object((*hook).clone()))
+            entry_command(format, &Value::Object((*hook).clone()))
                 .is_some_and(|c| is_adapter_command(c, agent))
         })
 }
 
 /// The object holding the event arrays: `hooks` (Copilot, Cursor) or the named entry
 /// (Antigravity); created when missing.
-fn events_object(
-    agent: Agent,
-    root: &mut Map<String, Value>,
-) -> Result<&mut Map<String, Value>, String> {
-    if (agent == Agent::Cursor || agent == Agent::Copilot) && !root.contains_key("version") {
+fn events_object<'r>(
+    format: &HookFile,
+    root: &'r mut Map<String, Value>,
+) -> Result<&'r mut Map<String, Value>, String> {
+    if format.layout == Layout::Hooks && !root.contains_key("version") {
         root.insert("version".into(), Value::from(1));
     }
-    let key = if agent == Agent::Antigravity {
-        ANTIGRAVITY_ENTRY
-    } else {
-        "hooks"
-    };
+    let key = events_key(format);
     let slot = root.entry(key).or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(events) = slot else {
         return Err(format!("`{key}` is not a JSON object"));
     };
-    if agent == Agent::Antigravity && !events.contains_key("enabled") {
+    if matches!(format.layout, Layout::Named(_)) && !events.contains_key("enabled") {
         events.insert("enabled".into(), Value::Bool(true));
     }
     Ok(events)
@@ -385,13 +370,10 @@ pub fn merge(
     base: &str,
     mode: Mode,
 ) -> Result<Vec<String>, String> {
+    let format = hook_file(agent).ok_or_else(|| format!("{} has no hook file", agent.display()))?;
     let mut changes = Vec::new();
     if mode == Mode::Remove {
-        let key = if agent == Agent::Antigravity {
-            ANTIGRAVITY_ENTRY
-        } else {
-            "hooks"
-        };
+        let key = events_key(format);
         let Some(Value::Object(events)) = root.get_mut(key) else {
             return Ok(changes);
         };
@@ -403,11 +385,11 @@ pub fn merge(
             list.retain_mut(|item| {
                 if let Some(hooks) = item.get_mut("hooks").and_then(Value::as_array_mut) {
                     hooks.retain(|h| {
-                        !entry_command(agent, h).is_some_and(|c| is_adapter_command(c, agent))
+                        !entry_command(format, h).is_some_and(|c| is_adapter_command(c, agent))
                     });
                     !hooks.is_empty()
                 } else {
-                    !entry_command(agent, item).is_some_and(|c| is_adapter_command(c, agent))
+                    !entry_command(format, item).is_some_and(|c| is_adapter_command(c, agent))
                 }
             });
             if list.len() != before {
@@ -415,12 +397,13 @@ pub fn merge(
             }
         }
         events.retain(|_, list| !list.as_array().is_some_and(Vec::is_empty));
-        if agent == Agent::Antigravity && events.keys().all(|k| k == "enabled") {
-            root.remove(ANTIGRAVITY_ENTRY);
+        if let (Layout::Named(name), true) = (format.layout, events.keys().all(|k| k == "enabled"))
+        {
+            root.remove(name);
         }
         return Ok(changes);
     }
-    let events = events_object(agent, root)?;
+    let events = events_object(format, root)?;
     for p in planned {
         let event = p.row.name;
         let list = events
@@ -429,12 +412,8 @@ pub fn merge(
         let Value::Array(list) = list else {
             return Err(format!("`{event}` is not an array"));
         };
-        let key = if agent == Agent::Copilot {
-            "timeoutSec"
-        } else {
-            "timeout"
-        };
-        let existing = adapter_hooks(agent, list).next();
+        let key = format.timeout_key;
+        let existing = adapter_hooks(agent, format, list).next();
         match existing {
             Some(hook) => {
                 let current = hook.get(key).and_then(Value::as_f64);
@@ -446,8 +425,8 @@ pub fn merge(
                 }
             }
             None => {
-                let command = command_for(agent, base, event);
-                list.push(new_entry(agent, p, &command));
+                let command = command_for(format, base, event);
+                list.push(new_entry(format, p, &command));
                 changes.push(format!(
                     "  {event}: run `{command}` ({key} {}s)",
                     p.timeout_secs
@@ -466,6 +445,7 @@ pub fn install(
     print: bool,
 ) -> Result<u8, String> {
     let agent = args.agent;
+    let format = hook_file(agent).ok_or_else(|| format!("{} has no hook file", agent.display()))?;
     let read_all = LoadOptions {
         trust_once: true,
         ..opts.clone()
@@ -477,7 +457,7 @@ pub fn install(
     })?;
     let planned: Vec<Planned> = plan(&config, agent, args.all_events)
         .into_iter()
-        .filter(|p| installed(agent).contains(&p.row.name))
+        .filter(|p| format.installed.contains(&p.row.name))
         .collect();
     if planned.is_empty() && mode == Mode::Install {
         println!(
@@ -487,7 +467,7 @@ pub fn install(
         return Ok(0);
     }
     let root = paths::find_project_root(&opts.start_dir).unwrap_or_else(|| opts.start_dir.clone());
-    let file = target(agent, &root, args.user)?;
+    let file = target(format, &root, args.user)?;
     let shown = crate::terminal::escape_path(&file);
     let original = match std::fs::read_to_string(&file) {
         Ok(text) => Some(text),
@@ -543,20 +523,18 @@ pub fn install(
     if !args.write {
         println!("dry run: nothing written; run again with --write to apply");
     }
-    if agent == Agent::Antigravity {
-        println!(
-            "note: Antigravity's hook contract is experimental (no published reference); see \
-             docs/agents.md"
-        );
+    if let Some(note) = format.note {
+        println!("{note}");
     }
     Ok(0)
 }
 
 /// The ka events `install` would register for `agent` (for docs and tests).
 pub fn installable(agent: Agent) -> impl Iterator<Item = (&'static str, Event)> {
+    let installed = hook_file(agent).map_or(&[][..], |f| f.installed);
     agent
         .events()
         .iter()
-        .filter(move |row| installed(agent).contains(&row.name))
+        .filter(move |row| installed.contains(&row.name))
         .map(|row| (row.name, row.event))
 }

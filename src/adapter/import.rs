@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::install::{is_adapter_command, user_settings};
+use super::table::Import;
 use super::{tools, Agent, Flavour};
 use crate::config::LoadOptions;
 use crate::event::Event;
@@ -42,17 +43,9 @@ use crate::terminal::escape_path;
 /// Options of `ka-hooks import`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ImportArgs {
-    /// The agent whose hooks to import: claude, copilot, cursor or antigravity (the only ones
-    /// offered: Codex and Gemini CLI settings are not read).
-    #[arg(value_parser = clap::builder::TypedValueParser::map(
-        clap::builder::PossibleValuesParser::new(["claude", "copilot", "cursor", "antigravity"]),
-        |name: String| match name.as_str() {
-            "copilot" => Agent::Copilot,
-            "cursor" => Agent::Cursor,
-            "antigravity" => Agent::Antigravity,
-            _ => Agent::Claude,
-        }
-    ))]
+    /// The agent whose hooks to import (the agents whose entry of the adapter table has an
+    /// import source: Codex and Gemini CLI settings are not read).
+    #[arg(value_parser = importable())]
     pub agent: Agent,
     /// Read this settings file (repeatable) instead of the project's `.claude/settings.json`
     /// and `.claude/settings.local.json`.
@@ -64,6 +57,23 @@ pub struct ImportArgs {
     /// Append the entries to `.ka/ka.toml` (the user's ka.toml with --user) instead of printing.
     #[arg(long)]
     pub write: bool,
+}
+
+/// The agents `import` offers, by command.
+fn importable() -> impl clap::builder::TypedValueParser<Value = Agent> {
+    let offered = Agent::ALL
+        .into_iter()
+        .filter(|a| !matches!(a.adapter().import(), Import::Unsupported(_)))
+        .map(Agent::command);
+    clap::builder::TypedValueParser::try_map(
+        clap::builder::PossibleValuesParser::new(offered),
+        |name: String| {
+            Agent::ALL
+                .into_iter()
+                .find(|a| a.command() == name)
+                .ok_or("no such agent")
+        },
+    )
 }
 
 /// What an import found.
@@ -148,7 +158,7 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
                         let said =
                             (!matcher.trim().is_empty() && matcher.trim() != "*").then(|| {
                                 format!(
-                                    "Claude matcher \"{}\" not imported: ka runs {shown_event} as \
+                                    "Claude Code matcher \"{}\" not imported: ka runs {shown_event} as \
                                  `{event}`, matched on `{}`",
                                     shown(matcher),
                                     event.matcher_field().unwrap_or("nothing")
@@ -279,10 +289,7 @@ fn import_matcher(
     matcher: &str,
     comments: &mut Vec<String>,
 ) -> Result<Option<String>, String> {
-    let who = match agent {
-        Agent::Claude => "Claude",
-        other => other.display(),
-    };
+    let who = agent.display();
     if event.is_tool_event() {
         return Ok(match translate_matcher_as(agent, matcher)? {
             Matcher::All => None,
@@ -343,17 +350,28 @@ fn import_timeout(agent: Agent, hook: &Value, lines: &mut Vec<String>, comments:
             "timeout {} not copied: not a number of seconds above 0 and at most a day",
             shown(&other.to_string())
         )),
-        None if agent != Agent::Claude => comments.push(format!(
-            "timeout: none set, and {}'s default is not documented; ka's (60 s) applies",
-            agent.display()
-        )),
-        None => {
-            comments.push(format!(
-                "timeout: Claude Code's default for a command hook ({CLAUDE_DEFAULT_TIMEOUT_SECS} s; \
-                 ka's is 60)"
-            ));
-            lines.push(format!("timeout = {CLAUDE_DEFAULT_TIMEOUT_SECS}"));
-        }
+        None => match default_timeout(agent) {
+            None => comments.push(format!(
+                "timeout: none set, and {}'s default is not documented; ka's (60 s) applies",
+                agent.display()
+            )),
+            Some(secs) => {
+                comments.push(format!(
+                    "timeout: {}'s default for a command hook ({secs} s; ka's is 60)",
+                    agent.display()
+                ));
+                lines.push(format!("timeout = {secs}"));
+            }
+        },
+    }
+}
+
+/// The timeout, in seconds, the agent gives a command hook that sets none.
+fn default_timeout(agent: Agent) -> Option<u64> {
+    match agent.adapter().import() {
+        Import::ClaudeSettings => Some(CLAUDE_DEFAULT_TIMEOUT_SECS),
+        Import::HookFile(file) => file.default_timeout,
+        Import::Unsupported(_) => None,
     }
 }
 
@@ -553,20 +571,22 @@ pub const HEADER: &str = "\
 
 /// `ka-hooks import`; prints or appends, returns the exit code.
 pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
-    let hookfile = super::hookfile::is_hookfile_agent(args.agent);
-    if args.agent != Agent::Claude && !hookfile {
-        eprintln!(
-            "ka-hooks import {}: not supported: Claude Code settings and the hook files of \
-             GitHub Copilot, Cursor and Antigravity can be imported",
-            args.agent.command()
-        );
-        return Ok(1);
-    }
+    let hookfile = match args.agent.adapter().import() {
+        Import::Unsupported(why) => {
+            eprintln!(
+                "ka-hooks import {}: not supported: {why}",
+                args.agent.command()
+            );
+            return Ok(1);
+        }
+        Import::ClaudeSettings => None,
+        Import::HookFile(file) => Some(file),
+    };
     let root = paths::find_project_root(&opts.start_dir).unwrap_or_else(|| opts.start_dir.clone());
     let (sources, explicit) = if !args.from.is_empty() {
         (args.from.clone(), true)
-    } else if hookfile {
-        (super::hookfile::files(args.agent, &root, args.user)?, false)
+    } else if let Some(file) = hookfile {
+        (super::hookfile::files(file, &root, args.user)?, false)
     } else if args.user {
         (user_settings().into_iter().collect(), false)
     } else {
@@ -585,7 +605,7 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
             Err(e) => return Err(format!("failed to read {}: {e}", escape_path(file))),
         };
         let label = escape_path(&paths::absolute(file));
-        if hookfile {
+        if hookfile.is_some() {
             super::hookfile::read_hook_file(args.agent, &label, &text, &mut imported)?;
         } else {
             read_settings(&label, &text, &mut imported)?;
@@ -598,7 +618,7 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
             .map(|p| escape_path(p))
             .collect::<Vec<_>>()
             .join(", ");
-        let what = if hookfile {
+        let what = if hookfile.is_some() {
             format!("{} hook file", args.agent.display())
         } else {
             "Claude Code settings".to_owned()
@@ -638,7 +658,7 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
         println!("nothing to import from {}: {why}", read.join(", "));
         return Ok(0);
     }
-    let mut text = if hookfile {
+    let mut text = if hookfile.is_some() {
         super::hookfile::header(args.agent)
     } else {
         String::from(HEADER)

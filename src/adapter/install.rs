@@ -25,6 +25,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::table::Install;
 use super::{jsonedit, Agent, EventRow, Flavour};
 use crate::config::{Config, LayerState, LoadError, LoadOptions, DEFAULT_TIMEOUT};
 use crate::event::Event;
@@ -244,8 +245,23 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
         .command
         .clone()
         .unwrap_or_else(|| format!("ka-hooks {}", args.agent.command()));
-    if args.agent != Agent::Claude {
-        return Ok(print_by_hand(args.agent, &planned, &command));
+    match args.agent.adapter().install() {
+        Install::ClaudeSettings => {}
+        Install::ByHand {
+            file,
+            timeout_unit,
+            note,
+        } => {
+            let by_hand = ByHand {
+                file,
+                unit: timeout_unit,
+                note,
+            };
+            return Ok(print_by_hand(args.agent, &by_hand, &planned, &command));
+        }
+        Install::HookFile(_) => {
+            return super::hookfile::install(opts, args, super::hookfile::Mode::Install, false)
+        }
     }
     if planned.is_empty() {
         println!(
@@ -358,19 +374,17 @@ fn missing_events_note(agent: Agent) -> String {
     )
 }
 
+/// Where and how an agent's entries are added by hand.
+struct ByHand {
+    file: &'static str,
+    unit: u64,
+    note: &'static str,
+}
+
 /// Codex CLI and Gemini CLI: the entries to add by hand; exit 1.
-fn print_by_hand(agent: Agent, planned: &[Planned], command: &str) -> u8 {
-    let (file, unit, note) = match agent {
-        Agent::Codex => ("~/.codex/hooks.json", 1, missing_events_note(agent)),
-        _ => (
-            ".gemini/settings.json (or ~/.gemini/settings.json)",
-            1000,
-            format!(
-                "Gemini CLI counts hook timeouts in milliseconds. {}",
-                missing_events_note(agent)
-            ),
-        ),
-    };
+fn print_by_hand(agent: Agent, by_hand: &ByHand, planned: &[Planned], command: &str) -> u8 {
+    let (file, unit) = (by_hand.file, by_hand.unit);
+    let note = format!("{}{}", by_hand.note, missing_events_note(agent));
     eprintln!(
         "ka-hooks install {}: not supported: ka-hooks only merges its entries into Claude Code's \
          settings. Add these to {file} yourself (merge them with the hooks already there). {note}",

@@ -1,5 +1,7 @@
 //! Adapters: run the same `ka.toml` hooks inside six other agents: Claude Code, Codex CLI,
-//! Gemini CLI, GitHub Copilot, Cursor and Antigravity ([`antigravity`], [`copilot`], [`cursor`]).
+//! Gemini CLI, GitHub Copilot, Cursor and Antigravity. Each agent is one module implementing
+//! [`AgentAdapter`], registered in the adapter table ([`table`]); the pipeline here is the same
+//! for all of them.
 //!
 //! `ka-hooks claude`, `codex`, `gemini`, `copilot`, `cursor` and `antigravity` are hook commands
 //! for those agents. Each reads the agent's hook payload on stdin, turns it into a ka event and payload (tool and
@@ -47,6 +49,7 @@ pub mod install;
 pub mod jsonedit;
 pub mod plain;
 pub mod reshape;
+pub mod table;
 pub use crate::tools;
 pub use crate::tools::agents as tools_agents;
 
@@ -65,33 +68,7 @@ use crate::paths::{self, Paths};
 use crate::payload;
 
 pub use crate::agent::Agent;
-
-impl Agent {
-    /// The agent's hook events and the ka event each one runs.
-    pub fn events(self) -> &'static [EventRow] {
-        match self {
-            Agent::Claude => claude::EVENTS,
-            Agent::Codex => codex::EVENTS,
-            Agent::Gemini => gemini::EVENTS,
-            Agent::Copilot => copilot::EVENTS,
-            Agent::Cursor => cursor::EVENTS,
-            Agent::Antigravity => antigravity::EVENTS,
-        }
-    }
-
-    /// The agent's hook events that have no ka event of their own, with why: they run
-    /// [`Event::Observe`] (as does any event name the agent sends that is in neither list).
-    pub fn observed(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            Agent::Claude => claude::OBSERVED,
-            Agent::Codex => codex::OBSERVED,
-            Agent::Gemini => gemini::OBSERVED,
-            Agent::Copilot => copilot::OBSERVED,
-            Agent::Cursor => cursor::OBSERVED,
-            Agent::Antigravity => antigravity::OBSERVED,
-        }
-    }
-}
+pub use table::{AgentAdapter, ADAPTERS};
 
 /// One of an agent's hook events, and the ka event it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,9 +155,9 @@ pub(crate) const PAYLOAD_READ_CAPACITY: usize = 16 * 1024;
 pub fn run_cli(agent: Agent, ctx: &Context, args: &AdapterArgs) -> u8 {
     let mut input = Vec::with_capacity(PAYLOAD_READ_CAPACITY);
     let answer = match std::io::stdin().read_to_end(&mut input) {
-        Ok(_) => respond_bytes(agent, ctx, args, &input),
+        Ok(_) => respond_with(agent.adapter(), ctx, args, &input),
         Err(e) => fail(
-            agent,
+            agent.adapter(),
             args,
             None,
             &format!("failed to read the hook payload from stdin: {e}"),
@@ -201,7 +178,17 @@ pub fn respond(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &str) -> 
 
 /// [`respond`], to the bytes the agent wrote (read lossily where they are not UTF-8).
 pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u8]) -> Answer {
-    let mut call = match parse_bytes_as(agent, input, args.event.as_deref()) {
+    respond_with(agent.adapter(), ctx, args, input)
+}
+
+/// [`respond_bytes`], for the agent of any entry of an adapter table (see [`table`]).
+pub fn respond_with(
+    agent: &'static dyn AgentAdapter,
+    ctx: &Context,
+    args: &AdapterArgs,
+    input: &[u8],
+) -> Answer {
+    let mut call = match parse_with(agent, input, args.event.as_deref()) {
         Ok(call) => call,
         Err(Rejected::Broken(message)) => {
             return unreadable(agent, input, args.event.as_deref(), &message)
@@ -237,18 +224,17 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
         .and_then(|dir| crate::backstop::Tracker::start(dir, call.event, &call.payload));
     let mut request = Request::new(call.event, std::mem::take(&mut call.payload));
     request.cancel = crate::interrupt::token();
-    request.plain_stdout_is_context = plain_stdout_is_context(agent, call.event);
+    request.plain_stdout_is_context = agent.stdout_is_context(call.event);
     request.denials = denials.as_ref().map(|d| d.denials.clone());
     request.continued = tracker.as_ref().map(continuations::Tracker::continued);
     if let Some(tool) = call.tool.clone() {
         // Scripts written for the agent read `tool_input`: keep it equal to the patched
         // `arguments`, so a guard later in the pipeline judges what will really run.
-        let agent = call.agent;
         request.on_patch = Some(PayloadMirror(Arc::new(move |payload| {
             let Some(Value::Object(args)) = payload.get("arguments") else {
                 return;
             };
-            if let Ok(input) = tool.input_for_agent(agent, args) {
+            if let Ok(input) = tool.input_for_agent(args) {
                 payload.insert("tool_input".into(), Value::Object(input));
             }
         })));
@@ -280,20 +266,18 @@ pub fn respond_bytes(agent: Agent, ctx: &Context, args: &AdapterArgs, input: &[u
             ));
         }
     }
-    match agent {
-        Agent::Claude => claude::answer(&call, verdict),
-        Agent::Codex => codex::answer(&call, verdict),
-        Agent::Gemini => gemini::answer(&call, verdict),
-        Agent::Copilot => copilot::answer(&call, verdict),
-        Agent::Cursor => cursor::answer(&call, verdict),
-        Agent::Antigravity => antigravity::answer(&call, verdict),
-    }
+    agent.answer(&call, verdict)
 }
 
 /// The payload cannot be read (see [`crate::payload`]): fail closed unless the event, as far as
 /// the text names it, is one that cannot be vetoed. Fails open there, where nothing could have
 /// been stopped (and an exit 2 would mean something else, such as "keep going" on `Stop`).
-fn unreadable(agent: Agent, input: &[u8], named: Option<&str>, why: &str) -> Answer {
+fn unreadable(
+    agent: &'static dyn AgentAdapter,
+    input: &[u8],
+    named: Option<&str>,
+    why: &str,
+) -> Answer {
     let event = match named {
         Some(name) => agent
             .events()
@@ -305,14 +289,7 @@ fn unreadable(agent: Agent, input: &[u8], named: Option<&str>, why: &str) -> Ans
     if event.is_some_and(|event| !event.is_pipeline()) {
         return fail(agent, &AdapterArgs::default(), event, why);
     }
-    if agent == Agent::Antigravity {
-        // Antigravity reads decisions from stdout with exit 0 (see `antigravity`).
-        return antigravity::deny(&format!(
-            "ka-hooks {}: {why}; blocked, because the guards could not judge this call",
-            agent.command()
-        ));
-    }
-    Answer::exit_two(&format!(
+    agent.block(&format!(
         "ka-hooks {}: {why}; blocked, because the guards could not judge this call (a payload \
          that cannot be read always fails closed on a tool call, prompt or permission request)",
         agent.command()
@@ -321,7 +298,7 @@ fn unreadable(agent: Agent, input: &[u8], named: Option<&str>, why: &str) -> Ans
 
 /// The ka event of the `"hook_event_name": "..."` a payload that is not JSON still spells out,
 /// when it names exactly one event of `agent`.
-fn event_named_in(agent: Agent, input: &[u8]) -> Option<Event> {
+fn event_named_in(agent: &dyn AgentAdapter, input: &[u8]) -> Option<Event> {
     let text = String::from_utf8_lossy(input);
     let mut named = text.match_indices("\"hook_event_name\"").map(|(at, key)| {
         let rest = text[at + key.len()..].trim_start().strip_prefix(':')?;
@@ -343,38 +320,30 @@ fn event_named_in(agent: Agent, input: &[u8]) -> Option<Event> {
 
 /// Whether `agent` reads a hook's plain (non-JSON) stdout on `event` as context for the model
 /// (see [`plain`]). Natively, ka reads only a JSON object.
-pub const fn plain_stdout_is_context(agent: Agent, event: Event) -> bool {
-    plain::stdout_is_context(agent, event)
+pub fn plain_stdout_is_context(agent: Agent, event: Event) -> bool {
+    agent.adapter().stdout_is_context(event)
 }
 
 /// ka-hooks could not run the hooks: fail open (exit 0, said to the user), or with
 /// `--fail-closed` block what can be blocked.
-fn fail(agent: Agent, args: &AdapterArgs, event: Option<Event>, why: &str) -> Answer {
+fn fail(agent: &dyn AgentAdapter, args: &AdapterArgs, event: Option<Event>, why: &str) -> Answer {
     let name = agent.command();
     let blockable = event.is_none_or(Event::is_pipeline);
     if args.fail_closed && blockable {
-        if agent == Agent::Antigravity {
-            return antigravity::deny(&format!(
-                "ka-hooks {name}: {why}; blocked because of --fail-closed"
-            ));
-        }
-        return Answer::exit_two(&format!(
+        return agent.block(&format!(
             "ka-hooks {name}: {why}; blocked because of --fail-closed"
         ));
     }
-    let message = format!("ka-hooks {name}: {why}; no ka hook ran (failing open)");
+    agent.fail_open(
+        event,
+        &format!("ka-hooks {name}: {why}; no ka hook ran (failing open)"),
+    )
+}
+
+/// The fail-open answer of the agents that read `systemMessage`: said there and on stderr.
+pub(crate) fn fail_open_with_system_message(message: &str) -> Answer {
     let mut object = Map::new();
-    match agent {
-        // These agents have no `systemMessage`; Antigravity denies a tool call whose answer
-        // has no decision, so failing open there says `allow`.
-        Agent::Antigravity if event == Some(Event::PreToolUse) => {
-            object.insert("decision".into(), "allow".into());
-        }
-        Agent::Copilot | Agent::Cursor | Agent::Antigravity => {}
-        _ => {
-            object.insert("systemMessage".into(), Value::String(message.clone()));
-        }
-    }
+    object.insert("systemMessage".into(), Value::String(message.to_owned()));
     Answer {
         stderr: format!("{message}\n"),
         ..Answer::json(object)
@@ -382,32 +351,9 @@ fn fail(agent: Agent, args: &AdapterArgs, event: Option<Event>, why: &str) -> An
 }
 
 /// The environment variables in which `agent` names the session's project directory, most
-/// specific first.
-///
-/// - Claude Code sets `CLAUDE_PROJECT_DIR` for every hook: "the absolute path to the project root
-///   directory where Claude Code was started" (Claude Code hooks reference,
-///   <https://docs.claude.com/en/docs/claude-code/hooks>, "Project-specific hook scripts").
-/// - Gemini CLI sets `GEMINI_PROJECT_DIR` ("Project root directory"; Gemini CLI
-///   `docs/hooks/index.md`, "Environment variables") and `CLAUDE_PROJECT_DIR` as an alias.
-/// - Codex names none (`codex-rs/hooks`: a command hook gets the config's `env` only); it runs
-///   hooks in the session's working directory, which is also its payload's `cwd`, and a `cd` in a
-///   shell command does not change it.
-pub const fn project_dir_vars(agent: Agent) -> &'static [&'static str] {
-    match agent {
-        Agent::Claude => &["CLAUDE_PROJECT_DIR"],
-        Agent::Gemini => &["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
-        Agent::Codex => &[],
-        // Cursor: "CURSOR_PROJECT_DIR" and "CLAUDE_PROJECT_DIR" (always set; cursor.com/docs/hooks,
-        // "Environment variables").
-        Agent::Cursor => &["CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
-        // Copilot names none for repository and user hooks (it runs them in the repository
-        // root, which is the payload's `cwd`); plugin hooks get `CLAUDE_PROJECT_DIR`
-        // (github/copilot-cli changelog.md @ 9532bdac).
-        Agent::Copilot => &["CLAUDE_PROJECT_DIR"],
-        // Antigravity names none; its payload's `workspacePaths` (read as `cwd`, see
-        // [`reshape`]) is the workspace, not a directory the model moved to.
-        Agent::Antigravity => &[],
-    }
+/// specific first (each adapter's entry says where it comes from).
+pub fn project_dir_vars(agent: Agent) -> &'static [&'static str] {
+    agent.adapter().project_dir_vars()
 }
 
 /// Where the project root is searched from: `--project DIR`; else the session's project directory
@@ -423,7 +369,8 @@ pub fn start_dir(
     if let Some(dir) = &ctx.project {
         return paths::absolute(dir);
     }
-    project_dir_vars(call.agent)
+    call.agent
+        .project_dir_vars()
         .iter()
         .filter_map(|var| env(var))
         .filter(|value| !value.is_empty())
@@ -466,7 +413,8 @@ fn load(ctx: &Context, call: &Call) -> Result<Config, String> {
 /// An agent's hook payload, read as a ka event.
 #[derive(Debug, Clone)]
 pub struct Call {
-    pub agent: Agent,
+    /// The agent's entry of the adapter table.
+    pub agent: &'static dyn AgentAdapter,
     pub event: Event,
     /// The agent's name of the event (as sent: an event ka has no row for runs `observe`).
     pub agent_event: String,
@@ -520,11 +468,20 @@ pub fn parse_bytes(agent: Agent, input: &[u8]) -> Result<Call, Rejected> {
 /// [`parse_bytes`], with the event name the agent's command line gave (`--event`), for agents
 /// whose payload does not name its event (see [`reshape`]).
 pub fn parse_bytes_as(agent: Agent, input: &[u8], named: Option<&str>) -> Result<Call, Rejected> {
+    parse_with(agent.adapter(), input, named)
+}
+
+/// [`parse_bytes_as`], for the agent of any entry of an adapter table.
+pub fn parse_with(
+    agent: &'static dyn AgentAdapter,
+    input: &[u8],
+    named: Option<&str>,
+) -> Result<Call, Rejected> {
     let payload::Payload {
         object: mut original,
         notes,
     } = payload::parse(input).map_err(|e| Rejected::Broken(e.to_string()))?;
-    reshape::reshape(agent, &mut original, named)?;
+    agent.reshape(&mut original, named)?;
     let name = original
         .get("hook_event_name")
         .and_then(Value::as_str)
@@ -559,10 +516,7 @@ pub fn parse_bytes_as(agent: Agent, input: &[u8], named: Option<&str>) -> Result
     }
     match row.event {
         Event::PostToolUse => {
-            let (result, is_error) = match agent {
-                Agent::Gemini => gemini::result(&original),
-                _ => claude::result(&original),
-            };
+            let (result, is_error) = agent.result(&original);
             extra.push(("result", result));
             extra.push(("is_error", Value::Bool(is_error)));
         }
@@ -608,7 +562,7 @@ pub fn parse_bytes_as(agent: Agent, input: &[u8], named: Option<&str>) -> Result
 }
 
 fn tool_call(
-    agent: Agent,
+    agent: &dyn AgentAdapter,
     original: &Map<String, Value>,
     cwd: Option<&Path>,
 ) -> Result<ToolCall, Rejected> {
@@ -626,19 +580,17 @@ fn tool_call(
             ))
         }
     };
-    if agent == Agent::Codex {
-        if let Some((ka_name, ka_args, patch)) = codex::read_patch(&agent_name, &agent_input, cwd) {
-            return Ok(ToolCall {
-                agent_name,
-                ka_name,
-                agent_input,
-                ka_args,
-                patch: Some(patch),
-                names: agent,
-            });
-        }
+    let names = agent.tool_names(original, &agent_name);
+    if let Some((ka_name, ka_args, patch)) = agent.own_tool(&agent_name, &agent_input, cwd) {
+        return Ok(ToolCall {
+            agent_name,
+            ka_name,
+            agent_input,
+            ka_args,
+            patch: Some(patch),
+            names,
+        });
     }
-    let names = reshape::tool_names(agent, original, &agent_name);
     Ok(ToolCall {
         ka_name: tools::ka_tool_name(names, &agent_name),
         ka_args: tools::args_to_ka(names, &agent_name, &agent_input),
@@ -654,7 +606,6 @@ impl ToolCall {
     /// in the agent's names; `Err` says why the agent cannot take this rewrite.
     pub fn input_for_agent(
         &self,
-        _agent: Agent,
         ka_args: &Map<String, Value>,
     ) -> Result<Map<String, Value>, String> {
         match &self.patch {
@@ -726,7 +677,7 @@ impl Verdict {
 
     /// The verdict, derived from [`Outcome::next`] (the one copy of the rules) and
     /// [`Outcome::for_user`]; only what the agent's contract needs on top is added here.
-    fn of(agent: Agent, call: &Call, outcome: &Outcome) -> Verdict {
+    fn of(agent: &dyn AgentAdapter, call: &Call, outcome: &Outcome) -> Verdict {
         use crate::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
         let mut verdict = Verdict {
             feedback: outcome.feedback.clone(),
@@ -808,8 +759,8 @@ impl Verdict {
         // What the agent itself shows of a hook's plain output, or of its exit 2 (per agent).
         verdict
             .messages
-            .extend(plain::user_texts(agent, call.event, &outcome.hooks));
-        if let Some(why) = plain::compaction_blocked(agent, call.event, &outcome.hooks) {
+            .extend(agent.user_texts(call.event, &outcome.hooks));
+        if let Some(why) = agent.compaction_blocked(call.event, &outcome.hooks) {
             verdict.block = Some(why);
         }
         if let Some(mode) = &verdict.mode {
@@ -821,7 +772,7 @@ impl Verdict {
         }
         if let (Some(args), Some(tool), None) = (&outcome.updated_input, &call.tool, &verdict.block)
         {
-            match tool.input_for_agent(agent, args) {
+            match tool.input_for_agent(args) {
                 Ok(input) => verdict.input = Some(input),
                 Err(why) => {
                     verdict.block = Some(format!(

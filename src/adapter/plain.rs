@@ -18,60 +18,54 @@
 
 use serde_json::Value;
 
-use super::Agent;
 use crate::event::Event;
 use crate::outcome::{HookReport, Status};
 
-/// Whether `agent` reads a hook's plain (non-JSON) stdout on `event` as context for the model.
-/// Natively, ka reads only a JSON object.
-pub const fn stdout_is_context(agent: Agent, event: Event) -> bool {
-    matches!(agent, Agent::Claude | Agent::Codex)
-        && matches!(event, Event::SessionStart | Event::UserPromptSubmit)
+/// Claude Code and Codex read a hook's plain (non-JSON) stdout on SessionStart and
+/// UserPromptSubmit as context for the model. Natively, ka reads only a JSON object.
+pub const fn claude_stdout_is_context(event: Event) -> bool {
+    matches!(event, Event::SessionStart | Event::UserPromptSubmit)
 }
 
-/// Text the agent would show the user from the hooks' plain output and exit-2 stderr, in hook
-/// order (each cut to what the report kept: 4 KiB).
-pub fn user_texts(agent: Agent, event: Event, hooks: &[HookReport]) -> Vec<String> {
-    match agent {
-        Agent::Gemini => hooks
-            .iter()
-            .filter(|h| h.status == Status::Ok && h.exit_code == Some(0))
-            .filter_map(|h| {
-                let text = match h.stdout.trim() {
-                    "" => h.stderr.trim(),
-                    stdout => stdout,
-                };
-                let is_json = text.is_empty()
-                    || matches!(
-                        serde_json::from_str::<Value>(text),
-                        Ok(Value::Object(_) | Value::String(_))
-                    );
-                (!is_json).then(|| format!("hook `{}`: {text}", h.name))
-            })
-            .collect(),
-        Agent::Claude => {
-            let shows_stderr = matches!(
-                event,
-                Event::SessionStart
-                    | Event::SessionEnd
-                    | Event::Notification
-                    | Event::SubagentStart
-            );
-            if !shows_stderr {
-                return Vec::new();
-            }
-            exit_two_stderr(hooks)
-                .map(|(name, text)| format!("hook `{name}`: {text}"))
-                .collect()
-        }
-        Agent::Codex | Agent::Copilot | Agent::Cursor | Agent::Antigravity => Vec::new(),
+/// What Gemini CLI shows the user of the hooks' plain output, in hook order (each cut to what
+/// the report kept: 4 KiB).
+pub fn gemini_user_texts(hooks: &[HookReport]) -> Vec<String> {
+    hooks
+        .iter()
+        .filter(|h| h.status == Status::Ok && h.exit_code == Some(0))
+        .filter_map(|h| {
+            let text = match h.stdout.trim() {
+                "" => h.stderr.trim(),
+                stdout => stdout,
+            };
+            let is_json = text.is_empty()
+                || matches!(
+                    serde_json::from_str::<Value>(text),
+                    Ok(Value::Object(_) | Value::String(_))
+                );
+            (!is_json).then(|| format!("hook `{}`: {text}", h.name))
+        })
+        .collect()
+}
+
+/// What Claude Code shows the user of the hooks' exit-2 stderr on `event`.
+pub fn claude_user_texts(event: Event, hooks: &[HookReport]) -> Vec<String> {
+    let shows_stderr = matches!(
+        event,
+        Event::SessionStart | Event::SessionEnd | Event::Notification | Event::SubagentStart
+    );
+    if !shows_stderr {
+        return Vec::new();
     }
+    exit_two_stderr(hooks)
+        .map(|(name, text)| format!("hook `{name}`: {text}"))
+        .collect()
 }
 
 /// Claude Code's PreCompact: a hook's exit 2 blocks the compaction; the reason (the hooks'
 /// stderr), or `None` when no hook exited 2.
-pub fn compaction_blocked(agent: Agent, event: Event, hooks: &[HookReport]) -> Option<String> {
-    if agent != Agent::Claude || event != Event::PreCompact {
+pub fn claude_compaction_blocked(event: Event, hooks: &[HookReport]) -> Option<String> {
+    if event != Event::PreCompact {
         return None;
     }
     let blockers: Vec<&HookReport> = hooks

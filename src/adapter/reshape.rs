@@ -23,21 +23,16 @@
 
 use serde_json::{Map, Value};
 
+use super::table::AgentAdapter;
 use super::{Agent, Rejected};
 
-/// Adds the shared field names to `payload` for the agents that need them; `named` is the
-/// event name of the command line.
-pub fn reshape(
-    agent: Agent,
+/// Names the event of a reshaped payload: the payload's own `hook_event_name`, else the
+/// command line's `--event` (`named`); both, when they disagree, or neither, is an error.
+pub fn name_event(
+    adapter: &dyn AgentAdapter,
     payload: &mut Map<String, Value>,
     named: Option<&str>,
 ) -> Result<(), Rejected> {
-    match agent {
-        Agent::Claude | Agent::Codex | Agent::Gemini => return Ok(()),
-        Agent::Copilot => copilot(payload),
-        Agent::Cursor => cursor(payload)?,
-        Agent::Antigravity => antigravity(payload),
-    }
     match (
         payload.get("hook_event_name").and_then(Value::as_str),
         named,
@@ -55,22 +50,22 @@ pub fn reshape(
         (None, None) => Err(Rejected::Broken(format!(
             "the {} payload does not name its event: run `ka-hooks {} --event <name>` (as \
              `ka-hooks install {}` writes it)",
-            agent.display(),
-            agent.command(),
-            agent.command()
+            adapter.display(),
+            adapter.command(),
+            adapter.command()
         ))),
     }
 }
 
-/// The agent whose tool names a payload of `agent` uses: Copilot's PascalCase ("VS Code
+/// The agent whose tool names a Copilot payload uses: Copilot's PascalCase ("VS Code
 /// compatible") events report "the Claude tool name (for example, `Bash`, not `bash`)" (hooks
-/// reference, "Claude-format matchers"); every other payload uses the agent's own.
+/// reference, "Claude-format matchers"); its camelCase events use its own.
 ///
 /// VS Code's Local harness also reads `.github/hooks` and sends PascalCase events, but with its
 /// own tool names (`create_file`, `replace_string_in_file`, `runTerminalCommand`; vscode-docs
 /// `docs/agent-customization/hooks.md` @ 91e74cb2), which are Copilot rows of the table: so a
 /// name is read as Claude's only when Claude Code has that tool.
-pub fn tool_names(agent: Agent, payload: &Map<String, Value>, tool: &str) -> Agent {
+pub fn copilot_tool_names(payload: &Map<String, Value>, tool: &str) -> Agent {
     let pascal = payload
         .get("hook_event_name")
         .and_then(Value::as_str)
@@ -78,10 +73,10 @@ pub fn tool_names(agent: Agent, payload: &Map<String, Value>, tool: &str) -> Age
     let claude_tool = super::tools::TOOLS
         .iter()
         .any(|row| row.claude == Some(tool));
-    if agent == Agent::Copilot && pascal && claude_tool {
+    if pascal && claude_tool {
         Agent::Claude
     } else {
-        agent
+        Agent::Copilot
     }
 }
 
@@ -107,7 +102,8 @@ fn decoded(value: Value) -> Value {
     }
 }
 
-fn copilot(payload: &mut Map<String, Value>) {
+/// Copilot's payload with the shared names.
+pub fn copilot(payload: &mut Map<String, Value>) {
     for (from, to) in [
         // VS Code's common input: `sessionId`, `hookEventName` (vscode-docs hooks.md).
         ("hookEventName", "hook_event_name"),
@@ -146,7 +142,8 @@ fn copilot(payload: &mut Map<String, Value>) {
     }
 }
 
-fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
+/// Cursor's payload with the shared names.
+pub fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
     alias(payload, "conversation_id", "session_id");
     alias(payload, "error_message", "error");
     if !payload.contains_key("cwd") {
@@ -245,7 +242,8 @@ fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
     Ok(())
 }
 
-fn antigravity(payload: &mut Map<String, Value>) {
+/// Antigravity's payload with the shared names.
+pub fn antigravity(payload: &mut Map<String, Value>) {
     alias(payload, "conversationId", "session_id");
     // Antigravity says nothing of a turn already kept going: the continuation count runs until
     // the next invocation starts a turn (PreInvocation, read as `user_prompt_submit`), so that

@@ -50,6 +50,14 @@ struct Found {
     command: String,
 }
 
+/// Whether `install <agent>` writes Claude Code's settings (and `import <agent>` reads them).
+fn writes_claude_settings(agent: Agent) -> bool {
+    matches!(
+        agent.adapter().install(),
+        crate::adapter::table::Install::ClaudeSettings
+    )
+}
+
 pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
     let args = &cli.args;
     if crate::adapter::hookfile::is_hookfile_agent(args.agent) {
@@ -67,7 +75,7 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
         ));
     }
     if cli.remove {
-        if args.agent != Agent::Claude {
+        if !writes_claude_settings(args.agent) {
             return Err(format!(
                 "install {} --remove: ka-hooks writes only Claude Code's settings; remove the \
                  entries from that agent's settings by hand",
@@ -84,12 +92,12 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
             "the adapter's entries",
             |_, hook| {
                 let c = hook_command(hook);
-                is_adapter_command(c, Agent::Claude) || command.as_deref() == Some(c)
+                is_adapter_command(c, args.agent) || command.as_deref() == Some(c)
             },
         );
     }
     let code = install::run(opts, args)?;
-    if args.agent == Agent::Claude {
+    if writes_claude_settings(args.agent) {
         let command = args
             .command
             .clone()
@@ -152,7 +160,7 @@ fn unresolved(command: &str, dir: &Path) -> Option<String> {
 
 pub fn import(opts: &LoadOptions, cli: &ImportCli) -> Result<u8, String> {
     let args = &cli.args;
-    if cli.remove_originals && args.agent != Agent::Claude {
+    if cli.remove_originals && !writes_claude_settings(args.agent) {
         return Err(format!(
             "import {} --remove-originals: only Claude Code's settings can be edited this way; \
              remove the imported entries from that agent's hook file by hand",

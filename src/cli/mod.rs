@@ -235,9 +235,9 @@ pub fn main(args: impl IntoIterator<Item = OsString>) -> u8 {
         _ => false,
     };
     {
-        if fail_closed {
+        if let (true, Some(message)) = (fail_closed, interrupted_message(&cli.command)) {
             fail_closed_adapter = true;
-            crate::interrupt::block_when_interrupted(interrupted_message(&cli.command));
+            crate::interrupt::block_when_interrupted(message);
         }
     }
     crate::interrupt::install();
@@ -379,29 +379,33 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
     }
 }
 
-/// What an adapter with `--fail-closed` answers when interrupted before its hooks could run.
-const INTERRUPTED_CLAUDE: &str =
-    "ka-hooks claude: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
-const INTERRUPTED_CODEX: &str =
-    "ka-hooks codex: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
-const INTERRUPTED_GEMINI: &str =
-    "ka-hooks gemini: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
+/// What an adapter with `--fail-closed` answers when interrupted before its hooks could run
+/// (`None` for a command that is no adapter).
+fn interrupted_message(command: &Command) -> Option<&'static str> {
+    let agent = command.agent()?;
+    // Once per process, before any hook runs: the signal handler needs a `'static` text.
+    Some(Box::leak(
+        format!(
+            "ka-hooks {}: interrupted by a signal before the hooks ran; blocked because of \
+             --fail-closed\n",
+            agent.command()
+        )
+        .into_boxed_str(),
+    ))
+}
 
-const INTERRUPTED_COPILOT: &str =
-    "ka-hooks copilot: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
-const INTERRUPTED_CURSOR: &str =
-    "ka-hooks cursor: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
-const INTERRUPTED_ANTIGRAVITY: &str =
-    "ka-hooks antigravity: interrupted by a signal before the hooks ran; blocked because of --fail-closed\n";
-
-fn interrupted_message(command: &Command) -> &'static str {
-    match command {
-        Command::Codex(_) => INTERRUPTED_CODEX,
-        Command::Gemini(_) => INTERRUPTED_GEMINI,
-        Command::Copilot(_) => INTERRUPTED_COPILOT,
-        Command::Cursor(_) => INTERRUPTED_CURSOR,
-        Command::Antigravity(_) => INTERRUPTED_ANTIGRAVITY,
-        _ => INTERRUPTED_CLAUDE,
+impl Command {
+    /// The agent whose adapter this command runs.
+    fn agent(&self) -> Option<Agent> {
+        Some(match self {
+            Command::Claude(_) => Agent::Claude,
+            Command::Codex(_) => Agent::Codex,
+            Command::Gemini(_) => Agent::Gemini,
+            Command::Copilot(_) => Agent::Copilot,
+            Command::Cursor(_) => Agent::Cursor,
+            Command::Antigravity(_) => Agent::Antigravity,
+            _ => return None,
+        })
     }
 }
 

@@ -148,7 +148,10 @@ pub fn names_of(ka: &str) -> impl Iterator<Item = &'static str> + '_ {
 
 /// Whether an agent's tools are in this table rather than in [`crate::tools::TOOLS`].
 pub const fn is_listed_here(agent: Agent) -> bool {
-    matches!(agent, Agent::Copilot | Agent::Cursor | Agent::Antigravity)
+    match agent {
+        Agent::Claude | Agent::Codex | Agent::Gemini => false,
+        Agent::Copilot | Agent::Cursor | Agent::Antigravity => true,
+    }
 }
 
 /// The renames of `agent`'s tool `name` as `(ka, agent)` pairs (none for a tool not listed).

@@ -11,7 +11,9 @@
 //! `lacks`), optional `expect_by_agent`, optional `setup` (files to create), optional `repeat`
 //! (how many times each agent sends its payload; the last answer is checked, as when a stop
 //! hook keeps a turn going), `ka` (`event` and `payload`), and one payload per agent (`$ROOT`
-//! stands for the project root), or `{"unsupported": "why"}`.
+//! stands for the project root), or `{"unsupported": "why"}`. The payloads of GitHub Copilot,
+//! Cursor and Antigravity are in `tests/corpus/agents/` ([`crate::adapter_corpus_agents`]);
+//! each case's test runs them too.
 
 use crate::support;
 
@@ -260,6 +262,42 @@ pub(crate) fn check(who: &str, got: &Seen, expect: &Value) {
     }
 }
 
+/// Each agent's payload of a case is checked against the case's one description, `ka`: read by
+/// the agent's adapter, it is the same ka event, and on a tool event the same ka tool (or the
+/// one `tool_by_agent` names, where the agent has no such tool).
+pub(crate) fn reads_as_described(
+    name: &str,
+    agent: &str,
+    payload: &Value,
+    named: Option<&str>,
+    case: &Value,
+) {
+    let agent_id = ka_hooks::adapter::Agent::ALL
+        .into_iter()
+        .find(|a| a.command() == agent)
+        .unwrap_or_else(|| panic!("{name}: no adapter `{agent}`"));
+    let text = payload.to_string().replace("$ROOT", "/corpus-root");
+    let Ok(call) = ka_hooks::adapter::parse_bytes_as(agent_id, text.as_bytes(), named) else {
+        // A payload that cannot be read is a case of its own (it fails closed), not a mismatch.
+        return;
+    };
+    let ka = &case["ka"];
+    assert_eq!(
+        Some(call.event.as_str()),
+        ka["event"].as_str(),
+        "{name}: the {agent} payload is not the event the case describes"
+    );
+    // Where the agent has no such tool, the case names the one it uses (`tool_by_agent`).
+    let own = case["tool_by_agent"][agent].as_str();
+    if let Some(tool) = own.or_else(|| ka["payload"]["tool"].as_str()) {
+        assert_eq!(
+            call.payload.get("tool").and_then(Value::as_str),
+            Some(tool),
+            "{name}: the {agent} payload is not the tool the case describes"
+        );
+    }
+}
+
 fn run_case(name: &str) {
     let file = corpus_dir().join(format!("{name}.json"));
     let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -283,6 +321,7 @@ fn run_case(name: &str) {
             );
             continue;
         }
+        reads_as_described(name, agent, payload, None, &case);
         let expect = case["expect_by_agent"].get(agent).unwrap_or(expect);
         let repeat = case["repeat"].as_u64().unwrap_or(1);
         let mut got = adapter(&p, agent, payload);
@@ -291,6 +330,8 @@ fn run_case(name: &str) {
         }
         check(&format!("{name} ({agent})"), &got, expect);
     }
+    crate::adapter_corpus_agents::run_case(name, &case);
+    crate::adapter_toy::run_toy(name).unwrap_or_else(|e| panic!("{e}"));
 }
 
 macro_rules! corpus {

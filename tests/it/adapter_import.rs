@@ -486,7 +486,7 @@ fn every_command_hook_of_a_real_settings_file_is_imported() {
         "event = \"pre_compact\"\nmatcher = \"auto\"",
         "event = \"post_compact\"",
         "event = \"session_start\"\nmatcher = \"startup|resume\"",
-        "Claude matcher \"ignored\" dropped: user_prompt_submit has nothing to match",
+        "Claude Code matcher \"ignored\" dropped: user_prompt_submit has nothing to match",
     ] {
         assert!(stdout.contains(expected), "lacks {expected:?}:\n{stdout}");
     }
@@ -541,7 +541,7 @@ fn events_ka_lacks_are_imported_as_observe_and_stop_failure_as_stop_error() {
         "event = \"observe\"\nmatcher = \"^ConfigChange$\"",
         "event = \"stop\"\nmatcher = \"error\"",
         "event = \"instructions_loaded\"\nmatcher = \"session_start\"",
-        "Claude matcher \"rate_limit\" not imported",
+        "Claude Code matcher \"rate_limit\" not imported",
     ] {
         assert!(written.contains(expected), "lacks {expected:?}:\n{written}");
     }

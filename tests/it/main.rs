@@ -18,6 +18,7 @@ mod adapter_import;
 mod adapter_install;
 mod adapter_keep_going;
 mod adapter_project_root;
+mod adapter_toy;
 mod agent_example;
 mod async_hooks;
 mod audit;
