@@ -193,14 +193,28 @@ impl Tracker {
         })
     }
 
-    /// Keeps the denials the dispatch returned, when they changed.
+    /// Keeps the denials this dispatch added, added to the count as kept now: hooks of one
+    /// session run in parallel processes, and each one's denials count.
     pub(crate) fn finish(self, outcome: &Outcome) -> Result<(), String> {
-        match &outcome.denials {
-            Some(denials) if *denials != self.denials => {
-                self.store.write(&self.session, TURN, denials)
-            }
-            _ => Ok(()),
+        let Some(after) = &outcome.denials else {
+            return Ok(());
+        };
+        let added: Vec<(&String, u32)> = after
+            .counts
+            .iter()
+            .map(|(key, n)| (key, n.saturating_sub(self.denials.count(key))))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        if added.is_empty() {
+            return Ok(());
         }
+        self.store
+            .update(&self.session, TURN, |kept: &mut Denials| {
+                for (key, n) in added {
+                    let count = kept.counts.entry(key.clone()).or_insert(0);
+                    *count = count.saturating_add(n);
+                }
+            })
     }
 }
 

@@ -15,7 +15,9 @@
 //! subagent), reset when a turn starts afresh (`stop_hook_active` false), removed at session end,
 //! and bounded in number and age. The denial backstop keeps its per-turn counts in a [`Store`]
 //! of its own ([`crate::backstop`]). A kept file is read without following a symlink, and
-//! written to a fresh temporary file renamed over it, never through an existing name.
+//! written to a fresh temporary file renamed over it, never through an existing name. Every
+//! read-modify-write holds an exclusive lock on the store's `lock` file ([`Store::update`]):
+//! agents run hooks in parallel, and each hook is its own process.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -59,6 +61,9 @@ impl Turn {
 const MAX_FILES: usize = 256;
 /// A turn file older than this is stale (its session ended without a session end event).
 const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The file whose exclusive lock guards every read-modify-write of a store.
+const LOCK_FILE: &str = "lock";
 
 /// The largest kept file read: far above a real one.
 const MAX_FILE_BYTES: u64 = 1 << 20;
@@ -105,18 +110,33 @@ impl Store {
     }
 
     /// Keeps `turn` for `session` and `scope`, and prunes old and surplus files.
-    pub(crate) fn save(&self, session: &str, scope: &str, turn: &Turn) -> Result<(), String> {
-        self.write(session, scope, turn)
+    #[cfg(test)]
+    fn save(&self, session: &str, scope: &str, turn: &Turn) -> Result<(), String> {
+        let _lock = self.lock()?;
+        self.write_locked(session, scope, turn)
     }
 
-    /// Keeps `state` for `session` and `scope`, and prunes old and surplus files. The folder
-    /// must not be a symlink (it would send the write elsewhere).
-    pub(crate) fn write<T: Serialize>(
+    /// Read-modify-write the state of `session` and `scope` under the store's exclusive lock:
+    /// `change` sees the state as it is on disk now, and what it leaves is kept. Parallel hook
+    /// processes of one session never lose each other's updates.
+    pub(crate) fn update<T, R>(
         &self,
         session: &str,
         scope: &str,
-        state: &T,
-    ) -> Result<(), String> {
+        change: impl FnOnce(&mut T) -> R,
+    ) -> Result<R, String>
+    where
+        T: Serialize + DeserializeOwned + Default,
+    {
+        let _lock = self.lock()?;
+        let mut state = self.read(session, scope);
+        let result = change(&mut state);
+        self.write_locked(session, scope, &state)?;
+        Ok(result)
+    }
+
+    /// The store's folder, created; it must not be a symlink (it would send writes elsewhere).
+    fn ensure_dir(&self) -> Result<(), String> {
         fs::create_dir_all(&self.dir)
             .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
         if fs::symlink_metadata(&self.dir).is_ok_and(|m| !m.is_dir()) {
@@ -125,6 +145,29 @@ impl Store {
                 self.dir.display()
             ));
         }
+        Ok(())
+    }
+
+    /// The store's exclusive lock, held until the returned file is dropped. The lock file is
+    /// opened without following a symlink.
+    fn lock(&self) -> Result<fs::File, String> {
+        self.ensure_dir()?;
+        let path = self.dir.join(LOCK_FILE);
+        let file = crate::trust::open_nofollow(&path, true)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        file.lock()
+            .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
+        Ok(file)
+    }
+
+    /// Keeps `state` for `session` and `scope` (the caller holds the lock), and prunes old and
+    /// surplus files.
+    fn write_locked<T: Serialize>(
+        &self,
+        session: &str,
+        scope: &str,
+        state: &T,
+    ) -> Result<(), String> {
         let file = self.file(session, scope);
         let bytes = serde_json::to_vec(state).map_err(|e| e.to_string())?;
         let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)
@@ -139,11 +182,13 @@ impl Store {
 
     /// Forgets `session`'s turn for `scope`.
     pub fn reset(&self, session: &str, scope: &str) {
+        let _lock = self.lock();
         let _ = fs::remove_file(self.file(session, scope));
     }
 
     /// Forgets every turn of `session` (its session ended).
     pub fn end_session(&self, session: &str) {
+        let _lock = self.lock();
         let prefix = format!("{}-", hash(session));
         for path in self.files() {
             let ours = path
@@ -242,10 +287,13 @@ impl Tracker {
         self.turn.times
     }
 
-    /// The hooks kept the agent going with `text`: count it.
-    pub(crate) fn record(mut self, text: &str) -> Result<(), String> {
-        self.turn.record(text);
-        self.store.save(&self.session, &self.scope, &self.turn)
+    /// The hooks kept the agent going with `text`: count it, on the count as kept now (another
+    /// hook process of the session may have counted since this one started).
+    pub(crate) fn record(self, text: &str) -> Result<(), String> {
+        self.store
+            .update(&self.session, &self.scope, |turn: &mut Turn| {
+                turn.record(text)
+            })
     }
 
     /// After the dispatch: count the continuation when the outcome keeps the agent going and
@@ -317,6 +365,33 @@ mod tests {
         store.end_session("s1");
         assert_eq!(store.load("s1", "subagent a"), Turn::default());
         assert_eq!(store.load("s2", "main"), turn);
+        Ok(())
+    }
+
+    #[test]
+    fn parallel_continuations_are_all_counted() -> Result<(), String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let data = dir.path().to_path_buf();
+                std::thread::spawn(move || -> Result<(), String> {
+                    for j in 0..5 {
+                        let mut payload = Map::new();
+                        payload.insert("session_id".into(), Value::from("s1"));
+                        payload.insert("stop_hook_active".into(), Value::Bool(true));
+                        let tracker =
+                            Tracker::start(&data, Event::Stop, &mut payload).ok_or("a session")?;
+                        tracker.record(&format!("step {i} {j}"))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().map_err(|_| "a thread panicked")??;
+        }
+        let turn = Store::new(dir.path()).load("s1", MAIN);
+        assert_eq!(turn.times, 40, "{turn:?}");
         Ok(())
     }
 

@@ -377,7 +377,7 @@ pub fn reviewed(data_dir: &Path, sha256: &str) -> Option<Vec<u8>> {
 
 /// Open `path` without following a symlink at its last component, and without blocking on a
 /// FIFO (`create`: make it when missing, never through an existing name's link).
-fn open_nofollow(path: &Path, create: bool) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_nofollow(path: &Path, create: bool) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut options = std::fs::OpenOptions::new();
     options

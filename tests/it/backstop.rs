@@ -250,3 +250,36 @@ fn the_library_takes_the_turns_denials_in_the_request_and_returns_them() {
     assert_eq!(outcome.decision(), None);
     assert!(outcome.denials.is_none());
 }
+
+#[test]
+fn parallel_denials_of_one_session_are_all_counted() {
+    // Agents run a call's hooks, and parallel tool calls, as parallel processes: each
+    // process's denial counts, so eight at once reach a backstop of eight.
+    let p = guarded("[hook_settings]\ndenial_backstop = 8\n");
+    let replies: Vec<Reply> = std::thread::scope(|scope| {
+        let calls: Vec<_> = (0..8)
+            .map(|i| {
+                let payload = shell_call(&p, "claude", "s1", &format!("curl http://a/{i}"));
+                let p = &p;
+                scope.spawn(move || send(p, &["claude"], &payload))
+            })
+            .collect();
+        calls
+            .into_iter()
+            .map(|call| call.join().expect("a call"))
+            .collect()
+    });
+    for reply in &replies {
+        assert!(reply.denied(), "{}", reply.text());
+    }
+    let reply = send(
+        &p,
+        &["claude"],
+        &shell_call(&p, "claude", "s1", "wget http://a"),
+    );
+    assert!(
+        reply.asked(),
+        "eight parallel denials counted eight: {}",
+        reply.text()
+    );
+}
