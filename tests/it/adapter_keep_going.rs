@@ -98,7 +98,12 @@ fn the_hook_sees_the_count_and_a_new_turn_or_session_starts_over() {
                 "reason": "other"}),
     );
     let left: Vec<_> = std::fs::read_dir(p.data_dir.join("continuations"))
-        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect()
+        })
         .unwrap_or_default();
     assert_eq!(
         left.len(),
