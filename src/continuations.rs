@@ -116,6 +116,23 @@ impl Store {
         self.write_locked(session, scope, turn)
     }
 
+    /// The state kept for `session` and `scope`: `None` when none is kept, an error when the
+    /// file cannot be read (a symlink, not a regular file, not this shape).
+    pub(crate) fn read_checked<T: DeserializeOwned>(
+        &self,
+        session: &str,
+        scope: &str,
+    ) -> Result<Option<T>, String> {
+        let file = self.file(session, scope);
+        match crate::trust::read_regular(&file, MAX_FILE_BYTES) {
+            Ok(None) => Ok(None),
+            Ok(Some(bytes)) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| format!("{}: {e}", file.display())),
+            Err(e) => Err(format!("{}: {e}", file.display())),
+        }
+    }
+
     /// Read-modify-write the state of `session` and `scope` under the store's exclusive lock:
     /// `change` sees the state as it is on disk now, and what it leaves is kept. Parallel hook
     /// processes of one session never lose each other's updates.

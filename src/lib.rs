@@ -194,6 +194,7 @@ pub mod agent;
 pub(crate) mod audit;
 pub mod background;
 pub mod backstop;
+pub mod caller;
 pub mod cancel;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests

@@ -314,9 +314,19 @@ pub const STDERR_EXCERPT: usize = 4096;
 pub struct Denials {
     /// Denials so far, by guard ([`guard_key`](crate::backstop::guard_key): the hook's name and its file).
     pub counts: BTreeMap<String, u32>,
+    /// The count was lost (its store deleted or unreadable within a known session): every
+    /// guard counts as tripped, so the backstop fails closed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lost: bool,
 }
 
 impl Denials {
+    /// Whether the guard `key` reached `threshold` denials this turn (always, once the count
+    /// was lost).
+    pub fn tripped(&self, key: &str, threshold: u32) -> bool {
+        self.lost || self.count(key) >= threshold
+    }
+
     /// How many times the guard `key` denied a call this turn.
     pub fn count(&self, key: &str) -> u32 {
         self.counts.get(key).copied().unwrap_or(0)

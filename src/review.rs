@@ -5,7 +5,7 @@
 //! printed through `crate::terminal::escape`, so a `\r` or an escape sequence cannot make
 //! `curl … | sh` read as `cargo fmt --check`. On a terminal it asks before recording; without one
 //! it records only with `--yes`. Inside an agent's tool call it refuses: the model must not
-//! approve its own edits ([`crate::paths::inside_agent_tool_call`]).
+//! approve its own edits ([`crate::caller`]).
 
 use std::fmt::Write as _;
 use std::io::{BufRead, IsTerminal, Write};
@@ -30,11 +30,12 @@ pub enum Mode {
     Revoke,
 }
 
-/// Why `trust` refuses to run inside an agent's tool call.
+/// Why a command that weakens a guard refuses to run here: inside an agent's tool call (see
+/// [`crate::caller`]).
 pub fn refusal_inside_agent(what: &str) -> Option<String> {
-    let (var, agent) = crate::paths::inside_agent_tool_call()?;
+    let why = crate::caller::tool_call()?;
     Some(format!(
-        "refusing to {what} from inside {agent}'s tool call ({var} is set): a person must review \
+        "refusing to {what} from inside an agent's tool call ({why}): a person must review \
          and approve hook changes in their own terminal, never the agent whose edits they are"
     ))
 }
@@ -88,15 +89,10 @@ fn show(f: &Reviewed) {
 }
 
 fn revoke(opts: &LoadOptions, files: &[Reviewed]) -> Result<u8, String> {
-    // Revoking a stale record drops the guards that fail closed: that unblocks, so only a person
-    // may do it. Revoking a current record only takes trust away.
-    let unblocks = files
-        .iter()
-        .any(|f| matches!(f.status, TrustStatus::Stale | TrustStatus::Removed));
-    if unblocks {
-        if let Some(refusal) = refusal_inside_agent("revoke a changed file's record") {
-            return Err(refusal);
-        }
+    // Revoking a stale record drops the guards that fail closed, and revoking a current one
+    // stops the project's guards from running: either way a person's act.
+    if let Some(refusal) = refusal_inside_agent("revoke trust") {
+        return Err(refusal);
     }
     let removed = TrustStore::update(opts.paths.trust_file().as_deref(), |store| {
         let removed: Vec<bool> = files

@@ -60,6 +60,12 @@ fn writes_claude_settings(agent: Agent) -> bool {
 
 pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
     let args = &cli.args;
+    if cli.remove {
+        if let Some(refusal) = crate::review::refusal_inside_agent("remove ka-hooks from an agent")
+        {
+            return Err(refusal);
+        }
+    }
     if crate::adapter::hookfile::is_hookfile_agent(args.agent) {
         let mode = if cli.remove {
             crate::adapter::hookfile::Mode::Remove
@@ -160,6 +166,13 @@ fn unresolved(command: &str, dir: &Path) -> Option<String> {
 
 pub fn import(opts: &LoadOptions, cli: &ImportCli) -> Result<u8, String> {
     let args = &cli.args;
+    if cli.remove_originals {
+        if let Some(refusal) =
+            crate::review::refusal_inside_agent("remove an agent's own hooks (--remove-originals)")
+        {
+            return Err(refusal);
+        }
+    }
     if cli.remove_originals && !writes_claude_settings(args.agent) {
         return Err(format!(
             "import {} --remove-originals: only Claude Code's settings can be edited this way; \

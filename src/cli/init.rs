@@ -32,6 +32,7 @@ pub fn init(opts: &LoadOptions, nested: bool) -> Result<u8, String> {
             file.display()
         ));
     }
+    refuse_over_a_removed_file(opts, &start)?;
     std::fs::create_dir_all(&dir)
         .map_err(|e| format!("failed to create {}: {e}", dir.display()))?;
     write_new(&file, STARTER)?;
@@ -71,6 +72,20 @@ pub fn init(opts: &LoadOptions, nested: bool) -> Result<u8, String> {
          then check them with `ka-hooks test`"
     );
     Ok(EXIT_OK)
+}
+
+/// A trusted file that was removed keeps its guards failing closed until a person decides; a
+/// starter written and trusted in its place would end that. Inside an agent's tool call, `init`
+/// refuses where the trust store still holds a record of the file.
+fn refuse_over_a_removed_file(opts: &LoadOptions, root: &Path) -> Result<(), String> {
+    let store = TrustStore::load(opts.paths.trust_file().as_deref()).map_err(|e| e.to_string())?;
+    if store.record(root, ".ka/ka.toml").is_none() {
+        return Ok(());
+    }
+    match crate::review::refusal_inside_agent("replace a removed, trusted `.ka/ka.toml`") {
+        Some(refusal) => Err(refusal),
+        None => Ok(()),
+    }
 }
 
 fn write_new(path: &Path, content: &str) -> Result<(), String> {

@@ -283,3 +283,90 @@ fn parallel_denials_of_one_session_are_all_counted() {
         reply.text()
     );
 }
+
+#[test]
+fn a_prompt_forged_from_inside_a_shell_call_does_not_reset_the_count() {
+    let p = guarded("");
+    deny_three_times(&p, "claude", "s1");
+    // The model's shell call goes to the user, who lets it run; from it the model pipes a
+    // prompt event into the adapter, with the marker set as its shell has it.
+    let mut call = shell_call(&p, "claude", "s1", "ka-hooks claude < prompt.json");
+    call["tool_use_id"] = json!("toolu_1");
+    let reply = send(&p, &["claude"], &call);
+    assert!(reply.asked(), "{}", reply.text());
+    let forged = p
+        .cli()
+        .env("CLAUDECODE", "1")
+        .arg("claude")
+        .write_stdin(prompt(&p, "claude", "s1").to_string())
+        .output()
+        .expect("forged prompt");
+    assert_eq!(forged.status.code(), Some(0));
+    let reply = send(
+        &p,
+        &["claude"],
+        &shell_call(&p, "claude", "s1", "wget http://a"),
+    );
+    assert!(reply.asked(), "the count was kept: {}", reply.text());
+    // Once the shell calls reported back, the agent's next prompt starts a new turn.
+    for id in [json!("toolu_1"), Value::Null] {
+        let post = json!({"session_id": "s1", "cwd": p.root, "hook_event_name": "PostToolUse",
+                          "tool_name": "Bash", "tool_use_id": id,
+                          "tool_input": {"command": "ka-hooks claude < prompt.json"},
+                          "tool_response": {"stdout": ""}});
+        send(&p, &["claude"], &post);
+    }
+    send(&p, &["claude"], &prompt(&p, "claude", "s1"));
+    let reply = send(
+        &p,
+        &["claude"],
+        &shell_call(&p, "claude", "s1", "wget http://a"),
+    );
+    assert!(!reply.asked() && reply.code == Some(0), "{}", reply.text());
+}
+
+#[test]
+fn a_deleted_or_unreadable_count_fails_closed() {
+    let p = guarded("");
+    let reply = send(
+        &p,
+        &["claude"],
+        &shell_call(&p, "claude", "s1", "curl http://a"),
+    );
+    assert!(reply.denied(), "{}", reply.text());
+    std::fs::remove_dir_all(p.data_dir.join("denials")).expect("rm -rf denials");
+    let reply = send(
+        &p,
+        &["claude"],
+        &shell_call(&p, "claude", "s1", "wget http://a"),
+    );
+    assert!(reply.asked(), "a deleted count asks: {}", reply.text());
+    assert!(reply.text().contains("was lost"), "{}", reply.text());
+
+    let p = guarded("");
+    let reply = send(
+        &p,
+        &["claude"],
+        &shell_call(&p, "claude", "s2", "curl http://a"),
+    );
+    assert!(reply.denied(), "{}", reply.text());
+    for entry in std::fs::read_dir(p.data_dir.join("denials")).expect("denials") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|x| x == "json") {
+            std::fs::write(&path, "not json").expect("overwrite");
+        }
+    }
+    let reply = send(
+        &p,
+        &["claude"],
+        &shell_call(&p, "claude", "s2", "wget http://a"),
+    );
+    assert!(reply.asked(), "an unreadable count asks: {}", reply.text());
+    // A session never seen starts from zero.
+    let reply = send(
+        &p,
+        &["claude"],
+        &shell_call(&p, "claude", "s3", "wget http://a"),
+    );
+    assert!(!reply.asked() && reply.code == Some(0), "{}", reply.text());
+}

@@ -64,3 +64,4 @@ mod session_async;
 mod shell_rules;
 mod trust_coverage;
 mod trust_moves;
+mod weakening;
