@@ -155,8 +155,9 @@
 //! which writes files and runs commands.
 //!
 //! A project file comes from a repository someone cloned, and it runs commands. It therefore
-//! loads only after a person has trusted its exact content and that of the scripts its commands
-//! name inside the project ([`trust`], [`config::scripts`]); the record binds the project root,
+//! loads only after a person has trusted its exact content and that of the files of the project
+//! its hooks execute (the scripts they run, not the data they read; [`trust`],
+//! [`config::scripts`]); the record binds the project root,
 //! so a symlink to another project's trusted file never loads. When a trusted file or a covered
 //! script changes or vanishes, its new content never runs and the guards of the reviewed version
 //! fail closed: they block every call they would have matched until a person reviews the change

@@ -66,8 +66,8 @@ impl fmt::Display for TrustStatus {
 pub struct TrustRecord {
     /// SHA-256 of the file's bytes (also the name of its reviewed copy).
     pub sha256: String,
-    /// Every path the file's commands name inside the project, with its SHA-256 then (`None`:
-    /// no such file then; creating it later untrusts the layer too).
+    /// Every file of the project the file's hooks execute, with its SHA-256 then (`None`: no
+    /// such file then; creating it later untrusts the layer too).
     #[serde(default)]
     pub scripts: Vec<ScriptRecord>,
     /// Seconds since the Unix epoch.
@@ -77,7 +77,7 @@ pub struct TrustRecord {
     pub root_id: Option<String>,
 }
 
-/// One path a hook command names, relative to the project root.
+/// One file a hook command executes, relative to the project root.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ScriptRecord {
     /// The path, relative to the project root.

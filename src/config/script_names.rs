@@ -1,38 +1,43 @@
-//! Which files of the project a hook's command runs or reads, as the shell would resolve them:
-//! for the trust fingerprint ([`super::scripts`]).
+//! Which files of the project a hook's command executes, as the shell would run it: for the trust
+//! fingerprint ([`super::scripts`]).
 //!
-//! The command is read by [`crate::shell`] (quotes, `sh -c` strings, wrappers), in order, with
-//! the working directory followed through `cd dir &&` (hooks start in their project root), so
-//! `cd .ka/hooks && ./guard.sh` names `.ka/hooks/guard.sh`. Programs that run files they find
-//! themselves name those files too: `make` its makefile (GNU make's search order, `-C`, `-f`),
-//! `npm`/`pnpm`/`yarn`/`bun` the `package.json` that defines the script, `python -m pkg.mod` the
-//! package files inside the project. What stays out of reach is said per hook: the recipe's or
-//! the script's own commands, the modules a program imports, paths known only at run time.
+//! The command is read by [`crate::shell`] (quotes, `sh -c` strings, wrappers), with the working
+//! directory followed through `cd dir &&` (hooks start in their project root). A file counts
+//! only when the command executes it: a program run by its path (`./guard.sh`), the script an
+//! interpreter is handed ([`interpreters`]: `sh x`, `. x`, `python3 x.py`, `node x.js`, ...),
+//! and the files a program finds itself to run (`make` its makefile, `npm run` the
+//! `package.json`, `python -m pkg` the package). Never a redirect target, an operand of an
+//! ordinary program (`grep -q x notes.md`) or a word inside a string. What stays out of reach is
+//! said per hook: programs from `PATH`, paths known only at run time, what a script runs next.
+
+mod interpreters;
 
 use std::path::{Path, PathBuf};
 
 use crate::shell::{self, Token, Word};
 use crate::terminal::escape;
 
-/// What one command names.
+/// What one command executes.
 #[derive(Debug, Default)]
 pub struct Named {
-    /// Candidate files, each with the other spellings it may be (a relative word after `cd`
+    /// Files it executes, each with the other spellings it may be (a relative word after `cd`
     /// is resolved from both directories, to fail closed on a `cd` that did not happen).
     pub files: Vec<Candidate>,
+    /// Programs it runs from `PATH` (basenames, escaped, in order, unique).
+    pub from_path: Vec<String>,
     /// What trust cannot cover in this command, and why (one line each, escaped).
     pub uncovered: Vec<String>,
 }
 
 #[derive(Debug)]
 pub struct Candidate {
-    /// Paths relative to the root, most likely first.
+    /// Paths relative to the root, most likely first; empty when the file is outside the root.
     pub paths: Vec<PathBuf>,
     /// The word as written (for messages).
     pub word: String,
-    /// The word looks meant to name a file (a `/` or a script extension), or a program found
-    /// the file itself (a makefile, `package.json`).
-    pub file_like: bool,
+    /// The command names the file (`sh x.sh`), as opposed to a file a program looks for
+    /// (`make`'s `GNUmakefile`, which may well not exist).
+    pub written: bool,
 }
 
 /// `path` relative to `root` without touching the file system ([`super::touched::lexical`]),
@@ -43,25 +48,29 @@ pub(crate) fn inside(root: &Path, word: &Path) -> Option<PathBuf> {
     (!rel.as_os_str().is_empty()).then(|| rel.to_path_buf())
 }
 
-/// Whether a word that names no file now looks like it was meant to name one.
-fn looks_like_a_file(word: &str) -> bool {
-    word.contains('/')
-        || [
-            ".sh", ".bash", ".py", ".js", ".mjs", ".ts", ".rb", ".pl", ".php",
-        ]
-        .iter()
-        .any(|ext| word.ends_with(ext))
-}
-
-/// The files `command`, run in `root`, names.
-pub fn named(root: &Path, command: &str) -> Named {
+/// The command as the lexer should read it: the hook's own root (`$KA_PROJECT_DIR`,
+/// `$CLAUDE_PROJECT_DIR`, the `{root}` placeholder) read as `.`, so `"{root}/x.sh"` names
+/// `x.sh`; the other placeholders (`{path}`, `{paths}`, `{tool}`) are known only when the hook
+/// runs, so they read as a variable.
+fn spelled_from_root(command: &str) -> String {
     let mut text = command.to_owned();
-    // The hook's own root: read as `.` so `"$KA_PROJECT_DIR"/x.sh` names `x.sh`.
     for var in ["KA_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] {
         for form in [format!("${{{var}}}"), format!("${var}")] {
             text = text.replace(&form, ".");
         }
     }
+    if super::template::Template::parse(command).is_ok_and(|t| t.is_some()) {
+        text = text.replace("{root}", ".");
+        for name in ["{paths}", "{path}", "{tool}"] {
+            text = text.replace(name, "$KA_PLACEHOLDER");
+        }
+    }
+    text
+}
+
+/// The files `command`, run in `root`, executes.
+pub fn named(root: &Path, command: &str) -> Named {
+    let text = spelled_from_root(command);
     let mut walk = Walk {
         root,
         cwd: PathBuf::new(),
@@ -70,12 +79,23 @@ pub fn named(root: &Path, command: &str) -> Named {
     match shell::tokens(&text) {
         Ok(tokens) => walk.tokens(&tokens),
         Err(why) => walk.out.uncovered.push(format!(
-            "`{}`: the shell cannot read it ({why}); the files it names are not known",
+            "`{}`: the shell cannot read it ({why}); what it runs is not known",
             escape(command)
         )),
     }
     walk.out
 }
+
+/// Builtins of `sh` and `bash`: what they run is no file (a `PATH` program of the same name,
+/// `/bin/echo`, is not what the shell runs).
+const BUILTINS: &[&str] = &[
+    ".", ":", "[", "[[", "alias", "bg", "break", "builtin", "cd", "command", "continue", "declare",
+    "echo", "eval", "exec", "exit", "export", "false", "fg", "getopts", "hash", "jobs", "kill",
+    "let", "local", "printf", "pwd", "read", "readonly", "return", "set", "shift", "source",
+    "test", "times", "trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset",
+    "wait", "{", "}", "!", "if", "then", "elif", "else", "fi", "do", "done", "while", "until",
+    "case", "esac", "for", "in", "function", "select", "coproc",
+];
 
 struct Walk<'r> {
     root: &'r Path,
@@ -95,12 +115,11 @@ impl Walk<'_> {
                     }
                     run.push(w.clone());
                 }
-                // `sh < guard.sh` reads the file too.
+                // A redirect target is data; only the commands it substitutes run.
                 Token::Target(w) => {
                     for sub in &w.subs {
                         self.tokens(sub);
                     }
-                    self.word(&w.text, w.dynamic);
                 }
                 Token::Separator => self.run(&std::mem::take(&mut run)),
             }
@@ -115,32 +134,55 @@ impl Walk<'_> {
             self.cd(&run[i + 1..]);
             return;
         }
-        // `VAR=path cmd`: the value may be a file.
+        // `BASH_ENV=x bash …`, `ENV=x sh -i`: the shell sources that file first.
         for w in &run[..first.unwrap_or(run.len())] {
-            if let Some((_, value)) = w.text.split_once('=') {
-                self.word(value, w.dynamic);
+            if let Some(("BASH_ENV" | "ENV", value)) = w.text.split_once('=') {
+                self.file(value, w.dynamic, &format!("`{}`", escape(&w.raw)));
             }
         }
         let line = shell::simple_commands_of(run);
         for cmd in &line.commands {
-            for (k, word) in cmd.words.iter().enumerate() {
-                let dynamic = cmd.dynamic.get(k).copied().unwrap_or(true);
-                // The program keeps its spelling (`./guard.sh`), not the basename.
-                let word = if k == 0 {
-                    cmd.program.as_str()
-                } else {
-                    word.as_str()
-                };
-                let value = match word.split_once('=') {
-                    Some((name, value)) if !name.is_empty() && !name.contains('/') => value,
-                    _ => word,
-                };
-                if !value.starts_with('-') {
-                    self.word(value, dynamic);
-                }
-            }
-            self.program(&cmd.words);
+            self.command(&cmd.program, &cmd.words, &cmd.dynamic);
         }
+        for why in &line.unknown {
+            self.out
+                .uncovered
+                .push(format!("{}; what it runs is not covered", escape(why)));
+        }
+    }
+
+    /// One simple command (wrappers already peeled into commands of their own): the program,
+    /// then what it hands to an interpreter.
+    fn command(&mut self, program: &str, words: &[String], dynamic: &[bool]) {
+        let Some(name) = words.first() else { return };
+        let text = escape(&words.join(" ")).into_owned();
+        if dynamic.first().copied().unwrap_or(true) {
+            self.out.uncovered.push(format!(
+                "`{text}`: runs a program known only when the shell runs"
+            ));
+            return;
+        }
+        if program.contains('/') {
+            self.file(program, false, &format!("`{text}`"));
+        } else if !BUILTINS.contains(&name.as_str()) {
+            let name = escape(name).into_owned();
+            if !self.out.from_path.contains(&name) {
+                self.out.from_path.push(name);
+            }
+        }
+        let run = interpreters::runs(words, dynamic);
+        for (word, dynamic) in run.scripts {
+            self.file(&word, dynamic, &format!("`{text}`"));
+        }
+        for (dir, names) in run.found {
+            self.found(Path::new(&dir), &names);
+        }
+        if let Some(module) = run.python_module {
+            self.python_module(&module, &text);
+        }
+        self.out
+            .uncovered
+            .extend(run.notes.into_iter().map(|n| format!("`{text}`: {n}")));
     }
 
     /// `cd dir`: later relative words are read from there too.
@@ -171,9 +213,16 @@ impl Walk<'_> {
         }
     }
 
-    /// A word that may name a file: from the working directory, and from the root.
-    fn word(&mut self, word: &str, dynamic: bool) {
-        if word.is_empty() || dynamic {
+    /// A file the command executes: from the working directory, and from the root.
+    fn file(&mut self, word: &str, dynamic: bool, at: &str) {
+        if word.is_empty() {
+            return;
+        }
+        if dynamic {
+            self.out.uncovered.push(format!(
+                "{at}: runs `{}`, a file known only when the shell runs",
+                escape(word)
+            ));
             return;
         }
         let path = Path::new(word);
@@ -186,12 +235,12 @@ impl Walk<'_> {
         self.out.files.push(Candidate {
             paths,
             word: word.to_owned(),
-            file_like: looks_like_a_file(word),
+            written: true,
         });
     }
 
-    /// A file a program finds itself, at `rel` from the working directory.
-    fn found(&mut self, dir: &Path, names: &[&str]) {
+    /// Files a program finds itself, under `dir` from the working directory.
+    fn found(&mut self, dir: &Path, names: &[String]) {
         for name in names {
             let paths: Vec<PathBuf> = inside(self.root, &self.cwd.join(dir).join(name))
                 .into_iter()
@@ -199,67 +248,13 @@ impl Walk<'_> {
             self.out.files.push(Candidate {
                 paths,
                 word: dir.join(name).to_string_lossy().into_owned(),
-                file_like: false,
+                written: false,
             });
         }
     }
 
-    /// Programs that run files named elsewhere: `make`, the package managers, `python -m`.
-    fn program(&mut self, words: &[String]) {
-        let Some(program) = words.first() else { return };
-        let text = escape(&words.join(" ")).into_owned();
-        match program.as_str() {
-            "make" | "gmake" => {
-                let dir = value_of(words, &["-C"], &["--directory"]).unwrap_or_default();
-                match value_of(words, &["-f"], &["--file", "--makefile"]) {
-                    Some(file) => self.found(Path::new(&dir), &[file.as_str()]),
-                    None => self.found(Path::new(&dir), &["GNUmakefile", "makefile", "Makefile"]),
-                }
-                self.out.uncovered.push(format!(
-                    "`{text}`: the makefile is covered, not the files its recipes run or \
-                     include (name a script in the hook's command to cover it)"
-                ));
-            }
-            "npm" | "pnpm" | "yarn" | "bun" | "npx" => {
-                let dir =
-                    value_of(words, &["-C"], &["--prefix", "--cwd", "--dir"]).unwrap_or_default();
-                self.found(Path::new(&dir), &["package.json"]);
-                self.out.uncovered.push(format!(
-                    "`{text}`: package.json is covered, not the files its scripts run or the \
-                     packages it installs"
-                ));
-            }
-            p if p.starts_with("python") => self.python(words, &text),
-            _ => {}
-        }
-    }
-
     /// `python3 -m pkg.mod`: the package's files, when the package is in the project.
-    fn python(&mut self, words: &[String], text: &str) {
-        let mut module = None;
-        let mut i = 1;
-        while let Some(w) = words.get(i) {
-            if w == "-m" {
-                module = words.get(i + 1).cloned();
-                break;
-            }
-            if let Some(m) = w.strip_prefix("-m").filter(|m| !m.is_empty()) {
-                module = Some(m.to_owned());
-                break;
-            }
-            if !w.starts_with('-') {
-                // A script: `python3 x.py -m y` passes `-m` to it.
-                break;
-            }
-            i += if matches!(w.as_str(), "-W" | "-X") {
-                2
-            } else {
-                1
-            };
-        }
-        let Some(module) = module.filter(|m| !m.is_empty() && !m.starts_with('.')) else {
-            return;
-        };
+    fn python_module(&mut self, module: &str, text: &str) {
         let parts: Vec<&str> = module.split('.').collect();
         let top = self.cwd.join(parts[0]);
         let in_project = [top.clone(), top.with_extension("py")]
@@ -268,7 +263,7 @@ impl Walk<'_> {
         if !in_project {
             self.out.uncovered.push(format!(
                 "`{text}`: module `{}` is found on Python's path, outside the project",
-                escape(&module)
+                escape(module)
             ));
             return;
         }
@@ -287,7 +282,6 @@ impl Walk<'_> {
             }
             dir = format!("{here}/");
         }
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
         self.found(Path::new(""), &names);
         self.out.uncovered.push(format!(
             "`{text}`: the module's own files are covered, not the modules it imports"
@@ -295,85 +289,5 @@ impl Walk<'_> {
     }
 }
 
-/// The value of an option given as `-C dir`, `-Cdir`, `--directory dir` or `--directory=dir`.
-fn value_of(words: &[String], short: &[&str], long: &[&str]) -> Option<String> {
-    let mut it = words.iter().skip(1);
-    while let Some(w) = it.next() {
-        for s in short {
-            if w == s {
-                return it.next().cloned();
-            }
-            if let Some(v) = w.strip_prefix(s).filter(|v| !v.is_empty()) {
-                return Some(v.to_owned());
-            }
-        }
-        for l in long {
-            if w == l {
-                return it.next().cloned();
-            }
-            if let Some(v) = w.strip_prefix(&format!("{l}=")) {
-                return Some(v.to_owned());
-            }
-        }
-    }
-    None
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn paths(command: &str) -> Vec<String> {
-        named(Path::new("/repo"), command)
-            .files
-            .iter()
-            .flat_map(|c| c.paths.iter().map(|p| p.to_string_lossy().into_owned()))
-            .collect()
-    }
-
-    #[test]
-    fn words_find_scripts_behind_interpreters_operators_and_variables() {
-        let w = paths("sh .ka/hooks/guard.sh && python3 \"$CLAUDE_PROJECT_DIR\"/tools/check.py|./fmt.sh --x=y");
-        for want in [".ka/hooks/guard.sh", "tools/check.py", "fmt.sh", "y"] {
-            assert!(w.contains(&want.to_owned()), "{want}: {w:?}");
-        }
-        let w = paths("bash -c 'sh scripts/a.sh' < in/b.sh");
-        assert!(w.contains(&"scripts/a.sh".to_owned()), "{w:?}");
-        assert!(w.contains(&"in/b.sh".to_owned()), "{w:?}");
-    }
-
-    #[test]
-    fn cd_moves_where_relative_words_are_read() {
-        let w = paths("cd .ka/hooks && ./guard.sh");
-        assert_eq!(
-            w.first().map(String::as_str),
-            Some(".ka/hooks/guard.sh"),
-            "{w:?}"
-        );
-        let w = paths("cd sub; cd ../other && sh x.sh");
-        assert!(w.contains(&"other/x.sh".to_owned()), "{w:?}");
-    }
-
-    #[test]
-    fn make_npm_and_python_m_name_the_files_that_define_what_runs() {
-        let w = paths("make -s guard");
-        assert!(w.contains(&"Makefile".to_owned()) && w.contains(&"GNUmakefile".to_owned()));
-        let w = paths("make -C tools -f build.mk guard");
-        assert!(w.contains(&"tools/build.mk".to_owned()), "{w:?}");
-        let w = paths("npm run -s guard");
-        assert!(w.contains(&"package.json".to_owned()), "{w:?}");
-        let w = paths("cd web && npm --prefix app run lint");
-        assert!(w.contains(&"web/app/package.json".to_owned()), "{w:?}");
-        assert!(!named(Path::new("/repo"), "make guard").uncovered.is_empty());
-    }
-
-    #[test]
-    fn paths_that_leave_the_root_are_not_inside() {
-        let root = Path::new("/repo");
-        let inside = |w: &str| inside(root, Path::new(w));
-        assert_eq!(inside("./a/../b.sh"), Some(PathBuf::from("b.sh")));
-        assert_eq!(inside("../x.sh"), None);
-        assert_eq!(inside("/repo/s/x.sh"), Some(PathBuf::from("s/x.sh")));
-        assert_eq!(inside("/etc/x.sh"), None);
-    }
-}
+mod tests;

@@ -2,15 +2,15 @@
 //!
 //! Trusting `command = "sh .ka/hooks/guard.sh"` must mean trusting `guard.sh` as it was
 //! reviewed: otherwise the model edits the script and the next call runs the new one unreviewed.
-//! Every word of every command that could name a file inside the project is recorded with its
-//! SHA-256 at trust time (or as absent, so creating it later counts as a change too), and
-//! re-hashed on every load. The words are read as the shell reads them, following `cd`, and
-//! programs that find their own files name them too (`super::script_names`: the makefile of
-//! `make guard`, the `package.json` of `npm run guard`, the package of `python3 -m pkg`). A path
-//! inside the project that is a symlink to a file outside it is recorded with the target's path
-//! and content ([`script_hash`]). What this cannot see is said per hook by
-//! [`HookCoverage::uncovered`]: files outside the project, what a recipe or a script goes on to
-//! run, the modules a program imports.
+//! Every file of the project a command executes (`super::script_names`: a program run by its
+//! path, a script handed to an interpreter, the makefile of `make guard`, the `package.json` of
+//! `npm run guard`, the package of `python3 -m pkg`) is recorded with its SHA-256 at trust time
+//! (or as absent, so creating it later counts as a change too), and re-hashed on every load.
+//! The files a hook only reads or writes (`grep x notes.md`, `>> edited.log`) are not: writing
+//! them changes nothing that runs. A path inside the project that is a symlink to a file outside
+//! it is recorded with the target's path and content ([`script_hash`]). What this cannot see is
+//! said per hook by [`HookCoverage::uncovered`]: programs from `PATH`, files outside the
+//! project, what a recipe or a script goes on to run, the modules a program imports.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -38,7 +38,7 @@ pub struct Coverage {
 pub struct HookCoverage {
     /// The hook as the review names it (`hooks[0] "guard"`).
     pub hook: String,
-    /// Files of the project it runs or reads that exist now (relative to the root).
+    /// Files of the project it executes that exist now (relative to the root).
     pub covers: Vec<String>,
     /// What trust cannot cover in it, and why.
     pub uncovered: Vec<String>,
@@ -115,19 +115,26 @@ pub fn coverage<'a>(
                 });
             }
             let word = crate::terminal::escape(&candidate.word);
-            if candidate.paths.is_empty() && candidate.file_like {
+            if candidate.paths.is_empty() {
                 this.uncovered
                     .push(format!("{word}: outside the project, not covered by trust"));
-            } else if !exists && candidate.file_like {
+            } else if !exists && candidate.written {
                 this.uncovered.push(format!(
                     "{word}: no such file in the project now (creating it untrusts the file)"
                 ));
             }
         }
+        if !named.from_path.is_empty() {
+            this.uncovered.push(format!(
+                "{}: found on PATH, outside the project",
+                named.from_path.join(", ")
+            ));
+        }
         this.covers.sort();
         this.covers.dedup();
         // A program's own note (make, npm, python -m) already says what lies beyond.
-        if !this.covers.is_empty() && this.uncovered.is_empty() {
+        let noted = named.files.iter().any(|c| !c.written);
+        if !this.covers.is_empty() && !noted {
             this.uncovered.push(format!(
                 "what {} in turn runs, sources or imports (unless the hook's command names it \
                  too)",

@@ -63,5 +63,6 @@ mod session;
 mod session_async;
 mod shell_rules;
 mod trust_coverage;
+mod trust_exact;
 mod trust_moves;
 mod weakening;
