@@ -347,10 +347,16 @@ impl TrustStore {
     }
 }
 
-/// Keep the reviewed bytes of a file under `data_dir/reviewed/<sha256>`.
+/// Keep the reviewed bytes of a file under `data_dir/reviewed/<sha256>`: a private directory
+/// (made `0700`), a file written whole (`0600`) and renamed into place. Trusted hooks run
+/// covered scripts from these copies (see `config::pinned`).
 pub fn keep_reviewed(data_dir: &Path, content: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
     let dir = data_dir.join("reviewed");
-    std::fs::create_dir_all(&dir)?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)?;
     let target = dir.join(content_hash(content));
     if reviewed(data_dir, &content_hash(content)).is_some() {
         return Ok(());

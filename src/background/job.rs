@@ -101,6 +101,7 @@ impl Job {
             status_message: None,
             stale: None,
             sandbox: self.sandbox.clone(),
+            pinned: None,
         }
     }
 

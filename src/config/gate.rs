@@ -134,6 +134,8 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     if settings.stale == StalePolicy::Block && !settings.managed_only {
         hooks.splice(0..0, tombstones);
     }
+    // The covered scripts of trusted layers run from their reviewed copies.
+    super::pinned::pin(&mut hooks, &covered, opts.paths.data_dir.as_deref());
     announcements.extend(stale_skip_announcement(&settings, &untrusted, stale_skip));
     announcements.extend(sandbox_announcements(&hooks));
     let notes = filter_notes(&hooks, &mut warnings);

@@ -146,6 +146,9 @@ pub struct Hook {
     pub stale: Option<String>,
     /// What its runs may write and reach (see [`crate::sandbox`]).
     pub sandbox: crate::sandbox::Plan,
+    /// The command as it runs, when a trusted layer's hook executes covered scripts: each run
+    /// from its reviewed copy in the data dir (see `super::pinned`). `command` stays as written.
+    pub pinned: Option<Box<super::pinned::Pinned>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -224,15 +227,20 @@ impl Hook {
         }
     }
 
-    /// The command to run for this call: placeholders replaced by shell-quoted values.
+    /// The command to run for this call: placeholders replaced by shell-quoted values, covered
+    /// scripts run from their reviewed copies.
     pub fn command_for(
         &self,
         tool: Option<&str>,
         arguments: Option<&Map<String, Value>>,
         root: &std::path::Path,
     ) -> std::borrow::Cow<'_, str> {
-        match &self.template {
-            None => std::borrow::Cow::Borrowed(&self.command),
+        let (command, template) = match &self.pinned {
+            Some(pinned) => (&pinned.command, pinned.template.as_ref()),
+            None => (&self.command, self.template.as_ref()),
+        };
+        match template {
+            None => std::borrow::Cow::Borrowed(command),
             Some(t) => {
                 let paths = self.paths_for(arguments, root);
                 let root = self.root.as_deref().unwrap_or(root);

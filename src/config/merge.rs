@@ -293,6 +293,7 @@ fn hook(
         overrides,
         root,
         stale: None,
+        pinned: None,
     }
 }
 

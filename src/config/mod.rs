@@ -38,6 +38,7 @@ mod merge;
 mod monotone;
 mod parse;
 pub(crate) mod paths_filter;
+mod pinned;
 mod read;
 pub(crate) mod rule;
 pub(crate) mod script_names;

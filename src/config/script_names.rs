@@ -10,7 +10,7 @@
 //! ordinary program (`grep -q x notes.md`) or a word inside a string. What stays out of reach is
 //! said per hook: programs from `PATH`, paths known only at run time, what a script runs next.
 
-mod interpreters;
+pub(crate) mod interpreters;
 
 use std::path::{Path, PathBuf};
 
@@ -52,7 +52,7 @@ pub(crate) fn inside(root: &Path, word: &Path) -> Option<PathBuf> {
 /// `$CLAUDE_PROJECT_DIR`, the `{root}` placeholder) read as `.`, so `"{root}/x.sh"` names
 /// `x.sh`; the other placeholders (`{path}`, `{paths}`, `{tool}`) are known only when the hook
 /// runs, so they read as a variable.
-fn spelled_from_root(command: &str) -> String {
+pub(super) fn spelled_from_root(command: &str) -> String {
     let mut text = command.to_owned();
     for var in ["KA_PROJECT_DIR", "CLAUDE_PROJECT_DIR"] {
         for form in [format!("${{{var}}}"), format!("${var}")] {

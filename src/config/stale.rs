@@ -135,5 +135,6 @@ fn tombstone(
         enforce: true,
         status_message: None,
         sandbox: crate::sandbox::Plan::Unconfined,
+        pinned: None,
     }
 }

@@ -65,4 +65,5 @@ mod shell_rules;
 mod trust_coverage;
 mod trust_exact;
 mod trust_moves;
+mod trust_reviewed_bytes;
 mod weakening;

@@ -297,9 +297,43 @@ fn python_at(words: &[String], dynamic: &[bool]) -> Option<Python> {
     None
 }
 
+/// How a script handed to a program is read, for running it from its reviewed copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    /// `sh x`: a shell reads the file named by its first operand.
+    Shell,
+    /// `. x`, `source x`: the running shell reads it.
+    Source,
+    /// `python3 x.py`.
+    Python,
+}
+
+/// The operand of the simple command `words` that names a script, and how it is read: only for
+/// the programs whose script can be run from another file with `$0`, `sys.argv[0]` and
+/// `__file__` unchanged.
+pub(crate) fn script_operand(words: &[String], dynamic: &[bool]) -> Option<(usize, Form)> {
+    let program = words.first()?;
+    match program.as_str() {
+        p if is_shell(p) => script_at(words, dynamic, &SHELL).map(|i| (i, Form::Shell)),
+        "." | "source" => (1..words.len())
+            .find(|&i| words[i] != "--")
+            .map(|i| (i, Form::Source)),
+        p if is_python(p) => match python_at(words, dynamic) {
+            Some(Python::Script(i)) => Some((i, Form::Python)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// `python`, `python3`, `python3.12` (not `python3-config`).
-fn is_python(program: &str) -> bool {
+pub(crate) fn is_python(program: &str) -> bool {
     program.starts_with("python") && !program.contains('-')
+}
+
+/// Whether `program` (a basename) is one of the shells that read a script file.
+pub(crate) fn is_shell_program(program: &str) -> bool {
+    is_shell(program)
 }
 
 /// The value of an option given as `-C dir`, `-Cdir`, `--directory dir` or `--directory=dir`.
