@@ -477,6 +477,8 @@ pub(crate) fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
             finished.termination.exit_code(),
             &finished.stderr,
         ),
+        input: None,
+        rejudged: false,
     };
     if finished.output_held_open {
         let held = "stdout/stderr still held open by a process that left the hook's process group";
@@ -520,5 +522,7 @@ pub(crate) fn skipped_report(hook: &Hook, cancelled: bool) -> HookReport {
         },
         sandbox: None,
         sandbox_note: None,
+        input: None,
+        rejudged: false,
     }
 }

@@ -304,6 +304,13 @@ pub struct HookReport {
     /// and which key would allow it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox_note: Option<String>,
+    /// The arguments this run judged, when a hook of the pipeline had rewritten the call before
+    /// it ran; `None`: the call as made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Map<String, Value>>,
+    /// This run judged the call again: a hook after it rewrote the call it had judged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rejudged: bool,
 }
 
 /// Bytes of stderr kept in a report (the whole capped stderr still becomes a block reason).

@@ -365,6 +365,8 @@ fn hook_state(h: &HookReport) -> String {
 fn verbose_hooks(outcome: &Outcome) -> String {
     use std::fmt::Write as _;
     let mut w = String::new();
+    // Once a hook rewrote the call, each guard's line says which version of it it judged.
+    let rewritten = outcome.hooks.iter().any(|h| h.input.is_some());
     for h in &outcome.hooks {
         let _ = writeln!(
             w,
@@ -374,6 +376,10 @@ fn verbose_hooks(outcome: &Outcome) -> String {
             hook_state(h),
             h.duration_ms
         );
+        let ran = !matches!(h.status, Status::Skipped | Status::Cancelled);
+        if rewritten && ran {
+            let _ = writeln!(w, "  {}", saw(h));
+        }
         for (name, text) in [("sandbox", &h.sandbox), ("sandbox note", &h.sandbox_note)] {
             if let Some(text) = text {
                 let _ = writeln!(w, "  {name}: {}", crate::terminal::escape(text));
@@ -397,6 +403,23 @@ fn verbose_hooks(outcome: &Outcome) -> String {
         }
     }
     w
+}
+
+/// `saw: the call as made` or `saw: the call as rewritten: {...}`, and whether it judged it again.
+fn saw(h: &HookReport) -> String {
+    let input = match &h.input {
+        None => "the call as made".to_owned(),
+        Some(args) => format!(
+            "the call as rewritten: {}",
+            crate::terminal::escape(&Value::Object(args.clone()).to_string())
+        ),
+    };
+    let again = if h.rejudged {
+        " (judged again: a later hook rewrote the call it had judged)"
+    } else {
+        ""
+    };
+    format!("saw: {input}{again}")
 }
 
 /// The human output of `run`: the headline, then what the host must do, then each hook.

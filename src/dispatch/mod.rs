@@ -1,11 +1,14 @@
 //! Dispatching one event: pick the matching hooks, run them (as a pipeline or concurrently),
 //! and combine what they did into one [`Outcome`].
 //!
-//! `pre_tool_use` and `user_prompt_submit` run in declared order, each hook seeing the arguments as
-//! patched by the hooks before it, so a guard always judges what will really run; the first block
-//! stops the chain. Every other event runs its hooks concurrently and combines their results in
-//! declared order, so the outcome never depends on which hook finished first.
+//! `pre_tool_use`, `permission_request` and `user_prompt_submit` run in declared order, each hook
+//! seeing the arguments as patched by the hooks before it; after a rewrite, the hooks that judged
+//! an earlier version judge the final call again, so a guard always judges what will really run
+//! (see `pipeline`); the first block stops the chain. Every other event runs its hooks
+//! concurrently and combines their results in declared order, so the outcome never depends on
+//! which hook finished first.
 
+mod pipeline;
 mod scheduling;
 
 use std::path::{Path, PathBuf};
@@ -24,9 +27,10 @@ use crate::event::Event;
 use crate::judge::{combine_observational, no_pre_approval_past_a_failed_guard};
 use crate::outcome::Outcome;
 use crate::{background, backstop};
+use pipeline::run_pipeline;
 use scheduling::{
-    govern_continuation, mark_cancelled, matching_hooks, run_concurrently, run_pipeline,
-    start_background, Continuations, Handover, Run, Stop,
+    govern_continuation, mark_cancelled, matching_hooks, run_concurrently, start_background,
+    Continuations, Handover, Run, Stop,
 };
 
 /// One event to dispatch: build it with [`Request::new`] or [`Request::tool_call`], then set
@@ -228,8 +232,13 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
     let reads_only = tool
         .as_deref()
         .is_some_and(|t| crate::config::FILE_READS.contains(&t));
-    if event.acts_as() == Event::PreToolUse && only_hook.is_none() && !reads_only {
-        protect_own_files(config, &payload, &cwd_fallback(), &mut outcome);
+    let own_files = (event.acts_as() == Event::PreToolUse && only_hook.is_none() && !reads_only)
+        .then(|| OwnFiles {
+            config,
+            cwd: cwd_fallback(),
+        });
+    if let Some(own_files) = &own_files {
+        own_files.protect(&payload, &mut outcome);
     }
     if hooks.is_empty() {
         return outcome;
@@ -265,15 +274,12 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
     if event.is_pipeline() {
         let denials = (request.denials).filter(|_| event == Event::PreToolUse && !run.replay);
         let on_patch = request.on_patch.as_ref();
-        run_guarded(
-            config,
-            &hooks,
-            payload,
+        let guarded = Guarded {
             on_patch,
-            &run,
+            own_files: own_files.as_ref(),
             denials,
-            &mut outcome,
-        );
+        };
+        run_guarded(config, &hooks, payload, guarded, &run, &mut outcome);
     } else {
         for (hook, finished) in hooks.iter().zip(run_concurrently(&hooks, &payload, &run)) {
             combine_observational(hook, finished, run.plain_context, &mut outcome);
@@ -317,18 +323,26 @@ impl Cwd {
     }
 }
 
-/// A tool call (or a permission request, the same call on its way to a human) aimed at ka's own
-/// files asks a human, whatever a hook's `allow` says.
-fn protect_own_files(
-    config: &Config,
-    payload: &Map<String, Value>,
-    cwd: &Path,
-    outcome: &mut Outcome,
-) {
-    let args = payload.get("arguments").and_then(Value::as_object);
-    if let Some(reason) = crate::protect::check(config, args, cwd) {
-        outcome.decision = Some(Decision::Ask);
-        outcome.reason = Some(reason);
+/// The built-in protection: a tool call (or a permission request, the same call on its way to a
+/// human) aimed at ka's own files asks a human, whatever a hook's `allow` says. It judges the
+/// call as made, and again the call as rewritten when a hook changed it.
+pub(super) struct OwnFiles<'a> {
+    config: &'a Config,
+    cwd: PathBuf,
+}
+
+impl OwnFiles<'_> {
+    /// Why a human must approve a call with these arguments, if one must.
+    pub(super) fn check(&self, args: Option<&Map<String, Value>>) -> Option<String> {
+        crate::protect::check(self.config, args, &self.cwd)
+    }
+
+    fn protect(&self, payload: &Map<String, Value>, outcome: &mut Outcome) {
+        let args = payload.get("arguments").and_then(Value::as_object);
+        if let Some(reason) = self.check(args) {
+            outcome.decision = Some(Decision::Ask);
+            outcome.reason = Some(reason);
+        }
     }
 }
 
@@ -367,23 +381,31 @@ fn hand_over_async<'c>(
     now
 }
 
+/// What the pipeline needs besides its hooks: the host's mirror of a rewrite, the built-in
+/// protection (tool calls), the turn's denials (when the host keeps them).
+struct Guarded<'a> {
+    on_patch: Option<&'a PayloadMirror>,
+    own_files: Option<&'a OwnFiles<'a>>,
+    denials: Option<backstop::Denials>,
+}
+
 /// `pre_tool_use` and `user_prompt_submit`: the pipeline, with the denial backstop armed when
 /// the host keeps the turn's `denials`.
 fn run_guarded(
     config: &Config,
     hooks: &[&Hook],
     payload: Map<String, Value>,
-    on_patch: Option<&PayloadMirror>,
+    guarded: Guarded<'_>,
     run: &Run<'_>,
-    denials: Option<backstop::Denials>,
     outcome: &mut Outcome,
 ) {
-    let backstop = denials.and_then(|denials| {
+    let backstop = guarded.denials.and_then(|denials| {
         let args = payload.get("arguments").and_then(Value::as_object);
         let call = (run.tool, args, run.root);
         backstop::Armed::arm(config.settings.denial_backstop, denials, hooks, call)
     });
-    let denied_by = run_pipeline(hooks, payload, on_patch, run, outcome);
+    let (on_patch, own_files) = (guarded.on_patch, guarded.own_files);
+    let denied_by = run_pipeline(hooks, payload, on_patch, run, own_files, outcome);
     if let Some(armed) = backstop {
         armed.settle(hooks, (run.tool, run.root), denied_by, outcome);
     }

@@ -1,20 +1,15 @@
-//! Which hooks run for a call and in what order: matching, the pipeline of `pre_tool_use` and
-//! `user_prompt_submit` (each hook sees the arguments as patched before it), the concurrent run of
-//! every other event, the hand-over of async hooks to the background, cancellation and the
-//! continuation cap.
+//! Which hooks run for a call and how: matching, running one hook, the concurrent run of every
+//! event but the pipeline ones (see `super::pipeline`), the hand-over of async hooks to the
+//! background, cancellation and the continuation cap.
 
-use crate::action::{self, Action, InputPatch};
+use crate::action;
 use crate::background;
 use crate::cancel::CancelToken;
 use crate::config::call::CallMatch;
 use crate::config::{Config, Hook};
-use crate::dispatch::PayloadMirror;
 use crate::environment::{hook_dir, hook_env, run_sandboxed, Fallbacks};
 use crate::event::Event;
-use crate::judge::{
-    apply_common, apply_decision, apply_failure, block, block_reason, failure_text, non_empty,
-    read_action, report, skipped_report, would_have,
-};
+use crate::judge::block;
 use crate::outcome::{Outcome, Status};
 use crate::process::{self, HookProcess, Termination};
 use serde_json::{Map, Value};
@@ -35,7 +30,7 @@ pub(super) fn matching_hooks<'c>(
     call: &CallMatch<'_>,
 ) -> Vec<&'c Hook> {
     let mut hooks: Vec<&Hook> = Vec::new();
-    // A pipeline checks each hook again on the arguments as patched so far (see run_pipeline):
+    // A pipeline checks each hook again on the arguments as patched so far (see `pipeline`):
     // it keeps every hook of the tool, unless none matches the call as made (then nothing can
     // patch it, and none runs). Elsewhere `paths` (one glob query for all hooks, already made)
     // and `if` come first: a hook with `paths` the call misses costs no tool comparison.
@@ -353,65 +348,6 @@ pub(super) fn start_background(
     outcome.background.extend(started);
 }
 
-/// `pre_tool_use` / `user_prompt_submit`: in order, each hook sees the arguments patched so far.
-/// Returns the hook that said no (exit 2, a deny or a block), when one did.
-pub(super) fn run_pipeline<'h>(
-    hooks: &[&'h Hook],
-    mut payload: Map<String, Value>,
-    on_patch: Option<&PayloadMirror>,
-    run: &Run<'_>,
-    outcome: &mut Outcome,
-) -> Option<&'h Hook> {
-    let mut bytes = serialize(&payload);
-    let mut patched = false;
-    let mut denied_by = None;
-    for (i, hook) in hooks.iter().enumerate() {
-        if outcome.blocked || run.stop.stopped() {
-            let cancelled = !outcome.blocked;
-            for skipped in &hooks[i..] {
-                outcome.hooks.push(skipped_report(skipped, cancelled));
-            }
-            break;
-        }
-        let args = payload.get("arguments").and_then(Value::as_object);
-        if !run.replay && !hook.matches_call(run.tool, args, run.root) {
-            // Its `paths` / `if` no longer match the call as patched so far.
-            continue;
-        }
-        let finished = run_one(hook, &bytes, args, run);
-        let mut report = report(hook, &finished);
-        if !hook.enforce {
-            would_have(hook, &finished, &mut report, outcome);
-            continue;
-        }
-        match report.status {
-            Status::Ok => {
-                if let Some(action) =
-                    read_action(hook, &finished, run.plain_context, &mut report, outcome)
-                {
-                    if let Some(patch) = &action.input_patch {
-                        patch_arguments(hook, patch, &mut payload, on_patch, outcome);
-                        patched = true;
-                        bytes = serialize(&payload);
-                    }
-                    apply_pipeline_action(hook, &action, outcome);
-                }
-            }
-            Status::Blocked => block(outcome, block_reason(hook, &finished.stderr)),
-            Status::Error => apply_failure(hook, &failure_text(hook, &finished), outcome),
-            Status::Skipped | Status::Cancelled => {}
-        }
-        if outcome.blocked && matches!(report.status, Status::Ok | Status::Blocked) {
-            denied_by = Some(*hook);
-        }
-        outcome.hooks.push(report);
-    }
-    if patched && !outcome.blocked {
-        outcome.updated_input = payload.get("arguments").and_then(Value::as_object).cloned();
-    }
-    denied_by
-}
-
 /// Every other event: its hooks run at once, each on a thread of its own (one runs on this
 /// thread); their results come back in declared order.
 pub(super) fn run_concurrently(
@@ -448,59 +384,5 @@ pub(super) fn run_concurrently(
                 })
                 .collect()
         }),
-    }
-}
-
-/// Apply a hook's rewrite of the arguments to the payload the next hooks see (and, through
-/// `on_patch`, to the agent-shaped fields that restate them).
-fn patch_arguments(
-    hook: &Hook,
-    patch: &InputPatch,
-    payload: &mut Map<String, Value>,
-    on_patch: Option<&PayloadMirror>,
-    outcome: &mut Outcome,
-) {
-    let args = payload
-        .entry("arguments")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !args.is_object() {
-        *args = Value::Object(Map::new());
-    }
-    if let Value::Object(args) = args {
-        patch.apply(args);
-        if matches!(patch, InputPatch::Replace(_)) {
-            outcome.diagnostics.push(format!(
-                "hook `{}` replaced the whole input (Claude `updatedInput`)",
-                hook.name
-            ));
-        }
-    }
-    if let Some(mirror) = on_patch {
-        (mirror.0)(payload);
-    }
-}
-
-/// What a pipeline hook's action decides besides a rewrite: its common keys, a decision, a
-/// block, a halt.
-fn apply_pipeline_action(hook: &Hook, action: &Action, outcome: &mut Outcome) {
-    apply_common(action, outcome);
-    if let Some(d) = action.decision {
-        apply_decision(hook, d, action.reason.clone(), outcome);
-    } else if action.reason.is_some() && outcome.reason.is_none() {
-        outcome.diagnostics.push(format!(
-            "hook `{}` gave a `reason` without a `decision`; kept for the record",
-            hook.name
-        ));
-    }
-    if let Some(reason) = action.block.clone() {
-        block(outcome, non_empty(reason, hook));
-    }
-    if action.halt.is_some() && !outcome.blocked {
-        // The halt's reason is for the user; the model learns only that the call (or prompt)
-        // did not go ahead.
-        block(
-            outcome,
-            format!("the turn was halted by hook `{}`", hook.name),
-        );
     }
 }

@@ -764,7 +764,12 @@ fn each_pre_tool_use_hook_sees_the_arguments_patched_before_it() {
             r#"echo '{"updated_input":{"command":"ls -la"}}'"#,
             &[],
         ),
-        hook("record", "pre_tool_use", "cat > seen-by-record.json", &[]),
+        hook(
+            "record",
+            "pre_tool_use",
+            "cat >> seen-by-record.jsonl; echo >> seen-by-record.jsonl",
+            &[],
+        ),
         hook(
             "patch-timeout",
             "pre_tool_use",
@@ -777,14 +782,22 @@ fn each_pre_tool_use_hook_sees_the_arguments_patched_before_it() {
         "bash",
         json!({"command": "rm -rf /", "description": "list files", "timeout": 60}),
     );
-    let seen: Value = serde_json::from_str(&p.read("seen-by-record.json").expect("recorded"))
-        .expect("the payload is JSON");
-    assert_eq!(seen["event"], "pre_tool_use");
-    assert_eq!(seen["tool"], "bash");
+    let recorded = p.read("seen-by-record.jsonl").expect("recorded");
+    let seen: Vec<Value> = (recorded.lines())
+        .map(|line| serde_json::from_str(line).expect("the payload is JSON"))
+        .collect();
+    assert_eq!(seen.len(), 2, "{recorded}");
+    assert_eq!(seen[0]["event"], "pre_tool_use");
+    assert_eq!(seen[0]["tool"], "bash");
     assert_eq!(
-        seen["arguments"],
+        seen[0]["arguments"],
         json!({"command": "ls -la", "description": "list files", "timeout": 60}),
         "the second hook judged the patched command"
+    );
+    // The third hook rewrote it again: the second judged the final call too.
+    assert_eq!(
+        seen[1]["arguments"],
+        json!({"command": "ls -la", "description": "list files", "timeout": 5}),
     );
     assert_eq!(
         updated(&outcome),

@@ -56,6 +56,7 @@ mod process;
 mod proptest_parsers;
 mod readme;
 mod readme_events;
+mod rewrites_judged;
 mod sandbox;
 mod schema;
 mod session;
