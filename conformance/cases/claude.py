@@ -4,6 +4,7 @@ import json
 import os
 
 from cases import registry
+from cases.common import GUARD_ENV, GUARD_RM, STOP_ONCE, continuations, stop_always
 from lib import check, Skip
 from mock.anthropic import Anthropic
 from mock.script import serve
@@ -66,25 +67,6 @@ def bash(command):
 def install(w, *more):
     r = w.ka("install", "claude", "--write", *more)
     return r.stdout + r.stderr
-
-
-GUARD_RM = '''
-[[hooks]]
-name = "no-rm"
-event = "pre_tool_use"
-tool = "bash"
-on_error = "block"
-command = """grep -q 'rm -rf' && { echo 'ka-guard: no rm -rf here' >&2; exit 2; } || exit 0"""
-'''
-
-GUARD_ENV = '''
-[[hooks]]
-name = "no-env"
-event = "pre_tool_use"
-tool = "@file_writes"
-on_error = "block"
-command = """grep -q '[.]env"' && { echo 'ka-guard: no writes to .env files' >&2; exit 2; } || exit 0"""
-'''
 
 
 @case("block-shell", "a guard blocks a shell command; the model reads the reason")
@@ -155,19 +137,6 @@ command = """echo '{"feedback": "ka-feedback: lint found 2 warnings"}'"""
     check(w.model_saw("ka-feedback: lint found 2 warnings"), "the model never received the feedback")
 
 
-def continuations(w):
-    """How many times the model was asked to go on after its first answer."""
-    return sum(1 for r in w.requests() if r["body"] and r["body"].get("tools")) - 1
-
-
-STOP_ONCE = '''
-[[hooks]]
-name = "tests-first"
-event = "stop"
-command = """[ -e kept ] && exit 0; touch kept; echo 'ka-continue: run the tests first' >&2; exit 2"""
-'''
-
-
 @case("keep-going", "a stop hook keeps the turn going once; the model reads why")
 def keep_going(w):
     w.ka_toml(STOP_ONCE)
@@ -175,23 +144,6 @@ def keep_going(w):
     claude(w, [{"text": "finished"}, {"text": "tests run"}])
     check(w.model_saw("ka-continue: run the tests first"), "the model never received the stop reason")
     check(continuations(w) == 1, f"{continuations(w)} continuations, expected 1")
-
-
-def stop_always(w, reason, cap, where="user"):
-    hook = f'''
-[hook_settings]
-max_continuations = {cap}
-
-[[hooks]]
-name = "never-done"
-event = "stop"
-command = """echo "{reason}" >&2; exit 2"""
-'''
-    if where == "user":
-        w.write("ka.toml", hook, base=os.path.join(w.dir, "ka-config"))
-        w.ka_toml("")
-    else:
-        w.ka_toml(hook)
 
 
 @case("cap", "keep going is capped at max_continuations (3), and the user is told")
