@@ -5,8 +5,9 @@
 //! the agent continue its turn with the hook's text as the model's next input. A hook whose
 //! condition never holds would loop forever (Claude Code issues #2956, #43906, #55754), so each
 //! continuation is counted per turn, and past the cap the request is recorded but not applied.
-//! A continuation whose text repeats the previous one word for word made no progress and
-//! counts twice. Claude Code caps the same loop at 8 consecutive blocks (hooks reference,
+//! Each continuation counts one, a text repeated word for word included, so a cap of N lets
+//! exactly N happen (the real agents showed that counting a repeat twice stopped a loop after
+//! fewer than N, with a message that said otherwise). Claude Code caps the same loop at 8 consecutive blocks (hooks reference,
 //! "Stop": `stop_hook_active`; `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`).
 //!
 //! A host that embeds the library keeps a [`Turn`] per turn itself and passes its `count` as the
@@ -33,7 +34,7 @@ use crate::event::Event;
 /// The continuations of one turn.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Turn {
-    /// Continuations so far (a repeated text counts two): what `max_continuations` caps.
+    /// Continuations so far: what `max_continuations` caps.
     pub count: u32,
     /// Continuations that really happened (each counts one): what messages show.
     #[serde(default)]
@@ -43,15 +44,10 @@ pub struct Turn {
 }
 
 impl Turn {
-    /// Records one applied continuation with `text`: one more, two when `text` repeats the
-    /// previous one word for word.
+    /// Records one applied continuation with `text`: one more, whether or not `text` repeats
+    /// the previous one.
     pub fn record(&mut self, text: &str) {
-        let step = if self.last.as_deref() == Some(text) {
-            2
-        } else {
-            1
-        };
-        self.count = self.count.saturating_add(step);
+        self.count = self.count.saturating_add(1);
         self.times = self.times.saturating_add(1);
         self.last = Some(text.to_owned());
     }
@@ -355,14 +351,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_repeated_text_counts_twice() {
+    fn a_repeated_text_counts_once() {
         let mut turn = Turn::default();
         turn.record("tests fail");
         assert_eq!(turn.count, 1);
         turn.record("tests fail");
-        assert_eq!(turn.count, 3);
+        assert_eq!(turn.count, 2);
         turn.record("one test fails");
-        assert_eq!(turn.count, 4);
+        assert_eq!(turn.count, 3);
         assert_eq!(turn.times, 3, "what happened, each once");
     }
 

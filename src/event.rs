@@ -124,7 +124,7 @@ const STOP_FIELDS: &[(&str, &str)] = &[
     ),
     (
         "continuations",
-        "how many times this turn continued because of a stop hook (a repeated reason counts twice)",
+        "how many times this turn continued because of a stop hook",
     ),
 ];
 const KEEP_GOING: &str =

@@ -220,8 +220,9 @@ pub struct SettingsSchema {
     pub allow_managed_hooks_only: Option<bool>,
     /// How many times stop hooks (exit 2, `keep_going`, Claude's `decision: "block"` on Stop)
     /// may keep one turn going; past it the request is recorded, not applied, and a note says
-    /// so. A continuation that repeats the previous one word for word counts twice. Default 8
-    /// (Claude Code's own cap).
+    /// so. Each continuation counts one, a repeated one included: a cap of N allows exactly N.
+    /// Default 8 (Claude Code's own cap; `ka-hooks install claude` raises Claude Code's to match
+    /// a larger one).
     #[schemars(extend("minimum" = 0, "maximum" = 100, "default" = 8))]
     pub max_continuations: Option<u32>,
     /// User (or managed) layer ONLY: after this many denials by one guard within a turn, every

@@ -155,7 +155,7 @@ def cap(w):
     check("max_continuations" in r.shown, f"the user was not told: {r.shown[-500:]!r}")
 
 
-@case("cap-repeated", "a stop reason repeated word for word counts once: cap 3 = 3 continuations", xfail="fixed next on this branch")
+@case("cap-repeated", "a stop reason repeated word for word counts once: cap 3 = 3 continuations")
 def cap_repeated(w):
     stop_always(w, "ka-continue: same words", 3)
     install(w)
@@ -163,12 +163,12 @@ def cap_repeated(w):
     check(continuations(w) == 3, f"{continuations(w)} continuations, expected 3")
 
 
-@case("cap-above-8", "max_continuations = 12 is reached, above Claude Code's own stop cap of 8", xfail="fixed next on this branch")
+@case("cap-above-8", "max_continuations = 12 is reached, above Claude Code's own stop cap of 8")
 def cap_above_8(w):
     stop_always(w, "ka-continue: again $(date +%s%N)", 12)
     out = install(w)
-    check("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP" in out, f"install did not mention Claude's cap: {out!r}")
-    claude(w, [{"text": "finished"}])
+    check("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP=12" in out, f"install did not mention Claude's cap: {out!r}")
+    claude(w, [{"text": "finished"}], env={"CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": "12"})
     check(continuations(w) == 12, f"{continuations(w)} continuations, expected 12")
 
 
@@ -243,7 +243,7 @@ command = """echo '{"decision": "ask", "reason": "ka-ask: a person must approve 
     check(w.model_saw("ka-ask: a person must approve this") or "ka-ask" in r.shown, "the ask's reason was shown nowhere")
 
 
-@case("halt", "a halt stops the agent, and its reason is shown in -p output", xfail="fixed next on this branch")
+@case("halt", "a halt stops the agent, and its reason is shown in -p output")
 def halt(w):
     w.ka_toml('''
 [[hooks]]
@@ -277,18 +277,18 @@ def protect(w):
     check(w.model_saw("one of ka's own hook files") or "ka's own" in r.shown, "no one was told why")
 
 
-@case("protect-bypass", "built-in protection holds in bypassPermissions mode (a deny, not an ask)", xfail="fixed next on this branch")
+@case("protect-bypass", "built-in protection holds in bypassPermissions mode (a deny, not an ask)")
 def protect_bypass(w):
     w.ka_toml(GUARD_RM)
     install(w)
     before = w.read(KA_TOML)
     claude(w, write_ka_toml_turns(w), mode="bypassPermissions")
     check(w.read(KA_TOML) == before, "the model overwrote .ka/ka.toml in bypassPermissions mode")
-    answers = [c["stdout"] for c in w.calls_for("PreToolUse")]
-    check(any('"deny"' in a for a in answers), f"ka did not answer deny: {answers}")
+    answers = [(c["rc"], c["stdout"] + c["stderr"]) for c in w.calls_for("PreToolUse")]
+    check(any(rc == 2 or '"deny"' in a for rc, a in answers), f"ka did not deny: {answers}")
 
 
-@case("protect-formatter-only", "built-in protection with only a formatter hook (install registers PreToolUse)", xfail="fixed next on this branch")
+@case("protect-formatter-only", "built-in protection with only a formatter hook (install registers PreToolUse)")
 def protect_formatter_only(w):
     w.ka_toml('''
 [[hooks]]
@@ -317,7 +317,7 @@ def parallel(w):
 
 
 @case("model-retrust", "the model edits .ka/ka.toml and re-trusts it from its shell: refused",
-      xfail="issue 35 (the shellguard helper): an environment variable is the only boundary")
+      xfail="an environment variable is the only boundary until install turns on the agent sandbox")
 def model_retrust(w):
     w.ka_toml(GUARD_RM)
     install(w)
@@ -327,7 +327,7 @@ def model_retrust(w):
     check(os.path.isdir(w.path("build")), "the model re-trusted its own edit and the guarded call ran")
 
 
-@case("model-disable", "the model switches hooks off from its shell: doctor reports it, with the fix", xfail="fixed next on this branch")
+@case("model-disable", "the model switches hooks off from its shell: doctor reports it, with the fix")
 def model_disable(w):
     w.ka_toml(GUARD_RM)
     install(w)
@@ -341,7 +341,7 @@ def model_disable(w):
     check(d.returncode != 0, "doctor exited 0 with every hook switched off")
 
 
-@case("subdirectory", "started in a subdirectory: install and doctor say the project file is not read", xfail="fixed next on this branch")
+@case("subdirectory", "started in a subdirectory: install and doctor say the project file is not read")
 def subdirectory(w):
     w.ka_toml(GUARD_RM)
     out = install(w)
@@ -366,7 +366,7 @@ def subdirectory_user(w):
     check(os.path.isdir(w.path("build")), "the guard did not run in a subdirectory start")
 
 
-@case("ka-missing", "a missing ka-hooks fails closed (onFailure: block)", xfail="fixed next on this branch")
+@case("ka-missing", "a missing ka-hooks fails closed (onFailure: block)")
 def ka_missing(w):
     w.ka_toml(GUARD_RM)
     install(w)
@@ -375,7 +375,7 @@ def ka_missing(w):
     check(w.read("missing.txt") is None, "the call ran with ka-hooks missing")
 
 
-@case("ka-crash", "a crashing ka-hooks fails closed (onFailure: block)", xfail="fixed next on this branch")
+@case("ka-crash", "a crashing ka-hooks fails closed (onFailure: block)")
 def ka_crash(w):
     w.ka_toml(GUARD_RM)
     install(w)

@@ -197,7 +197,7 @@ def cap(w):
     check(continuations(w) == 3, f"{continuations(w)} continuations, expected 3")
 
 
-@case("cap-repeated", "a stop reason repeated word for word counts once: cap 3 = 3 continuations", xfail="fixed next on this branch")
+@case("cap-repeated", "a stop reason repeated word for word counts once: cap 3 = 3 continuations")
 def cap_repeated(w):
     stop_always(w, "ka-continue: same words", 3)
     install(w)
@@ -277,7 +277,7 @@ command = """echo '{"decision": "ask", "reason": "ka-ask: a person must approve 
     check(w.model_saw("ka-ask: a person must approve this"), "the model was not told why")
 
 
-@case("halt", "a halting pre_tool_use guard blocks the call (Codex rejects continue:false there)", xfail="fixed next on this branch")
+@case("halt", "a halting pre_tool_use guard blocks the call (Codex rejects continue:false there)")
 def halt(w):
     w.ka_toml('''
 [[hooks]]
@@ -315,7 +315,7 @@ def parallel(w):
     check(len(blocked) == 3, f"{len(blocked)} of 3 calls blocked")
 
 
-@case("unreviewed", "hooks not reviewed in Codex's /hooks: install says so, doctor detects it", xfail="fixed next on this branch")
+@case("unreviewed", "hooks not reviewed in Codex's /hooks: install says so, doctor detects it")
 def unreviewed(w):
     w.ka_toml(GUARD_RM)
     out = install(w, review_hooks=False)
@@ -327,7 +327,7 @@ def unreviewed(w):
 
 
 @case("model-retrust", "the model edits .ka/ka.toml and re-trusts it from its shell: refused",
-      xfail="issue 35 (the shellguard helper): an environment variable is the only boundary")
+      xfail="an environment variable is the only boundary until install turns on the agent sandbox")
 def model_retrust(w):
     w.ka_toml(GUARD_TOUCH)
     install(w)

@@ -265,6 +265,9 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
     }
     let mut object = Map::new();
     let mut hso = specific(&call.agent_event);
+    if dialect == Dialect::Claude {
+        claude_only(call, &mut verdict);
+    }
     match call.event {
         Event::PreToolUse => {
             if dialect == Dialect::Codex {
@@ -343,6 +346,32 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
     }
     with_system_message(&mut object, &verdict);
     Answer::json(object)
+}
+
+/// What Claude Code (2.1.332, conformance suite) does not show or keep as ka means it:
+/// - a halt's `stopReason` appears nowhere in `-p` output, a `systemMessage` sent with
+///   `continue: false` does: the halt's reason is said there too;
+/// - in `bypassPermissions` mode (the payload's `permission_mode`) Claude Code runs a call a hook
+///   answered `ask` without asking (a call aimed at ka's own files included): there an ask is
+///   a deny that says why.
+fn claude_only(call: &Call, verdict: &mut Verdict) {
+    if let Some(halt) = &verdict.halt {
+        verdict.messages.insert(0, halt.clone());
+    }
+    let bypass =
+        call.payload.get("permission_mode").and_then(Value::as_str) == Some("bypassPermissions");
+    if bypass && verdict.block.is_none() && verdict.decision == Some(Decision::Ask) {
+        let why = verdict
+            .reason
+            .take()
+            .unwrap_or_else(|| "a ka hook asks for a human".into());
+        verdict.block = Some(format!(
+            "{why} — in bypassPermissions mode Claude Code would run it without asking, so \
+             ka-hooks denied it; a person can make this change outside the agent"
+        ));
+        verdict.decision = None;
+        verdict.input = None;
+    }
 }
 
 /// `text` before the context already there (feedback first, as it rides the result).

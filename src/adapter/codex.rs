@@ -98,7 +98,9 @@ impl AgentAdapter for Codex {
         Install::ByHand {
             file: "~/.codex/hooks.json",
             timeout_unit: 1,
-            note: "",
+            note: "Then approve them in Codex itself: run `codex` in the project, open `/hooks`, \
+                   and trust each `ka-hooks codex` entry (until a person does, `codex exec` runs \
+                   none of them and says nothing; `ka-hooks doctor` shows whether it is done). ",
         }
     }
     fn import(&self) -> Import {
@@ -151,6 +153,13 @@ pub const OBSERVED: &[(&str, &str)] = &[
 /// The answer in Codex's contract.
 pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
     if call.event == Event::PreToolUse {
+        if let Some(halt) = verdict.halt.take() {
+            // Codex 0.171 rejects `continue: false` on PreToolUse ("unsupported") and then runs
+            // the call: the halt is sent as a plain deny, and said to the user.
+            verdict.messages.push(format!(
+                "a ka hook halted the turn ({halt}); Codex cannot end a turn from a PreToolUse                  hook, so ka-hooks denied the call"
+            ));
+        }
         verdict.ask_becomes_block(Agent::Codex);
         if verdict.input.is_none() {
             verdict.allow_is_unsupported(Agent::Codex);

@@ -92,7 +92,10 @@ impl AgentAdapter for Gemini {
         answer(call, verdict)
     }
     fn block(&self, why: &str) -> Answer {
-        Answer::exit_two(why)
+        let mut object = Map::new();
+        object.insert("decision".into(), "deny".into());
+        object.insert("reason".into(), why.into());
+        Answer::json(object)
     }
     fn fail_open(&self, _: Option<Event>, message: &str) -> Answer {
         fail_open_with_system_message(message)
@@ -101,7 +104,10 @@ impl AgentAdapter for Gemini {
         Install::ByHand {
             file: ".gemini/settings.json (or ~/.gemini/settings.json)",
             timeout_unit: 1000,
-            note: "Gemini CLI counts hook timeouts in milliseconds. ",
+            note: "Gemini CLI counts hook timeouts in milliseconds. Gemini CLI reads a \
+                   project's .gemini/settings.json, hooks included, only in a trusted folder: \
+                   trust the project when `gemini` asks (or in `/permissions`); `ka-hooks \
+                   doctor` shows whether it is trusted. ",
         }
     }
     fn import(&self) -> Import {
@@ -169,10 +175,10 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
             if verdict.block.is_none() {
                 verdict.decision = None;
             }
+            // A block is `decision: "deny"` on exit 0, Gemini's documented form: exit 2 also
+            // blocks, but shows the user "Hook(s) [ka-hooks gemini] failed … Press F12" for a
+            // deliberate block (Gemini CLI 0.61, conformance suite).
             if let Some(reason) = &verdict.block {
-                if verdict.messages.is_empty() && verdict.halt.is_none() {
-                    return Answer::exit_two(reason);
-                }
                 object.insert("decision".into(), "deny".into());
                 object.insert("reason".into(), reason.as_str().into());
             } else if let Some(input) = &verdict.input {
@@ -201,9 +207,6 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
         }
         Event::UserPromptSubmit => {
             if let Some(reason) = &verdict.block {
-                if verdict.messages.is_empty() && verdict.halt.is_none() {
-                    return Answer::exit_two(reason);
-                }
                 object.insert("decision".into(), "deny".into());
                 object.insert("reason".into(), reason.as_str().into());
             }

@@ -87,7 +87,10 @@ pub fn plan(config: &Config, agent: Agent, all: bool) -> Vec<Planned> {
                 })
                 .map(|h| h.timeout)
                 .collect();
-            if timeouts.is_empty() && !all {
+            // ka's built-in protection of its own files runs on PreToolUse even without a
+            // pre_tool_use hook (a project with only a formatter): always registered.
+            let protection = row.event == Event::PreToolUse && guards_own_files(agent);
+            if timeouts.is_empty() && !all && !protection {
                 return None;
             }
             let grace = Duration::from_secs(1);
@@ -106,6 +109,23 @@ pub fn plan(config: &Config, agent: Agent, all: bool) -> Vec<Planned> {
             })
         })
         .collect()
+}
+
+/// The agents whose registration `install` writes or prints here (not the hook-file agents):
+/// their PreToolUse entry is registered even when no ka hook is on it.
+fn guards_own_files(agent: Agent) -> bool {
+    matches!(agent, Agent::Claude | Agent::Codex | Agent::Gemini)
+}
+
+/// Claude Code events whose entry says `onFailure: "block"`: the events that can veto, where a
+/// ka-hooks that is missing, crashes or times out must block (Claude Code 2.1.295 and later;
+/// ignored on Stop and the other stop-like events, and for async hooks).
+fn fails_closed(agent: Agent, event: Event) -> bool {
+    agent == Agent::Claude
+        && matches!(
+            event,
+            Event::PreToolUse | Event::UserPromptSubmit | Event::PermissionRequest
+        )
 }
 
 /// Whether a hook command runs the `agent` adapter (`ka-hooks claude`, `/bin/ka-hooks --trust
@@ -136,6 +156,10 @@ pub enum Change {
         to: u64,
     },
     Present {
+        event: &'static str,
+    },
+    /// `onFailure: "block"` added to the adapter's existing entry.
+    FailClosed {
         event: &'static str,
     },
 }
@@ -177,6 +201,10 @@ pub fn merge(
             });
         match existing {
             Some(hook) => {
+                if fails_closed(agent, p.row.event) && !hook.contains_key("onFailure") {
+                    hook.insert("onFailure".into(), "block".into());
+                    changes.push(Change::FailClosed { event });
+                }
                 let current = hook.get("timeout").cloned();
                 if current.as_ref().and_then(Value::as_f64) == Some(p.timeout_secs as f64) {
                     changes.push(Change::Present { event });
@@ -190,7 +218,7 @@ pub fn merge(
                 }
             }
             None => {
-                groups.push(entry(p, command, 1));
+                groups.push(entry(p, command, 1, agent));
                 changes.push(Change::Added {
                     event,
                     timeout: p.timeout_secs,
@@ -203,11 +231,14 @@ pub fn merge(
 
 /// One `{"matcher", "hooks": [{"type", "command", "timeout"}]}` group; `unit` scales seconds
 /// (Gemini CLI counts milliseconds).
-fn entry(p: &Planned, command: &str, unit: u64) -> Value {
+fn entry(p: &Planned, command: &str, unit: u64, agent: Agent) -> Value {
     let mut hook = Map::new();
     hook.insert("type".into(), "command".into());
     hook.insert("command".into(), command.into());
     hook.insert("timeout".into(), Value::from(p.timeout_secs * unit));
+    if fails_closed(agent, p.row.event) {
+        hook.insert("onFailure".into(), "block".into());
+    }
     let mut group = Map::new();
     if p.row.event.is_tool_event() {
         group.insert("matcher".into(), "*".into());
@@ -335,6 +366,9 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
                     .map_or_else(|| "unset".to_owned(), ToString::to_string)
             ),
             Change::Present { event } => println!("  {event}: already runs the adapter"),
+            Change::FailClosed { event } => println!(
+                "  {event}: onFailure \"block\" (a missing or crashing ka-hooks blocks the call)"
+            ),
         }
     }
     if !args.write {
@@ -394,7 +428,7 @@ fn print_by_hand(agent: Agent, by_hand: &ByHand, planned: &[Planned], command: &
     for p in planned {
         hooks.insert(
             p.row.name.to_owned(),
-            Value::Array(vec![entry(p, command, unit)]),
+            Value::Array(vec![entry(p, command, unit, agent)]),
         );
     }
     let mut root = Map::new();
@@ -440,6 +474,8 @@ fn edit_text(
                             None => editor.add_member(hook, "timeout", &Value::from(*to)),
                         }
                     }
+                    // Rendered whole instead (a key added inside an existing entry).
+                    Change::FailClosed { .. } => return None,
                     Change::Present { .. } => {}
                 }
             }

@@ -223,6 +223,10 @@ pub fn respond_with(
         .as_deref()
         .and_then(|dir| crate::backstop::Tracker::start(dir, call.event, &call.payload));
     let mut request = Request::new(call.event, std::mem::take(&mut call.payload));
+    // The answer reads the agent's permission mode (Claude Code's `bypassPermissions`).
+    if let Some(mode) = request.payload.get("permission_mode") {
+        call.payload.insert("permission_mode".into(), mode.clone());
+    }
     request.cancel = crate::interrupt::token();
     request.plain_stdout_is_context = agent.stdout_is_context(call.event);
     request.denials = denials.as_ref().map(|d| d.denials.clone());

@@ -76,7 +76,8 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
     }
     if cli.print {
         return Err(format!(
-            "install {} --print: --print is for the hook-file agents (copilot, cursor,              antigravity); without --write, install already prints the diff",
+            "install {} --print: --print is for the hook-file agents (copilot, cursor, \
+             antigravity); without --write, install already prints the diff",
             args.agent.command()
         ));
     }
@@ -111,8 +112,38 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
         if let Some(warning) = unresolved(&command, &opts.start_dir) {
             eprintln!("warning: {warning}");
         }
+        claude_notes(opts, args.user);
     }
     Ok(code)
+}
+
+/// What Claude Code does that the settings file cannot say (measured with 2.1.332): it reads a
+/// project's `.claude/settings.json` only when started in the project root, and ends a turn
+/// after 8 stop-hook continuations unless `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` says more.
+fn claude_notes(opts: &LoadOptions, user: bool) {
+    if !user {
+        println!(
+            "note: Claude Code started in a subdirectory of the project does not read \
+             .claude/settings.json, so ka-hooks is not called there; install with --user (the \
+             user's settings are read wherever Claude Code starts), or keep the entries in \
+             .claude/settings.local.json"
+        );
+    }
+    let read_all = LoadOptions {
+        trust_once: true,
+        ..opts.clone()
+    };
+    let cap = crate::config::Config::load(&read_all)
+        .map(|c| c.settings.max_continuations)
+        .unwrap_or(0);
+    if cap > 8 {
+        println!(
+            "note: max_continuations = {cap}, but Claude Code ends a turn after 8 stop-hook \
+             continuations of its own; set CLAUDE_CODE_STOP_HOOK_BLOCK_CAP={cap} in the \
+             environment Claude Code starts in (or in the \"env\" of its settings) to let ka's \
+             cap decide"
+        );
+    }
 }
 
 /// Why `command`'s program would not start where Claude Code runs it, with the fix; `None` when

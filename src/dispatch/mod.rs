@@ -63,8 +63,8 @@ pub struct Request {
     /// backstop off.
     pub denials: Option<crate::backstop::Denials>,
     /// How many times this turn really continued because of a stop hook, when the host counts
-    /// them apart from the payload's `continuations` (which counts a repeated request twice);
-    /// the cap's message then shows this count. The adapters and `ka-hooks run` set it from
+    /// them apart from the payload's `continuations`; the cap's message then shows this count
+    /// where the two differ. The adapters and `ka-hooks run` set it from
     /// their [`Tracker`](crate::adapter::continuations::Tracker).
     pub continued: Option<u32>,
 }

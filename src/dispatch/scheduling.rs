@@ -63,8 +63,8 @@ pub(super) fn matching_hooks<'c>(
 }
 
 /// How many continuations this turn already had: the payload's `continuations` (what the cap
-/// compares, a repeated request counting twice), and how many really happened when the host
-/// counted them ([`Request::continued`]).
+/// compares), and how many really happened when the host counted them
+/// ([`Request::continued`]).
 pub(super) struct Continuations {
     counted: u64,
     happened: Option<u32>,
@@ -81,11 +81,11 @@ impl Continuations {
         }
     }
 
-    /// "continued 5 time(s) (9 counting each repeated request twice)", or the plain count.
+    /// "continued 5 time(s) (the payload says 6)", or the plain count.
     fn said(&self) -> String {
         match self.happened {
             Some(times) if u64::from(times) != self.counted => format!(
-                "continued {times} time(s) ({} counting each repeated request twice)",
+                "continued {times} time(s) (the payload says {})",
                 self.counted
             ),
             _ => format!("continued {} time(s)", self.counted),

@@ -12,8 +12,11 @@
 //!
 //! The work is split by concern: `command.rs` resolves a command's first word the way `sh` would,
 //! `static_checks.rs` judges each hook, layer and configuration error without running anything,
-//! `exec.rs` runs a hook on a synthetic payload, and `report.rs` holds the findings and their text.
+//! `exec.rs` runs a hook on a synthetic payload, `agents/` reads each agent's own state (is
+//! `ka-hooks <agent>` registered where the agent reads it, approved, switched off), and
+//! `report.rs` holds the findings and their text.
 
+mod agents;
 mod command;
 mod exec;
 mod report;
@@ -213,6 +216,8 @@ pub fn diagnose(
             entries.push(entry.finish());
         }
     }
+
+    entries.extend(agents::entries(&gated, &start_dir));
 
     Ok(Report {
         project_root: gated.project_root.clone(),

@@ -80,6 +80,8 @@ pub enum Kind {
     Layer,
     /// A configuration error.
     Config,
+    /// An agent that runs `ka-hooks <agent>`, and its own state (registered, approved, off).
+    Agent,
 }
 
 /// One hook, layer or configuration error, with its checks.
@@ -183,6 +185,7 @@ impl Report {
                 }
                 Kind::Layer => format!("{} layer {}", e.layer.map_or("", Layer::as_str), e.name),
                 Kind::Config => format!("configuration error in {}", e.name),
+                Kind::Agent => format!("agent {}", e.name),
             };
             let _ = writeln!(w, "{} {title}", paint(e.state));
             if let (Kind::Hook, Some(layer), Some(file)) = (e.kind, e.layer, &e.file) {
@@ -211,6 +214,10 @@ impl Report {
         match count(Kind::Config) {
             0 => {}
             n => checked.push(format!("{n} configuration error(s)")),
+        }
+        match count(Kind::Agent) {
+            0 => {}
+            n => checked.push(format!("{n} agent(s)")),
         }
         let _ = writeln!(w);
         if self.entries.is_empty() {

@@ -567,7 +567,9 @@ fn halt_context_and_a_long_message_come_back_in_claudes_fields() {
         answer["hookSpecificOutput"]["additionalContext"],
         "on branch main"
     );
-    assert_eq!(answer["systemMessage"], long.as_str());
+    // Claude Code shows no stopReason in `-p` output, a systemMessage it does: the halt's
+    // reason comes first there.
+    assert_eq!(answer["systemMessage"], format!("quota reached\n{long}"));
 }
 
 #[test]

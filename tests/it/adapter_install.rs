@@ -103,7 +103,8 @@ fn entries_run_the_adapter_for_events_with_hooks_only() {
     );
     assert_eq!(
         s["hooks"]["PreToolUse"][0],
-        json!({"matcher": "*", "hooks": [{"type": "command", "command": "ka-hooks claude", "timeout": 21}]})
+        json!({"matcher": "*", "hooks": [{"type": "command", "command": "ka-hooks claude", "timeout": 21,
+                                          "onFailure": "block"}]})
     );
 }
 
@@ -178,12 +179,14 @@ fn user_flag_writes_to_claude_config_dir() {
 }
 
 #[test]
-fn no_hooks_registers_nothing_unless_all_events() {
+fn no_hooks_registers_pre_tool_use_only_unless_all_events() {
     let p = Project::new();
     let (code, stdout, _) = install(&p, &["--write"]);
     assert_eq!(code, Some(0));
-    assert!(stdout.contains("nothing to register"), "{stdout}");
-    assert!(!settings_file(&p).exists());
+    // ka's built-in protection of its own files runs on PreToolUse without any ka hook.
+    let s = settings(&p);
+    let events: Vec<&String> = s["hooks"].as_object().expect("hooks").keys().collect();
+    assert_eq!(events, ["PreToolUse"], "{stdout}");
     install(&p, &["--write", "--all-events"]);
     let s = settings(&p);
     let events: Vec<&String> = s["hooks"].as_object().expect("hooks").keys().collect();

@@ -49,10 +49,11 @@ fn project(command: &str) -> Project {
 }
 
 #[test]
-fn a_reason_that_repeats_word_for_word_counts_twice() {
+fn a_reason_that_repeats_word_for_word_counts_once() {
     let p = project("echo 'tests still fail' >&2; exit 2");
     assert!(kept_going(&stop(&p, "s1", false))); // count 0 -> 1
-    assert!(kept_going(&stop(&p, "s1", true))); // 1 -> 3: the same text again
+    assert!(kept_going(&stop(&p, "s1", true))); // 1 -> 2: the same text again counts one
+    assert!(kept_going(&stop(&p, "s1", true))); // 2 -> 3: max_continuations = 3 lets 3 happen
     let answer = stop(&p, "s1", true);
     assert!(capped(&answer), "{answer}");
 }
@@ -78,11 +79,16 @@ fn the_hook_sees_the_count_and_a_new_turn_or_session_starts_over() {
         serde_json::from_str(&p.read("payload.json").expect("payload")).expect("json");
     assert_eq!(seen["continuations"], 1);
     assert_eq!(seen["stop_hook_active"], true);
+    assert!(
+        kept_going(&stop(&p, "s3", true)),
+        "the third of max_continuations = 3"
+    );
     assert!(capped(&stop(&p, "s3", true)));
     // Another session has its own count.
     assert!(kept_going(&stop(&p, "other", true)));
     // A turn's first stop (stop_hook_active false) starts over.
     assert!(kept_going(&stop(&p, "s3", false)));
+    stop(&p, "s3", true);
     stop(&p, "s3", true);
     assert!(capped(&stop(&p, "s3", true)));
     // So does a new prompt, and a session end forgets the session.

@@ -72,15 +72,38 @@ fn adapter(p: &Project, agent: &str, cwd: &Path, env: &[(&str, &Path)]) -> (Opti
         .write_stdin(write_payload(p, agent, cwd).to_string())
         .output()
         .expect("ka-hooks adapter");
+    // Gemini CLI's block is on stdout (exit 0), the others' on stderr (exit 2).
+    let said = if agent == "gemini" {
+        &output.stdout
+    } else {
+        &output.stderr
+    };
     (
         output.status.code(),
-        String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        String::from_utf8_lossy(said).trim().to_owned(),
     )
 }
 
 #[track_caller]
 fn assert_guarded(p: &Project, (code, stderr): (Option<i32>, String)) {
     assert_eq!(code, Some(2), "the guard did not block: {stderr}");
+    assert_reason(p, &stderr);
+}
+
+/// Gemini CLI's block: exit 0 with `{"decision": "deny", "reason"}` on stdout.
+#[track_caller]
+fn assert_gemini_guarded(p: &Project, (code, stdout): (Option<i32>, String)) {
+    assert_eq!(code, Some(0), "{stdout}");
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_default();
+    assert_eq!(
+        answer["decision"], "deny",
+        "the guard did not block: {stdout}"
+    );
+    assert_reason(p, answer["reason"].as_str().unwrap_or_default());
+}
+
+#[track_caller]
+fn assert_reason(p: &Project, stderr: &str) {
     assert!(
         stderr.starts_with("guard-writes: ") && stderr.contains("outside the allowed roots"),
         "{stderr}"
@@ -104,10 +127,10 @@ fn gemini_cd_elsewhere_does_not_leave_the_projects_guard_behind() {
     for with_ka in [false, true] {
         let other = elsewhere(&p, with_ka);
         let reply = adapter(&p, "gemini", &other, &[("GEMINI_PROJECT_DIR", &p.root)]);
-        assert_guarded(&p, reply);
+        assert_gemini_guarded(&p, reply);
         // Gemini CLI also sets CLAUDE_PROJECT_DIR, as an alias.
         let reply = adapter(&p, "gemini", &other, &[("CLAUDE_PROJECT_DIR", &p.root)]);
-        assert_guarded(&p, reply);
+        assert_gemini_guarded(&p, reply);
     }
 }
 

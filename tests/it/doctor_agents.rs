@@ -1,0 +1,237 @@
+//! `ka-hooks doctor` reads each agent's own state: is `ka-hooks <agent>` registered where the
+//! agent reads it, approved by the agent, switched off, and does a failure of ka-hooks block.
+
+use crate::support;
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use support::{hook, Project};
+
+/// A project with one guard, and a scratch HOME for the agents' files.
+fn project() -> Project {
+    let p = Project::new();
+    p.project(&hook("guard", "pre_tool_use", "exit 0", &[]));
+    std::fs::create_dir_all(p.base.join("home")).expect("home");
+    p
+}
+
+/// `doctor --json` from `dir`, HOME in the scratch dir: the exit code and the entry of `agent`.
+fn doctor_from(p: &Project, dir: &Path, agent: &str) -> (i32, Value) {
+    let mut cmd = p.cli();
+    cmd.env("HOME", p.base.join("home"))
+        .env_remove("CODEX_HOME")
+        .env_remove("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .current_dir(dir)
+        .args(["--trust", "doctor", "--json"]);
+    let out = cmd.output().expect("run doctor");
+    let entries: Vec<Value> = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    let entry = entries
+        .into_iter()
+        .find(|e| e["kind"] == "agent" && e["name"] == agent)
+        .unwrap_or(Value::Null);
+    (out.status.code().expect("exit code"), entry)
+}
+
+fn doctor(p: &Project, agent: &str) -> (i32, Value) {
+    doctor_from(p, &p.root, agent)
+}
+
+/// The state and message of check `name` of an agent entry.
+fn check(entry: &Value, name: &str) -> (String, String) {
+    let c = entry["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("no `{name}` check in {entry:#}"));
+    (
+        c["state"].as_str().unwrap_or("").to_owned(),
+        c["message"].as_str().unwrap_or("").to_owned(),
+    )
+}
+
+fn write_json(path: &Path, value: &Value) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, serde_json::to_string_pretty(value).expect("json")).expect("write");
+}
+
+fn claude_entry(on_failure: bool) -> Value {
+    let mut hook = json!({"type": "command", "command": "ka-hooks claude", "timeout": 66});
+    if on_failure {
+        hook["onFailure"] = json!("block");
+    }
+    json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]}})
+}
+
+#[test]
+fn no_agent_file_means_no_agent_entry() {
+    let p = project();
+    let (_, entry) = doctor(&p, "Claude Code");
+    assert!(entry.is_null(), "{entry:#}");
+}
+
+#[test]
+fn claude_project_settings_are_not_read_from_a_subdirectory() {
+    let p = project();
+    write_json(&p.root.join(".claude/settings.json"), &claude_entry(true));
+    let (_, entry) = doctor(&p, "Claude Code");
+    let (state, message) = check(&entry, "registered");
+    assert_eq!(state, "warning", "{message}");
+    assert!(message.contains("subdirectory"), "{message}");
+    let sub = p.root.join("src");
+    std::fs::create_dir_all(&sub).expect("sub");
+    let (code, entry) = doctor_from(&p, &sub, "Claude Code");
+    let (state, message) = check(&entry, "registered");
+    assert_eq!((state.as_str(), code), ("failing", 1), "{message}");
+    assert!(message.contains("never called"), "{message}");
+    // The user's settings are read wherever Claude Code starts.
+    write_json(
+        &p.base.join("home/.claude/settings.json"),
+        &claude_entry(true),
+    );
+    let (_, entry) = doctor_from(&p, &sub, "Claude Code");
+    assert_eq!(check(&entry, "registered").0, "ok");
+}
+
+#[test]
+fn claude_disable_all_hooks_is_failing_and_names_the_file() {
+    let p = project();
+    write_json(
+        &p.root.join(".claude/settings.local.json"),
+        &claude_entry(true),
+    );
+    write_json(
+        &p.root.join(".claude/settings.json"),
+        &json!({"disableAllHooks": true}),
+    );
+    let (code, entry) = doctor(&p, "Claude Code");
+    let (state, message) = check(&entry, "off");
+    assert_eq!((state.as_str(), code), ("failing", 1));
+    assert!(message.contains("disableAllHooks") && message.contains("settings.json"));
+}
+
+#[test]
+fn claude_a_removed_entry_is_failing() {
+    let p = project();
+    p.project(&format!(
+        "{}{}",
+        hook("guard", "pre_tool_use", "exit 0", &[]),
+        hook("fmt", "post_tool_use", "exit 0", &[])
+    ));
+    write_json(
+        &p.root.join(".claude/settings.local.json"),
+        &claude_entry(true),
+    );
+    let (code, entry) = doctor(&p, "Claude Code");
+    let (state, message) = check(&entry, "events");
+    assert_eq!((state.as_str(), code), ("failing", 1));
+    assert!(message.contains("PostToolUse"), "{message}");
+}
+
+#[test]
+fn claude_fails_closed_only_with_on_failure_block() {
+    let p = project();
+    write_json(
+        &p.root.join(".claude/settings.local.json"),
+        &claude_entry(false),
+    );
+    let (_, entry) = doctor(&p, "Claude Code");
+    let (state, message) = check(&entry, "fails");
+    assert_eq!(state, "warning");
+    assert!(message.contains("onFailure"), "{message}");
+    write_json(
+        &p.root.join(".claude/settings.local.json"),
+        &claude_entry(true),
+    );
+    let (_, entry) = doctor(&p, "Claude Code");
+    assert_eq!(check(&entry, "fails").0, "ok");
+}
+
+/// hooks.json as `ka-hooks install codex` writes it for one 60 s guard, and Codex 0.171's own
+/// hash of that entry (from `codex app-server`'s `hooks/list`, `currentHash`).
+const CODEX_HASH: &str = "sha256:3d6914e4610018682466e44efa05f77d2748c271e63f2a24aeafb592aa17ed84";
+
+fn codex_setup(p: &Project, state: &str) -> (i32, Value) {
+    let home = p.base.join("home/.codex");
+    let file = home.join("hooks.json");
+    write_json(
+        &file,
+        &json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": "ka-hooks codex", "timeout": 66}]}]}}),
+    );
+    let key = format!("{}:pre_tool_use:0:0", file.display());
+    let config = state.replace("KEY", &key);
+    std::fs::write(home.join("config.toml"), config).expect("config");
+    doctor(p, "Codex CLI")
+}
+
+#[test]
+fn codex_hooks_not_reviewed_in_hooks_are_failing() {
+    let p = project();
+    let (code, entry) = codex_setup(&p, "model = \"x\"\n");
+    let (state, message) = check(&entry, "approved");
+    assert_eq!((state.as_str(), code), ("failing", 1));
+    assert!(message.contains("/hooks"), "{message}");
+}
+
+#[test]
+fn codex_hooks_reviewed_as_they_are_are_ok() {
+    let p = project();
+    let reviewed = format!("[hooks.state.\"KEY\"]\ntrusted_hash = \"{CODEX_HASH}\"\n");
+    let (_, entry) = codex_setup(&p, &reviewed);
+    assert_eq!(check(&entry, "approved").0, "ok", "{entry:#}");
+}
+
+#[test]
+fn codex_hooks_changed_since_their_review_or_switched_off_are_failing() {
+    let p = project();
+    let changed = "[hooks.state.\"KEY\"]\ntrusted_hash = \"sha256:00\"\n";
+    let (_, entry) = codex_setup(&p, changed);
+    let (state, message) = check(&entry, "approved");
+    assert_eq!(state, "failing");
+    assert!(message.contains("changed since"), "{message}");
+    let off = format!("[hooks.state.\"KEY\"]\ntrusted_hash = \"{CODEX_HASH}\"\nenabled = false\n");
+    let (_, entry) = codex_setup(&p, &off);
+    assert_eq!(check(&entry, "off").0, "failing");
+}
+
+fn gemini_setup(p: &Project, settings: Value, trusted: Option<Value>) -> (i32, Value) {
+    let mut settings = settings;
+    settings["hooks"] = json!({"BeforeTool": [{"matcher": "*", "hooks": [
+        {"type": "command", "command": "ka-hooks gemini", "timeout": 66000}]}]});
+    write_json(&p.root.join(".gemini/settings.json"), &settings);
+    if let Some(trusted) = trusted {
+        write_json(&p.base.join("home/.gemini/trustedFolders.json"), &trusted);
+    }
+    doctor(p, "Gemini CLI")
+}
+
+#[test]
+fn gemini_project_hooks_need_a_trusted_folder() {
+    let p = project();
+    let (code, entry) = gemini_setup(&p, json!({}), None);
+    let (state, message) = check(&entry, "approved");
+    assert_eq!((state.as_str(), code), ("failing", 1));
+    assert!(message.contains("not a trusted folder"), "{message}");
+    let root = p.root.display().to_string();
+    let (_, entry) = gemini_setup(&p, json!({}), Some(json!({ root.clone(): "TRUST_FOLDER" })));
+    assert_eq!(check(&entry, "approved").0, "ok");
+    // TRUST_PARENT on a sibling trusts its parent, which holds the project.
+    let sibling = p.base.join("other").display().to_string();
+    let (_, entry) = gemini_setup(&p, json!({}), Some(json!({ sibling: "TRUST_PARENT" })));
+    assert_eq!(check(&entry, "approved").0, "ok");
+    let (_, entry) = gemini_setup(&p, json!({}), Some(json!({ root: "DO_NOT_TRUST" })));
+    assert_eq!(check(&entry, "approved").0, "failing");
+}
+
+#[test]
+fn gemini_hooks_switched_off_are_failing() {
+    let p = project();
+    let root = p.root.display().to_string();
+    let trusted = Some(json!({ root: "TRUST_FOLDER" }));
+    let (code, entry) = gemini_setup(&p, json!({"hooksConfig": {"enabled": false}}), trusted);
+    let (state, message) = check(&entry, "off");
+    assert_eq!((state.as_str(), code), ("failing", 1));
+    assert!(message.contains("hooksConfig.enabled"), "{message}");
+}
