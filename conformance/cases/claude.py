@@ -316,8 +316,7 @@ def parallel(w):
     check(json.dumps(w.last_request()).count("ka-guard: no rm -rf here") >= 3, "not every reason reached the model")
 
 
-@case("model-retrust", "the model edits .ka/ka.toml and re-trusts it from its shell: refused",
-      xfail="an environment variable is the only boundary until install turns on the agent sandbox")
+@case("model-retrust", "the model edits .ka/ka.toml and re-trusts it from its shell: refused")
 def model_retrust(w):
     w.ka_toml(GUARD_RM)
     install(w)

@@ -326,8 +326,7 @@ def unreviewed(w):
     check("/hooks" in d.stdout and d.returncode != 0, f"doctor did not report the missing review: {d.stdout[-600:]!r}")
 
 
-@case("model-retrust", "the model edits .ka/ka.toml and re-trusts it from its shell: refused",
-      xfail="an environment variable is the only boundary until install turns on the agent sandbox")
+@case("model-retrust", "the model edits .ka/ka.toml and re-trusts it from its shell: refused")
 def model_retrust(w):
     w.ka_toml(GUARD_TOUCH)
     install(w)

@@ -60,6 +60,12 @@ pub(super) fn entry(_config: &Config, root: &Path) -> Option<Entry> {
         ));
     }
     checks.extend(reviews(&config, &regs));
+    checks.push(Check::warning(
+        "fails",
+        "a missing or crashing ka-hooks lets the call through: Codex (0.171) runs a call whose \
+         hook cannot start, and has no setting to block instead",
+        Some("keep ka-hooks installed on the PATH Codex runs hooks with".into()),
+    ));
     let file = regs.first().map(|(f, _)| f.clone());
     Some(agent_entry("Codex CLI", file, checks))
 }

@@ -49,12 +49,6 @@ pub(super) fn entry(root: &Path) -> Option<Entry> {
     if in_project {
         checks.push(folder_trust(root, &home));
     }
-    checks.push(Check::warning(
-        "fails",
-        "a `ka-hooks gemini` that is missing or crashes (exit other than 0 and 2) is a warning \
-         in Gemini CLI, and the call goes ahead",
-        Some("keep ka-hooks installed where Gemini CLI runs; `ka-hooks doctor` checks it".into()),
-    ));
     Some(agent_entry("Gemini CLI", files.first().cloned(), checks))
 }
 
