@@ -92,10 +92,7 @@ impl AgentAdapter for Gemini {
         answer(call, verdict)
     }
     fn block(&self, why: &str) -> Answer {
-        let mut object = Map::new();
-        object.insert("decision".into(), "deny".into());
-        object.insert("reason".into(), why.into());
-        Answer::json(object)
+        Answer::exit_two(why)
     }
     fn fail_open(&self, _: Option<Event>, message: &str) -> Answer {
         fail_open_with_system_message(message)

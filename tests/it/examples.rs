@@ -497,6 +497,12 @@ fn through(p: &Project, agent: &str, payload: &str) -> (Option<i32>, String) {
         .write_stdin(payload)
         .output()
         .expect("ka-hooks adapter");
+    // Gemini CLI's block is `{"decision": "deny", "reason"}` on exit 0: read as exit 2 + reason.
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
+    if agent == "gemini" && answer["decision"] == "deny" {
+        let reason = answer["reason"].as_str().unwrap_or_default();
+        return (Some(2), reason.trim().to_owned());
+    }
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stderr).trim().to_owned(),
