@@ -199,26 +199,42 @@ fn read_layers(opts: &LoadOptions, check_all: bool) -> (Loading, Gate, Vec<PathB
     (l, gate, roots)
 }
 
+/// The tool names of `hook`'s filter that no agent has, one line each as the load warns about
+/// them (`check` makes them errors on a guard, which would never see the tool meant).
+pub(crate) fn unknown_tools(hook: &Hook) -> Vec<String> {
+    if !hook.event.is_tool_event() {
+        return Vec::new();
+    }
+    hook.filter
+        .review()
+        .1
+        .into_iter()
+        .map(|w| at_hook(hook, w))
+        .collect()
+}
+
+fn at_hook(hook: &Hook, what: String) -> String {
+    format!(
+        "hook `{}` ({}): {what}",
+        crate::terminal::escape(&hook.name),
+        hook.source
+    )
+}
+
 /// Tool names read in another agent's spelling (notes), and names no agent has (warnings).
 fn filter_notes(hooks: &[Hook], warnings: &mut Vec<String>) -> Vec<String> {
     let mut notes = Vec::new();
     for hook in hooks {
         // A matcher on another event names a source, a trigger, a type (`startup`, `auto`,
         // `idle_prompt`; `Event::matcher_field`), never a tool: only tool events' are tools.
-        let (translated, unknown) = if hook.event.is_tool_event() {
-            hook.filter.review()
+        let translated = if hook.event.is_tool_event() {
+            hook.filter.review().0
         } else {
-            Default::default()
+            Vec::new()
         };
-        let at = |w: String| {
-            format!(
-                "hook `{}` ({}): {w}",
-                crate::terminal::escape(&hook.name),
-                hook.source
-            )
-        };
+        let at = |w: String| at_hook(hook, w);
         notes.extend(translated.into_iter().map(at));
-        warnings.extend(unknown.into_iter().map(at));
+        warnings.extend(unknown_tools(hook));
         let single = hook
             .template
             .as_ref()

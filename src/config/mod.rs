@@ -62,6 +62,8 @@ pub use error::{ConfigError, ConfigErrors};
 pub(crate) use filter::regex as filter_regex;
 pub(crate) use filter::FILE_READS;
 pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
+#[cfg(feature = "cli")]
+pub(crate) use gate::unknown_tools;
 pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
 #[cfg(feature = "cli")]

@@ -23,6 +23,7 @@ mod agent_example;
 mod async_hooks;
 mod audit;
 mod backstop;
+mod broken_guard_blocks;
 mod cancel;
 mod check_gate;
 mod cli;
