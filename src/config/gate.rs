@@ -15,6 +15,7 @@ use super::read::{self, Found};
 use super::settings::{layer_settings, Gate, StalePolicy};
 use super::snapshot::{self, Pending, Update};
 use super::stale::{tombstones, Change};
+use super::unparsed;
 use super::weakened::{self, Changed};
 
 use super::{scripts, trust_command, Config, LayerFile, LayerState, LoadOptions, Untrusted};
@@ -87,7 +88,13 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     if !check_all {
         drop_dangling(&mut parsed, &mut warnings);
     }
-    let settings = layer_settings(&parsed, &opts.paths, &gate, &mut errors);
+    // A setting that does not parse is `check`'s error; a load goes on, and every guard
+    // blocks until it is fixed ([`unparsed`]).
+    let mut unparsed_settings = Vec::new();
+    let settings = layer_settings(&parsed, &opts.paths, &gate, &mut unparsed_settings);
+    if check_all {
+        errors.append(&mut unparsed_settings);
+    }
     let stale_skip = stale_skip_source(&parsed);
     // What the layers made before each unreviewed file changed (only when one did).
     let before = weakened::befores(changed, &parsed, &settings);
@@ -120,6 +127,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         .flat_map(|(c, old)| weakened::announce(old, &hooks, c))
         .collect();
     announcements.extend(broken::hold(&mut hooks, &ghosts));
+    announcements.extend(unparsed::hold(&mut hooks, &unparsed_settings));
     if settings.managed_only {
         let before = hooks.len();
         hooks.retain(Hook::is_managed);
@@ -423,10 +431,14 @@ fn broken_file(
         return;
     }
     let mut ghost = Ghost::new(layer, path, &errors);
-    match data_dir.map(|d| snapshot::read(d, layer, path)) {
+    match data_dir.map(|d| snapshot::read_checked(d, layer, path)) {
         None => ghost.why_not = Some("no data dir is set to keep its last good version in"),
-        Some(None) => ghost.why_not = Some("no last good version of it is kept on this machine"),
-        Some(Some(text)) => {
+        Some(Ok(None)) => {
+            ghost.why_not = Some("no last good version of it is kept on this machine");
+        }
+        // Its guards are unknown: every call a guard could veto blocks ([`broken`]).
+        Some(Err(why)) => ghost.unreadable = Some(why),
+        Some(Ok(Some(text))) => {
             let mut errors = Vec::new();
             let file = parse_file(layer, path, &text, &mut errors);
             validate_ungated(l, &file, &mut errors);

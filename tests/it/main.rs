@@ -67,4 +67,5 @@ mod trust_coverage;
 mod trust_exact;
 mod trust_moves;
 mod trust_reviewed_bytes;
+mod values_fail_closed;
 mod weakening;
