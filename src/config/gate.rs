@@ -204,7 +204,43 @@ fn read_layers(opts: &LoadOptions, check_all: bool) -> (Loading, Gate, Vec<PathB
             load_gated(&mut l, opts, &gate, check_all, root, layer, judged);
         }
     }
+    if let (false, Some(data_dir)) = (check_all, data_dir) {
+        vanished_under_trusted_roots(&mut l, data_dir, &gate, &start);
+    }
     (l, gate, roots)
+}
+
+/// A project or local file under a trusted root that is gone (`rm .ka/ka.toml`, `mv .ka
+/// elsewhere`) while its snapshot says it loaded: nobody reviews that, so its guards that are
+/// gone with it are announced, as an edit that removed them would be ([`weakened`]).
+fn vanished_under_trusted_roots(l: &mut Loading, data_dir: &Path, gate: &Gate, start: &Path) {
+    if gate.trusted_roots.is_empty() {
+        return;
+    }
+    let under = |dir: &Path| gate.trusted_roots.iter().any(|r| dir.starts_with(r));
+    for dir in start.ancestors().filter(|d| under(d)) {
+        for (layer, rel) in GATED_FILES {
+            let path = dir.join(rel);
+            if std::fs::symlink_metadata(&path).is_ok() {
+                continue;
+            }
+            let Some(before) = snapshot::read(data_dir, layer, &path) else {
+                continue;
+            };
+            l.changed.push(Changed {
+                layer,
+                file: path.clone(),
+                root: Some(dir.to_path_buf()),
+                before,
+                removed: true,
+            });
+            l.updates.push(Update {
+                layer,
+                file: path,
+                text: None,
+            });
+        }
+    }
 }
 
 /// The tool names of `hook`'s filter that no agent has, one line each as the load warns about
@@ -644,7 +680,10 @@ fn load_gated(
                         .paths
                         .data_dir
                         .as_deref()
-                        .and_then(|d| snapshot::read(d, layer, &path));
+                        .and_then(|d| snapshot::read(d, layer, &path))
+                        // A new personal file weakens its project's guards as much as an edit
+                        // of one: compared with none at all.
+                        .or_else(|| (layer == Layer::Local).then(String::new));
                     watch(l, last, layer, &path, Some(root), text.to_owned());
                 }
             } else {
@@ -915,6 +954,18 @@ fn sandbox_announcements(hooks: &[Hook]) -> Vec<String> {
                 crate::terminal::escape(&hook.name),
                 crate::terminal::escape(&hook.source.to_string())
             )),
+            crate::sandbox::Plan::Confine { rules, .. } if hook.source.layer.is_gated() => {
+                let outside = rules.outside_project();
+                if !outside.is_empty() {
+                    out.push(format!(
+                        "project hook `{}` ({}) may write outside its project and the temp \
+                         dir: {}; its sandbox does not keep it from your files there",
+                        crate::terminal::escape(&hook.name),
+                        crate::terminal::escape(&hook.source.to_string()),
+                        crate::terminal::escape(&outside.join(", "))
+                    ));
+                }
+            }
             _ => {}
         }
     }

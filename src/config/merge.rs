@@ -630,7 +630,14 @@ fn dedupe(
             continue;
         };
         let kept = &hooks[w];
-        let weaker = || weakenings(kept, hook);
+        // A copy is the same handler: its sandbox guards less only when it lets the hook do
+        // more (a project copy of a user guard runs confined, which is no override of it).
+        let weaker = || -> Vec<Weakening> {
+            weakenings(kept, hook)
+                .into_iter()
+                .filter(|w| w.key != "sandbox" || hook.sandbox.looser_than(&kept.sandbox))
+                .collect()
+        };
         let replaces = if kept.is_managed() && !hook.is_managed() {
             !others_off && weaker().is_empty()
         } else {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
 use super::hook::Layer;
-use super::parse::{seconds, ParsedFile, GATE_KEYS};
+use super::parse::{seconds, ParsedFile, GATE_KEYS, USER_ONLY_KEYS};
 use crate::paths::{self, Paths};
 
 /// `denial_backstop` when no user or managed file sets it (see [`crate::backstop`]).
@@ -162,8 +162,10 @@ fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigErro
                 table.remove(*key);
             }
             if scoped {
-                for key in SCOPED_KEYS {
-                    table.remove(key);
+                // `log` and `max_continuations` are the user's (a project file that sets them
+                // does not load; see `parse::USER_ONLY_KEYS`).
+                for key in SCOPED_KEYS.iter().chain(USER_ONLY_KEYS) {
+                    table.remove(*key);
                 }
             }
             figment = figment.merge(SettingsLayer {

@@ -54,6 +54,7 @@ mod payloads;
 mod permission_request;
 mod pre_approval;
 mod process;
+mod project_settings_stay;
 mod proptest_parsers;
 mod readme;
 mod readme_events;
