@@ -10,17 +10,22 @@
 //! excerpts: of a patch it records which keys changed, and of the patched input its size and a
 //! SHA-256 prefix, so two runs can be compared without the log holding what a scrubber removed.
 //!
-//! **No surprises from the path.** The file is opened without following a symlink (`O_NOFOLLOW`)
-//! and without blocking (`O_NONBLOCK`: a FIFO with no reader fails at once instead of hanging the
+//! **No surprises from the path.** The file is opened without following a symlink (`O_NOFOLLOW`),
+//! and below a project root (a directory with `.ka/`) every directory on its way is opened with
+//! `O_NOFOLLOW` too (`openat`, one at a time), so a hook that swaps one for a symlink to `$HOME`
+//! cannot make ka append there; and without blocking (`O_NONBLOCK`: a FIFO with no reader fails at once instead of hanging the
 //! dispatch), and only a regular file is written to (checked with `fstat` on the open file). A
 //! log that cannot be written is reported in the outcome's diagnostics; it never fails or
 //! delays the dispatch.
 
 use std::collections::BTreeSet;
+use std::ffi::{CString, OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde_json::{json, Map, Value};
@@ -48,24 +53,31 @@ pub fn append(path: &Path, outcome: &Outcome) -> Result<(), String> {
 }
 
 /// Open the log for appending: never through a symlink, never blocking, only a regular file.
+/// Below a project root, no directory on the way is followed through a symlink either.
 fn open(path: &Path) -> Result<File, String> {
-    let file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| {
-            let why = match e.raw_os_error() {
-                Some(libc::ELOOP) => "it is a symlink, which is never followed".to_owned(),
-                Some(libc::ENXIO) => "it is a FIFO or socket, not a regular file".to_owned(),
-                _ => e.to_string(),
-            };
-            format!(
-                "audit log {}: failed to open: {why}; set `log` to a regular file",
-                path.display()
-            )
-        })?;
+    let opened = match in_project(path) {
+        Some((root, dirs, name)) => open_below(&root, &dirs, &name),
+        None => OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+            .open(path),
+    };
+    let file = opened.map_err(|e| {
+        let why = match e.raw_os_error() {
+            Some(libc::ELOOP) => "it is a symlink, which is never followed".to_owned(),
+            Some(libc::ENOTDIR) => "a directory on its way inside the project is a symlink \
+                                    (never followed) or not a directory"
+                .to_owned(),
+            Some(libc::ENXIO) => "it is a FIFO or socket, not a regular file".to_owned(),
+            _ => e.to_string(),
+        };
+        format!(
+            "audit log {}: failed to open: {why}; set `log` to a regular file",
+            path.display()
+        )
+    })?;
     let meta = file
         .metadata()
         .map_err(|e| format!("audit log {}: failed to stat: {e}", path.display()))?;
@@ -77,6 +89,58 @@ fn open(path: &Path) -> Result<File, String> {
         ));
     }
     Ok(file)
+}
+
+/// When `path` lies below a project root (the outermost directory on its way that holds `.ka/`):
+/// that root, the directories from it to the file, and the file's name. A hook may replace any
+/// of those directories with a symlink (to `$HOME`, say); ka then must not follow it.
+fn in_project(path: &Path) -> Option<(PathBuf, Vec<OsString>, OsString)> {
+    let path = std::path::absolute(path).ok()?;
+    let name = path.file_name()?.to_owned();
+    let parent = path.parent()?;
+    let root = parent
+        .ancestors()
+        .filter(|a| a.join(".ka").is_dir())
+        .last()?
+        .to_path_buf();
+    let dirs = parent
+        .strip_prefix(&root)
+        .ok()?
+        .components()
+        .map(|c| c.as_os_str().to_owned())
+        .collect();
+    Some((root, dirs, name))
+}
+
+/// Open `root`/`dirs`…/`name` for appending, each directory below `root` with `O_NOFOLLOW`, so
+/// none of them is followed through a symlink, whoever swaps one in between.
+fn open_below(root: &Path, dirs: &[OsString], name: &OsStr) -> std::io::Result<File> {
+    let mut dir = OwnedFd::from(File::open(root)?);
+    let at = |dir: &OwnedFd, part: &OsStr, flags: libc::c_int| -> std::io::Result<OwnedFd> {
+        if part == ".." {
+            return Err(std::io::Error::other("the path climbs with `..`"));
+        }
+        let part = CString::new(part.as_bytes()).map_err(std::io::Error::other)?;
+        // SAFETY: `dir` is an open directory and `part` a NUL-terminated name; openat returns a
+        // new descriptor or -1.
+        let fd = unsafe { libc::openat(dir.as_raw_fd(), part.as_ptr(), flags, 0o600) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: the kernel just returned `fd`; nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    for part in dirs {
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        dir = at(&dir, part, flags)?;
+    }
+    let flags = libc::O_WRONLY
+        | libc::O_APPEND
+        | libc::O_CREAT
+        | libc::O_NOFOLLOW
+        | libc::O_NONBLOCK
+        | libc::O_CLOEXEC;
+    Ok(File::from(at(&dir, name, flags)?))
 }
 
 fn file_type(meta: &std::fs::Metadata) -> &'static str {

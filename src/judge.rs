@@ -210,17 +210,49 @@ pub(crate) fn block_reason(hook: &Hook, stderr: &str) -> String {
     non_empty(stderr.trim().to_owned(), hook)
 }
 
-/// What went wrong with a hook that ended badly, for its `on_error` diagnostic or block reason.
+/// What went wrong with a hook that ended badly, for its `on_error` diagnostic or block reason:
+/// see [`explain_failure`].
 pub(crate) fn failure_text(hook: &Hook, finished: &process::Finished) -> String {
     let failure = match finished.termination {
         Termination::Exited(2) => "exit 2: the shell could not open the script".to_owned(),
         _ => finished.termination.describe_with_timeout(hook.timeout),
     };
-    match finished.termination {
-        Termination::Exited(127) => format!("{failure}: command not found"),
-        Termination::Exited(126) => format!("{failure}: command not executable"),
+    explain_failure(failure, finished.termination.exit_code(), &finished.stderr)
+}
+
+/// A failure as the user reads it: what happened, the fix for a command that could not run
+/// (exit 126: not executable; 127: not found), and the first line of the hook's stderr, escaped
+/// (the hook's own word on why: a Python `KeyError`, `Permission denied`).
+pub(crate) fn explain_failure(failure: String, exit: Option<i32>, stderr: &str) -> String {
+    let mut text = match exit {
+        Some(127) => format!(
+            "{failure}: command not found; check the path (a relative one is taken from the \
+             project root) or install the program"
+        ),
+        Some(126) => format!(
+            "{failure}: command not executable; make the script executable (`chmod +x`) or run \
+             it through its interpreter (`sh script.sh`)"
+        ),
         _ => failure,
+    };
+    if let Some(line) = first_stderr_line(stderr) {
+        text.push_str(&format!("; stderr: {line}"));
     }
+    text
+}
+
+/// The longest stderr line a failure text quotes, in characters.
+const STDERR_LINE_MAX: usize = 200;
+
+/// The first non-blank line of a hook's stderr, trimmed, cut at [`STDERR_LINE_MAX`] characters
+/// and with control characters escaped.
+pub(crate) fn first_stderr_line(stderr: &str) -> Option<String> {
+    let line = stderr.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let mut cut: String = line.chars().take(STDERR_LINE_MAX).collect();
+    if cut.len() < line.len() {
+        cut.push('…');
+    }
+    Some(crate::terminal::escape(&cut).into_owned())
 }
 
 /// Exit 0: read stdout as an action; `None` when there is nothing to apply. Output that cannot be

@@ -123,8 +123,8 @@
 //! # Failure rules
 //! Broken never reads as allowed:
 //! - A hook that exits other than 0 or 2, dies by a signal, times out or cannot start is an
-//!   `error`; `on_error` decides (`ignore`, the default, fails open; `block` fails closed; `ask`
-//!   asks a human). So is exit 0 with stdout that cannot be applied: cut at the 1 MiB cap, or one
+//!   `error`; `on_error` decides (`block` fails closed, the default on events that can veto;
+//!   `ignore` fails open, the default on every other; `ask` asks a human). So is exit 0 with stdout that cannot be applied: cut at the 1 MiB cap, or one
 //!   JSON object voided by a key of the wrong type or event. Empty stdout and plain text say
 //!   nothing.
 //! - When the working directory cannot be entered, hooks run in the project root, else the

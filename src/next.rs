@@ -269,10 +269,11 @@ impl Outcome {
                 .iter()
                 .filter(|h| h.status == Status::Error && !said_in_reason(h.on_error))
                 .map(|h| {
+                    let error = h.error.clone().unwrap_or_else(|| "error".to_owned());
                     format!(
                         "hook `{}` failed ({}); on_error = \"{}\"",
                         h.name,
-                        h.error.as_deref().unwrap_or("error"),
+                        crate::judge::explain_failure(error, h.exit_code, &h.stderr),
                         h.on_error.as_str()
                     )
                 }),

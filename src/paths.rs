@@ -152,6 +152,12 @@ pub fn settings_env_is_set() -> bool {
         .any(|v| std::env::var_os(v).is_some())
 }
 
+/// The value of one `KA_HOOKS_*` override of [`settings_env`] as set, for an error that names
+/// it.
+pub fn settings_env_value(var: &str) -> Option<String> {
+    std::env::var_os(var).map(|v| v.to_string_lossy().into_owned())
+}
+
 /// The managed layer's directory: `$KA_MANAGED_DIR`, else `/etc/ka`.
 fn managed_dir() -> Option<PathBuf> {
     env_path("KA_MANAGED_DIR").or_else(|| Some(PathBuf::from("/etc/ka")))

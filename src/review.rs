@@ -182,6 +182,7 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
                     commands.iter().map(|(h, c)| (h.as_str(), c.as_str())),
                 );
                 describe(&mut review, f, text, &changes, &coverage, &data_dir);
+                not_executable(&mut review, &f.root, &commands);
                 pending.push(Pending {
                     file: f,
                     bytes: text.as_bytes().to_vec(),
@@ -423,5 +424,36 @@ fn diff_lines(out: &mut String, before: &str, after: &str) {
         };
         let line = change.value().trim_end_matches('\n');
         let _ = writeln!(out, "         {sign} {}", escape(line));
+    }
+}
+
+/// A warning for each script inside the project that a hook runs as a program (`./guard.sh`,
+/// `.ka/hooks/guard.sh`) and that lacks the exec bit: it fails with exit 126 at every call, and
+/// a guard that cannot run either blocks every call or, with `on_error = "ignore"`, none.
+fn not_executable(out: &mut String, root: &Path, commands: &[(String, String)]) {
+    use std::os::unix::fs::PermissionsExt;
+    for (hook, command) in commands {
+        let line = crate::shell::simple_commands(command);
+        for cmd in &line.commands {
+            let program = &cmd.program;
+            if cmd.dynamic.first().copied().unwrap_or(true) || !program.contains('/') {
+                continue;
+            }
+            let Ok(path) = root.join(program).canonicalize() else {
+                continue;
+            };
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if path.starts_with(root) && meta.is_file() && meta.permissions().mode() & 0o111 == 0 {
+                let _ = writeln!(
+                    out,
+                    "warning: {hook} runs {} as a program, but it is not executable: every call \
+                     fails with exit 126; fix: `chmod +x {}`",
+                    escape(program),
+                    escape(program)
+                );
+            }
+        }
     }
 }

@@ -75,9 +75,10 @@ pub struct HookEntrySchema {
     #[schemars(extend("exclusiveMinimum" = 0, "maximum" = 86400))]
     pub timeout: Option<f64>,
     /// What a failing hook (crash, timeout, exit other than 0 and 2) means: "ignore" fails open
-    /// (the failure is recorded and the event proceeds; the default), "block" fails closed (a veto
-    /// whose reason names the hook and the failure), "ask" puts the tool call to a human.
-    #[schemars(extend("default" = "ignore"))]
+    /// (the failure is recorded and the event proceeds), "block" fails closed (a veto whose reason
+    /// names the hook and the failure), "ask" puts the tool call to a human. Default: "block" on
+    /// the events that can veto (pre_tool_use, user_prompt_submit, permission_request), "ignore"
+    /// on every other.
     pub on_error: Option<OnErrorSchema>,
     /// false keeps the entry but never runs it (typically in a later layer, to turn off a hook by
     /// name).

@@ -7,6 +7,8 @@
 //! - a hook's `ask` becomes a block whose reason says a human must approve the call;
 //! - a hook's bare `allow` is said in `systemMessage` (Codex's own approval rules decide);
 //! - a rewrite goes back as `allow` + the whole `updatedInput`, and `systemMessage` says so;
+//!   when a hook of the call failed (whatever its `on_error`), that `allow` would pre-approve
+//!   past a failed guard, so the call is blocked instead;
 //! - `PermissionRequest` fails closed on an `updatedInput` (its generated output schema), so a
 //!   rewrite there denies the request with the reason;
 //! - `Stop` and `SubagentStop` take `decision: "block"` + `reason` (keep going) but no
@@ -163,6 +165,23 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
         verdict.ask_becomes_block(Agent::Codex);
         if verdict.input.is_none() {
             verdict.allow_is_unsupported(Agent::Codex);
+        } else if verdict.block.is_none() && !verdict.failed.is_empty() {
+            // Codex takes a rewrite only with `allow`, which skips its approval; a failed guard
+            // must not let that happen, and running the original input would undo the rewrite.
+            let failed: Vec<String> = verdict
+                .failed
+                .iter()
+                .map(|name| format!("`{}`", crate::terminal::escape(name)))
+                .collect();
+            verdict.block = Some(format!(
+                "a ka hook rewrote this call's input, but guard {} failed; Codex applies a \
+                 rewrite only with `permissionDecision: \"allow\"`, which skips its approval, \
+                 and a failed guard must not give that, so the call is blocked rather than \
+                 pre-approved or run as the model wrote it",
+                failed.join(", ")
+            ));
+            verdict.input = None;
+            verdict.decision = None;
         } else if verdict.decision.is_none() && verdict.block.is_none() {
             verdict.messages.push(
                 "a ka hook rewrote this call's input; Codex applies a hook's rewrite only with \

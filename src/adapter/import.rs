@@ -35,7 +35,7 @@ use serde_json::Value;
 use super::install::{is_adapter_command, user_settings};
 use super::table::Import;
 use super::{tools, Agent, Flavour};
-use crate::config::LoadOptions;
+use crate::config::{LoadOptions, OnError};
 use crate::event::Event;
 use crate::paths;
 use crate::terminal::escape_path;
@@ -193,7 +193,16 @@ fn regex_escape(name: &str) -> String {
 }
 
 /// Hook keys of Claude Code the entry reads; any other is named in the comment.
-const READ_KEYS: &[&str] = &["type", "command", "timeout", "statusMessage", "async", "if"];
+const READ_KEYS: &[&str] = &[
+    "type",
+    "command",
+    "timeout",
+    "statusMessage",
+    "async",
+    "if",
+    "onFailure",
+    "failClosed",
+];
 
 /// The longest timeout ka accepts, in seconds (a day): a longer one would make the file an error.
 const MAX_TIMEOUT_SECS: f64 = 86_400.0;
@@ -246,6 +255,7 @@ pub(crate) fn entry(
     }
     lines.push(format!("command = {}", quote(command)?));
     import_timeout(agent, hook, &mut lines, &mut comments);
+    import_on_error(agent, event, hook, &mut lines, &mut comments);
     import_keys(event, hook, &mut lines, &mut comments)?;
     let extra: Vec<String> = hook
         .as_object()
@@ -372,6 +382,64 @@ fn default_timeout(agent: Agent) -> Option<u64> {
         Import::ClaudeSettings => Some(CLAUDE_DEFAULT_TIMEOUT_SECS),
         Import::HookFile(file) => file.default_timeout,
         Import::Unsupported(_) => None,
+    }
+}
+
+/// What the source agent does when the hook fails (crashes, exits other than 0 and 2), kept:
+/// `on_error` is written out where ka's default for the event would differ, or where the hook
+/// said it (`onFailure`, `failClosed`).
+/// - Claude Code: a non-blocking error, the action proceeds, unless `onFailure: "block"`
+///   (hooks reference, "Exit code output"; changelog 2.1.295).
+/// - Copilot: a crash of a `preToolUse` hook denies the call; on other events it is logged and
+///   skipped (hooks reference, "Exit codes").
+/// - Cursor: fails open unless `failClosed: true` (hooks docs, per-entry options).
+/// - Antigravity: a `PreToolUse` answer without a decision is a denial; other events go on.
+fn import_on_error(
+    agent: Agent,
+    event: Event,
+    hook: &Value,
+    lines: &mut Vec<String>,
+    comments: &mut Vec<String>,
+) {
+    let flag = |key: &str, yes: &Value| hook.get(key).is_some_and(|v| v == yes);
+    let (source, why) = match agent {
+        Agent::Claude if flag("onFailure", &Value::from("block")) => {
+            (OnError::Block, "Claude Code's `onFailure: \"block\"`")
+        }
+        Agent::Claude => (
+            OnError::Ignore,
+            "Claude Code lets the action through when a hook fails (any exit but 0 and 2)",
+        ),
+        Agent::Copilot if event == Event::PreToolUse => (
+            OnError::Block,
+            "Copilot denies the call when a preToolUse hook fails",
+        ),
+        Agent::Copilot => (
+            OnError::Ignore,
+            "Copilot logs and skips a failing hook on this event",
+        ),
+        Agent::Cursor if flag("failClosed", &Value::Bool(true)) => {
+            (OnError::Block, "Cursor's `failClosed: true`")
+        }
+        Agent::Cursor => (
+            OnError::Ignore,
+            "Cursor lets the action through when a hook fails (no `failClosed`)",
+        ),
+        Agent::Antigravity if event == Event::PreToolUse => (
+            OnError::Block,
+            "Antigravity denies a call whose hook gave no decision",
+        ),
+        Agent::Antigravity => (
+            OnError::Ignore,
+            "Antigravity goes on when a hook on this event fails",
+        ),
+        // Not import sources (`import` refuses them first); keep ka's default.
+        Agent::Codex | Agent::Gemini => return,
+    };
+    let stated = hook.get("onFailure").is_some() || hook.get("failClosed").is_some();
+    if stated || source != OnError::default_for(event) {
+        comments.push(format!("on_error: {why}"));
+        lines.push(format!("on_error = \"{}\"", source.as_str()));
     }
 }
 

@@ -657,6 +657,10 @@ pub struct Verdict {
     pub deferred: bool,
     /// Permission-rule updates of an allowed permission request, as the hooks wrote them.
     pub permission_updates: Vec<Value>,
+    /// Hooks of this call that failed (error, timeout, cannot start, voided output), whatever
+    /// their `on_error`: an agent that carries a rewrite only as a pre-approval must not give
+    /// one past them.
+    pub failed: Vec<String>,
 }
 
 impl Verdict {
@@ -696,6 +700,12 @@ impl Verdict {
             } else {
                 outcome.permission_updates.clone()
             },
+            failed: outcome
+                .hooks
+                .iter()
+                .filter(|h| h.status == crate::outcome::Status::Error)
+                .map(|h| h.name.clone())
+                .collect(),
             ..Verdict::default()
         };
         match outcome.next() {

@@ -20,6 +20,8 @@ struct Findings {
     broken: Vec<String>,
     /// Layer files that exist and were skipped.
     skipped: Vec<String>,
+    /// Tool names of an enabled guard that no agent has: the guard never sees the tool meant.
+    unknown_tools: Vec<String>,
 }
 
 pub fn check(
@@ -34,8 +36,9 @@ pub fn check(
         .as_ref()
         .map(|config| findings(opts, config))
         .unwrap_or_default();
-    let gate_fails =
-        !findings.broken.is_empty() || (!allow_skipped && !findings.skipped.is_empty());
+    let gate_fails = !findings.broken.is_empty()
+        || !findings.unknown_tools.is_empty()
+        || (!allow_skipped && !findings.skipped.is_empty());
     let ok = report.errors.is_empty() && !gate_fails;
     if json {
         let value = serde_json::json!({
@@ -45,6 +48,7 @@ pub fn check(
             "untrusted": report.config.as_ref().map(|c| c.untrusted.clone()).unwrap_or_default(),
             "skipped": findings.skipped,
             "broken_commands": findings.broken,
+            "unknown_tools": findings.unknown_tools,
             "warnings": findings.warnings,
         });
         outln!(
@@ -80,8 +84,21 @@ pub fn check(
     for b in &findings.broken {
         out.error(b);
     }
+    for u in &findings.unknown_tools {
+        out.error(&format!(
+            "{u}\n  help: a guard with a name no agent has never sees the tool meant; fix the \
+             name"
+        ));
+    }
     let hooks = active_hooks(config);
     let files = config.layers.len();
+    if !findings.unknown_tools.is_empty() {
+        eprintln!(
+            "{} guard tool name(s) match no tool (see above)",
+            findings.unknown_tools.len()
+        );
+        return Ok(EXIT_ERROR);
+    }
     if !findings.broken.is_empty() {
         eprintln!(
             "{} hook(s) cannot run as written (see above; `ka-hooks doctor` says more)",
@@ -116,6 +133,15 @@ fn findings(opts: &LoadOptions, config: &Config) -> Findings {
         ..Findings::default()
     };
     f.warnings.extend(fail_open_warnings(config));
+    if config.settings.disabled.is_none() {
+        f.unknown_tools = config
+            .hooks
+            .iter()
+            .filter(|h| h.enabled && h.enforce && h.is_guard())
+            .flat_map(crate::config::unknown_tools)
+            .collect();
+        f.warnings.retain(|w| !f.unknown_tools.contains(w));
+    }
     let run_dir = config
         .project_root
         .clone()

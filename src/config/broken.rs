@@ -16,9 +16,13 @@
 //! `ka-hooks check` still reports the file's errors and exits 1.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::error::ConfigError;
-use super::hook::{Hook, Layer, OnError};
+use super::filter::ToolFilter;
+use super::hook::{Hook, Layer, OnError, Source};
+use super::DEFAULT_TIMEOUT;
+use crate::event::Event;
 
 /// A managed or user file that did not load.
 #[derive(Debug, Clone)]
@@ -32,6 +36,9 @@ pub(super) struct Ghost {
     pub kept: bool,
     /// Why no last good version stands in, when none does.
     pub why_not: Option<&'static str>,
+    /// Its last good version is kept but cannot be read now (out of file descriptors, an I/O
+    /// error): what happened. Its guards are unknown, so every call a guard could veto blocks.
+    pub unreadable: Option<String>,
 }
 
 impl Ghost {
@@ -43,6 +50,7 @@ impl Ghost {
             errors: errors.len(),
             kept: false,
             why_not: None,
+            unreadable: None,
         }
     }
 
@@ -62,8 +70,25 @@ impl Ghost {
         )
     }
 
+    /// Why every call a guard could veto is blocked, when neither the file nor its last good
+    /// version can be read.
+    fn unknown_reason(&self, why: &str) -> String {
+        format!(
+            "blocked: the {} file {} does not load ({}), and its last good version {}; which \
+             guards it holds cannot be known, so every call a guard could veto is blocked until \
+             ka-hooks can read them",
+            self.layer,
+            crate::terminal::escape_path(&self.file),
+            crate::terminal::escape(&self.first),
+            crate::terminal::escape(why),
+        )
+    }
+
     /// What the user must hear on every dispatch while the file is broken.
     fn announcement(&self, guards: usize) -> String {
+        if let Some(why) = &self.unreadable {
+            return self.unknown_reason(why);
+        }
         let head = format!(
             "the {} file {} does not load ({} error(s), the first: {}); the other layers run",
             self.layer,
@@ -134,6 +159,11 @@ pub(super) fn hold(hooks: &mut Vec<Hook>, ghosts: &[Ghost]) -> Vec<String> {
             held.push(fail_closed(hook, &ghosts[g]));
         }
     }
+    for ghost in ghosts {
+        if let Some(why) = &ghost.unreadable {
+            held.extend(unknown_guards(ghost, &ghost.unknown_reason(why)));
+        }
+    }
     held.append(&mut rest);
     *hooks = held;
     ghosts
@@ -143,8 +173,50 @@ pub(super) fn hold(hooks: &mut Vec<Hook>, ghosts: &[Ghost]) -> Vec<String> {
         .collect()
 }
 
-fn fail_closed(mut hook: Hook, ghost: &Ghost) -> Hook {
-    hook.stale = Some(ghost.reason(&hook.name));
+fn fail_closed(hook: Hook, ghost: &Ghost) -> Hook {
+    let reason = ghost.reason(&hook.name);
+    close(hook, reason)
+}
+
+/// For a file whose guards cannot be known: one hook per event that can veto, matching every
+/// call, never spawned, blocking with `reason`.
+fn unknown_guards<'g>(ghost: &'g Ghost, reason: &'g str) -> impl Iterator<Item = Hook> + 'g {
+    Event::ALL
+        .into_iter()
+        .filter(|e| e.is_pipeline())
+        .map(move |event| Hook {
+            name: format!("{}-file-unreadable", ghost.layer),
+            named: true,
+            event,
+            filter: ToolFilter::All,
+            command: String::new(),
+            timeout: DEFAULT_TIMEOUT,
+            on_error: OnError::Block,
+            enabled: true,
+            env: Vec::new(),
+            source: Source {
+                layer: ghost.layer,
+                file: Arc::from(ghost.file.as_path()),
+                index: 0,
+                line: 0,
+            },
+            overrides: Vec::new(),
+            root: None,
+            paths: None,
+            rule: None,
+            template: None,
+            is_async: false,
+            enforce: true,
+            status_message: None,
+            stale: Some(reason.to_owned()),
+            sandbox: crate::sandbox::Plan::Unconfined,
+            pinned: None,
+        })
+}
+
+/// `hook`, never spawned, blocking every call it would have matched with `reason`.
+pub(super) fn close(mut hook: Hook, reason: String) -> Hook {
+    hook.stale = Some(reason);
     hook.command = String::new();
     hook.template = None;
     hook.env = Vec::new();

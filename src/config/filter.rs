@@ -178,20 +178,23 @@ fn known(name: &str) -> bool {
             .any(|r| r.ka == name || agent_names(r).any(|n| n == name))
 }
 
-/// The closest known tool name to `name`, for a did-you-mean.
+/// The closest known tool name to `name`, for a did-you-mean, in ka's spelling (`wirte` is
+/// closest to Claude's `Write` and ka's `write`: the suggestion is `write`).
 fn closest(name: &str) -> Option<&'static str> {
     TOOLS
         .iter()
-        .flat_map(|r| std::iter::once(r.ka).chain(agent_names(r)))
-        .map(|known| {
-            (
-                crate::event::edit_distance(&name.to_lowercase(), &known.to_lowercase()),
-                known,
-            )
+        .flat_map(|r| {
+            std::iter::once(r.ka)
+                .chain(agent_names(r))
+                .map(|n| (n, r.ka))
+        })
+        .map(|(known, ka)| {
+            let d = crate::event::edit_distance(&name.to_lowercase(), &known.to_lowercase());
+            (d > 2.max(known.len() / 3), d, ka)
         })
         .min()
-        .filter(|(d, known)| *d <= 2.max(known.len() / 3))
-        .map(|(_, known)| known)
+        .filter(|(far, ..)| !far)
+        .map(|(.., ka)| ka)
 }
 
 impl ToolFilter {

@@ -15,6 +15,7 @@ use super::read::{self, Found};
 use super::settings::{layer_settings, Gate, StalePolicy};
 use super::snapshot::{self, Pending, Update};
 use super::stale::{tombstones, Change};
+use super::unparsed;
 use super::weakened::{self, Changed};
 
 use super::{scripts, trust_command, Config, LayerFile, LayerState, LoadOptions, Untrusted};
@@ -87,7 +88,13 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     if !check_all {
         drop_dangling(&mut parsed, &mut warnings);
     }
-    let settings = layer_settings(&parsed, &opts.paths, &gate, &mut errors);
+    // A setting that does not parse is `check`'s error; a load goes on, and every guard
+    // blocks until it is fixed ([`unparsed`]).
+    let mut unparsed_settings = Vec::new();
+    let settings = layer_settings(&parsed, &opts.paths, &gate, &mut unparsed_settings);
+    if check_all {
+        errors.append(&mut unparsed_settings);
+    }
     let stale_skip = stale_skip_source(&parsed);
     // What the layers made before each unreviewed file changed (only when one did).
     let before = weakened::befores(changed, &parsed, &settings);
@@ -120,6 +127,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         .flat_map(|(c, old)| weakened::announce(old, &hooks, c))
         .collect();
     announcements.extend(broken::hold(&mut hooks, &ghosts));
+    announcements.extend(unparsed::hold(&mut hooks, &unparsed_settings));
     if settings.managed_only {
         let before = hooks.len();
         hooks.retain(Hook::is_managed);
@@ -196,7 +204,65 @@ fn read_layers(opts: &LoadOptions, check_all: bool) -> (Loading, Gate, Vec<PathB
             load_gated(&mut l, opts, &gate, check_all, root, layer, judged);
         }
     }
+    if let (false, Some(data_dir)) = (check_all, data_dir) {
+        vanished_under_trusted_roots(&mut l, data_dir, &gate, &start);
+    }
     (l, gate, roots)
+}
+
+/// A project or local file under a trusted root that is gone (`rm .ka/ka.toml`, `mv .ka
+/// elsewhere`) while its snapshot says it loaded: nobody reviews that, so its guards that are
+/// gone with it are announced, as an edit that removed them would be ([`weakened`]).
+fn vanished_under_trusted_roots(l: &mut Loading, data_dir: &Path, gate: &Gate, start: &Path) {
+    if gate.trusted_roots.is_empty() {
+        return;
+    }
+    let under = |dir: &Path| gate.trusted_roots.iter().any(|r| dir.starts_with(r));
+    for dir in start.ancestors().filter(|d| under(d)) {
+        for (layer, rel) in GATED_FILES {
+            let path = dir.join(rel);
+            if std::fs::symlink_metadata(&path).is_ok() {
+                continue;
+            }
+            let Some(before) = snapshot::read(data_dir, layer, &path) else {
+                continue;
+            };
+            l.changed.push(Changed {
+                layer,
+                file: path.clone(),
+                root: Some(dir.to_path_buf()),
+                before,
+                removed: true,
+            });
+            l.updates.push(Update {
+                layer,
+                file: path,
+                text: None,
+            });
+        }
+    }
+}
+
+/// The tool names of `hook`'s filter that no agent has, one line each as the load warns about
+/// them (`check` makes them errors on a guard, which would never see the tool meant).
+pub(crate) fn unknown_tools(hook: &Hook) -> Vec<String> {
+    if !hook.event.is_tool_event() {
+        return Vec::new();
+    }
+    hook.filter
+        .review()
+        .1
+        .into_iter()
+        .map(|w| at_hook(hook, w))
+        .collect()
+}
+
+fn at_hook(hook: &Hook, what: String) -> String {
+    format!(
+        "hook `{}` ({}): {what}",
+        crate::terminal::escape(&hook.name),
+        hook.source
+    )
 }
 
 /// Tool names read in another agent's spelling (notes), and names no agent has (warnings).
@@ -205,20 +271,14 @@ fn filter_notes(hooks: &[Hook], warnings: &mut Vec<String>) -> Vec<String> {
     for hook in hooks {
         // A matcher on another event names a source, a trigger, a type (`startup`, `auto`,
         // `idle_prompt`; `Event::matcher_field`), never a tool: only tool events' are tools.
-        let (translated, unknown) = if hook.event.is_tool_event() {
-            hook.filter.review()
+        let translated = if hook.event.is_tool_event() {
+            hook.filter.review().0
         } else {
-            Default::default()
+            Vec::new()
         };
-        let at = |w: String| {
-            format!(
-                "hook `{}` ({}): {w}",
-                crate::terminal::escape(&hook.name),
-                hook.source
-            )
-        };
+        let at = |w: String| at_hook(hook, w);
         notes.extend(translated.into_iter().map(at));
-        warnings.extend(unknown.into_iter().map(at));
+        warnings.extend(unknown_tools(hook));
         let single = hook
             .template
             .as_ref()
@@ -407,10 +467,14 @@ fn broken_file(
         return;
     }
     let mut ghost = Ghost::new(layer, path, &errors);
-    match data_dir.map(|d| snapshot::read(d, layer, path)) {
+    match data_dir.map(|d| snapshot::read_checked(d, layer, path)) {
         None => ghost.why_not = Some("no data dir is set to keep its last good version in"),
-        Some(None) => ghost.why_not = Some("no last good version of it is kept on this machine"),
-        Some(Some(text)) => {
+        Some(Ok(None)) => {
+            ghost.why_not = Some("no last good version of it is kept on this machine");
+        }
+        // Its guards are unknown: every call a guard could veto blocks ([`broken`]).
+        Some(Err(why)) => ghost.unreadable = Some(why),
+        Some(Ok(Some(text))) => {
             let mut errors = Vec::new();
             let file = parse_file(layer, path, &text, &mut errors);
             validate_ungated(l, &file, &mut errors);
@@ -616,7 +680,10 @@ fn load_gated(
                         .paths
                         .data_dir
                         .as_deref()
-                        .and_then(|d| snapshot::read(d, layer, &path));
+                        .and_then(|d| snapshot::read(d, layer, &path))
+                        // A new personal file weakens its project's guards as much as an edit
+                        // of one: compared with none at all.
+                        .or_else(|| (layer == Layer::Local).then(String::new));
                     watch(l, last, layer, &path, Some(root), text.to_owned());
                 }
             } else {
@@ -887,6 +954,18 @@ fn sandbox_announcements(hooks: &[Hook]) -> Vec<String> {
                 crate::terminal::escape(&hook.name),
                 crate::terminal::escape(&hook.source.to_string())
             )),
+            crate::sandbox::Plan::Confine { rules, .. } if hook.source.layer.is_gated() => {
+                let outside = rules.outside_project();
+                if !outside.is_empty() {
+                    out.push(format!(
+                        "project hook `{}` ({}) may write outside its project and the temp \
+                         dir: {}; its sandbox does not keep it from your files there",
+                        crate::terminal::escape(&hook.name),
+                        crate::terminal::escape(&hook.source.to_string()),
+                        crate::terminal::escape(&outside.join(", "))
+                    ));
+                }
+            }
             _ => {}
         }
     }

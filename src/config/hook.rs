@@ -76,12 +76,13 @@ impl fmt::Display for Source {
     }
 }
 
-/// What a failing hook (crash, timeout, exit other than 0 and 2) means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// What a failing hook (crash, timeout, exit other than 0 and 2) means. Without `on_error`, a
+/// hook on an event that can veto fails closed and every other hook fails open
+/// ([`OnError::default_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnError {
     /// Fail open: recorded, the event proceeds.
-    #[default]
     Ignore,
     /// Fail closed: treated as a block whose reason names the hook and the failure.
     Block,
@@ -90,6 +91,17 @@ pub enum OnError {
 }
 
 impl OnError {
+    /// What a hook without `on_error` does when it fails: `block` on an event that can veto
+    /// (a guard that crashed has not said yes), `ignore` on every other (an observer that
+    /// crashed has nothing to stop).
+    pub const fn default_for(event: Event) -> OnError {
+        if event.is_pipeline() {
+            OnError::Block
+        } else {
+            OnError::Ignore
+        }
+    }
+
     /// The value as written in `ka.toml`.
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use super::error::ConfigError;
 use super::filter::ToolFilter;
-use super::hook::{Deduplicated, Hook, Layer, Override, Source};
+use super::hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
 use super::monotone::{apply_scoped, scoped_settings, Owner, Refusal};
 use super::parse::{ParsedFile, RawHook};
 use super::settings::Settings;
@@ -283,7 +283,9 @@ fn hook(
             .map(|t| t.value)
             .or(settings.timeout)
             .unwrap_or(DEFAULT_TIMEOUT),
-        on_error: raw.on_error.map(|o| o.value).unwrap_or_default(),
+        on_error: raw
+            .on_error
+            .map_or(OnError::default_for(event), |o| o.value),
         enabled: raw.enabled.is_none_or(|e| e.value),
         env: raw
             .env
@@ -628,7 +630,14 @@ fn dedupe(
             continue;
         };
         let kept = &hooks[w];
-        let weaker = || weakenings(kept, hook);
+        // A copy is the same handler: its sandbox guards less only when it lets the hook do
+        // more (a project copy of a user guard runs confined, which is no override of it).
+        let weaker = || -> Vec<Weakening> {
+            weakenings(kept, hook)
+                .into_iter()
+                .filter(|w| w.key != "sandbox" || hook.sandbox.looser_than(&kept.sandbox))
+                .collect()
+        };
         let replaces = if kept.is_managed() && !hook.is_managed() {
             !others_off && weaker().is_empty()
         } else {

@@ -49,6 +49,7 @@ mod stale;
 pub(crate) mod strength;
 pub(crate) mod template;
 pub(crate) mod touched;
+mod unparsed;
 mod weakened;
 
 use std::fmt;
@@ -62,6 +63,8 @@ pub use error::{ConfigError, ConfigErrors};
 pub(crate) use filter::regex as filter_regex;
 pub(crate) use filter::FILE_READS;
 pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
+#[cfg(feature = "cli")]
+pub(crate) use gate::unknown_tools;
 pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
 #[cfg(feature = "cli")]
@@ -298,8 +301,8 @@ pub struct CheckReport {
     pub config: Option<Config>,
 }
 
-/// Failure to load at all: a configuration error outside every layer, such as a bad
-/// `KA_HOOKS_*` variable (errors of a layer file only skip that file).
+/// Failure to load at all: a configuration error outside every layer (errors of a layer file
+/// only skip that file; a bad `KA_HOOKS_*` value makes every guard block).
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error(transparent)]
@@ -310,8 +313,8 @@ pub enum LoadError {
 impl Config {
     /// Load all layers for a session. Project layers that did not load are in
     /// [`Config::untrusted`]; a managed or user file that does not load is in
-    /// [`Config::announcements`], and the guards of its last good version fail closed. Only an
-    /// error outside every layer (a `KA_HOOKS_TIMEOUT` that is not a number) fails the load.
+    /// [`Config::announcements`], and the guards of its last good version fail closed. A
+    /// `KA_HOOKS_*` value that does not parse is not used, and every guard blocks (announced).
     pub fn load(opts: &LoadOptions) -> Result<Config, LoadError> {
         let (config, errors) = gate::load(opts, false);
         match config {

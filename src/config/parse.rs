@@ -231,6 +231,11 @@ pub(super) const GATE_KEYS: &[&str] = &[
     "require_sandbox",
 ];
 
+/// `[hook_settings]` keys that act beyond the project that sets them: only the user's own file
+/// (or the managed one) may set them. `log` is where ka-hooks itself (unconfined) appends;
+/// `max_continuations` caps the stop hooks of every layer, the user's included.
+pub(super) const USER_ONLY_KEYS: &[&str] = &["log", "max_continuations"];
+
 /// How to write a `sandbox` key.
 const SANDBOX_HELP: &str = "write a profile (`sandbox = \"project\"`, `\"read-only\"`, `\"off\"`) or \
                             `sandbox = { write = [\"{root}\", \"~/.cache/tool\"], network = false }`";
@@ -428,6 +433,23 @@ fn parse_settings(
                     )),
                 ))
             }
+            k if USER_ONLY_KEYS.contains(&k) && layer.is_gated() => errors.push(t.error(
+                Some(key_span.clone()),
+                Some(path.clone()),
+                format!(
+                    "a {layer} file cannot set `{key}`: it acts beyond the project ({})",
+                    if key == "log" {
+                        "ka-hooks itself, unconfined, appends the audit log where it points"
+                    } else {
+                        "it caps the stop hooks of every layer, yours included"
+                    }
+                ),
+                Some(
+                    "remove it; set it in your user file ($KA_CONFIG_DIR/ka.toml, \
+                     ~/.config/ka/ka.toml) if you want it"
+                        .into(),
+                ),
+            )),
             "allow_managed_hooks_only" if layer != Layer::Managed => errors.push(t.error(
                 Some(key_span.clone()),
                 Some(path.clone()),

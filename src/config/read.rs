@@ -69,6 +69,7 @@ fn read(path: &Path, follow: bool) -> Found {
     {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Found::Missing,
+        Err(e) if out_of_descriptors(&e) => return Found::Refused(io_failure(&e)),
         Err(e) => return Found::Refused(format!("cannot be read ({e}); check the file")),
     };
     let meta = match file.metadata() {
@@ -104,5 +105,24 @@ fn read(path: &Path, follow: bool) -> Found {
                 "is not UTF-8 text (first invalid byte on line {line}); save it as UTF-8"
             ))
         }
+    }
+}
+
+/// Whether `e` says this process (or the system) has no file descriptor left: nothing is wrong
+/// with the file, and nothing can be known of it.
+fn out_of_descriptors(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// Why a file could not be read, said so a person knows what happened.
+pub(super) fn io_failure(e: &std::io::Error) -> String {
+    if out_of_descriptors(e) {
+        format!(
+            "cannot be read now ({e}): ka-hooks has run out of file descriptors (the process \
+             that started it holds too many open, or its limit is too low), so nothing is known \
+             of the file"
+        )
+    } else {
+        format!("cannot be read ({e})")
     }
 }

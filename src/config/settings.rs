@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::ConfigError;
 use super::hook::Layer;
-use super::parse::{seconds, ParsedFile, GATE_KEYS};
+use super::parse::{seconds, ParsedFile, GATE_KEYS, USER_ONLY_KEYS};
 use crate::paths::{self, Paths};
 
 /// `denial_backstop` when no user or managed file sets it (see [`crate::backstop`]).
@@ -162,8 +162,10 @@ fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigErro
                 table.remove(*key);
             }
             if scoped {
-                for key in SCOPED_KEYS {
-                    table.remove(key);
+                // `log` and `max_continuations` are the user's (a project file that sets them
+                // does not load; see `parse::USER_ONLY_KEYS`).
+                for key in SCOPED_KEYS.iter().chain(USER_ONLY_KEYS) {
+                    table.remove(*key);
                 }
             }
             figment = figment.merge(SettingsLayer {
@@ -173,47 +175,30 @@ fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigErro
             });
         }
     }
-    figment = figment.merge(paths::settings_env());
+    let files_only = figment.clone();
+    let figment = figment.merge(paths::settings_env());
     let mut settings = Settings::default();
-    match figment.extract::<ExtractedSettings>() {
-        Ok(x) => {
-            if let Some(secs) = x.timeout {
-                match seconds(&toml::Value::Float(secs)) {
-                    Ok(d) => settings.timeout = Some(d),
-                    Err(msg) => errors.push(ConfigError::unpositioned(
-                        "KA_HOOKS_TIMEOUT",
-                        Some("hook_settings.timeout".into()),
-                        msg,
-                        Some("set KA_HOOKS_TIMEOUT to a number of seconds greater than 0"),
-                    )),
-                }
-            }
-            settings.log = x.log.map(|p| p.relative());
-            if let Some(max) = x.max_continuations {
-                settings.max_continuations = max;
-            }
-            if x.disable_all {
-                settings.disabled = disabled_by;
+    let extracted = match figment.extract::<ExtractedSettings>() {
+        Ok(x) => Some(x),
+        Err(e) => {
+            errors.extend(e.into_iter().map(|e| figment_error(&e)));
+            // The files' own values still hold: a bad variable switches nothing off.
+            files_only.extract::<ExtractedSettings>().ok()
+        }
+    };
+    if let Some(x) = extracted {
+        if let Some(secs) = x.timeout {
+            match seconds(&toml::Value::Float(secs)) {
+                Ok(d) => settings.timeout = Some(d),
+                Err(msg) => errors.push(env_error("timeout", msg)),
             }
         }
-        Err(e) => {
-            for e in e {
-                let file = e
-                    .metadata
-                    .as_ref()
-                    .and_then(|m| m.source.as_ref())
-                    .map_or_else(
-                        // Only the environment provider has no file: name the variable.
-                        || PathBuf::from(format!("KA_HOOKS_{}", e.path.join("_").to_uppercase())),
-                        |s| PathBuf::from(s.to_string()),
-                    );
-                errors.push(ConfigError::unpositioned(
-                    file,
-                    Some(format!("hook_settings.{}", e.path.join("."))),
-                    e.kind.to_string(),
-                    Some("fix or unset the variable"),
-                ))
-            }
+        settings.log = x.log.map(|p| p.relative());
+        if let Some(max) = x.max_continuations {
+            settings.max_continuations = max;
+        }
+        if x.disable_all {
+            settings.disabled = disabled_by;
         }
     }
     if paths.disabled_by_env {
@@ -227,6 +212,52 @@ fn layer_shared(files: &[ParsedFile], paths: &Paths, errors: &mut Vec<ConfigErro
         }
     }
     settings
+}
+
+/// A figment error: one of a file names it, one of the environment names the variable and its
+/// value.
+fn figment_error(e: &figment::Error) -> ConfigError {
+    // `RelativePathBuf` adds a segment of its own (`___figment_relative_path`).
+    let path: Vec<&str> = e
+        .path
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.starts_with("___figment"))
+        .collect();
+    let key = path.join(".");
+    match e.metadata.as_ref().and_then(|m| m.source.as_ref()) {
+        Some(source) => ConfigError::unpositioned(
+            PathBuf::from(source.to_string()),
+            Some(format!("hook_settings.{key}")),
+            e.kind.to_string(),
+            Some("fix the value"),
+        ),
+        None => env_error(&path.join("_"), e.kind.to_string()),
+    }
+}
+
+/// An error of the `KA_HOOKS_*` variable that overrides `key`, naming it and its value.
+fn env_error(key: &str, why: String) -> ConfigError {
+    let var = format!("KA_HOOKS_{}", key.to_uppercase());
+    let value = paths::settings_env_value(&var).unwrap_or_default();
+    let help = match key {
+        "timeout" => format!(
+            "set {var} to a number of seconds greater than 0 (such as `10`; no unit), or unset it"
+        ),
+        _ => format!("set {var} to a path (such as `/tmp/ka-audit.jsonl`), or unset it"),
+    };
+    ConfigError {
+        help: Some(help),
+        ..ConfigError::unpositioned(
+            var.clone(),
+            Some(format!("hook_settings.{key}")),
+            format!(
+                "the environment variable {var}={} does not parse: {why}",
+                crate::terminal::escape(&format!("{value:?}"))
+            ),
+            None,
+        )
+    }
 }
 
 /// The settings of the trust gate, from the managed and user files (the managed file wins).

@@ -43,11 +43,26 @@ fn real_dir(data_dir: &Path) -> Option<PathBuf> {
 
 /// The last good text of `layer`'s file `path`, when one is kept and readable.
 pub(super) fn read(data_dir: &Path, layer: Layer, path: &Path) -> Option<String> {
-    real_dir(data_dir)?;
-    let bytes = crate::trust::read_regular(&snapshot_path(data_dir, layer, path), MAX_CONFIG_BYTES)
-        .ok()
-        .flatten()?;
-    String::from_utf8(bytes).ok()
+    read_checked(data_dir, layer, path).ok().flatten()
+}
+
+/// [`read`], telling "none is kept" (`Ok(None)`) from "one is there but cannot be read now"
+/// (`Err`, with what happened: out of file descriptors, an I/O error, a symlink in its place).
+pub(super) fn read_checked(
+    data_dir: &Path,
+    layer: Layer,
+    path: &Path,
+) -> Result<Option<String>, String> {
+    if real_dir(data_dir).is_none() {
+        return Ok(None);
+    }
+    let bytes =
+        match crate::trust::read_regular(&snapshot_path(data_dir, layer, path), MAX_CONFIG_BYTES) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(format!("cannot be read ({e})")),
+        };
+    Ok(String::from_utf8(bytes).ok())
 }
 
 /// Replace the snapshot of `layer`'s file `path` with `text` (`None`: the file is gone, so is

@@ -14,7 +14,9 @@
 //! its failure mode (`on_error`) decides later. A shorter one is weaker too unless the hook then
 //! has `on_error = "block"`: a guard cut short by its timeout is a failing guard, which `ignore`
 //! lets through (and `ask` hands to a person) where the slower script would have blocked. `async = true` is weaker: the call no longer waits.
-//! A `sandbox` that lets the hook write more places or reach the network is weaker.
+//! A `sandbox` that differs is weaker: one that lets the hook write more places or reach the
+//! network guards less, and one that lets it write fewer makes a guard fail that its author
+//! wrote for the places it had (a `read-only` user guard's `mktemp` fails).
 //!
 //! A disabled hook guards nothing, so nothing is weaker than it.
 
@@ -112,8 +114,10 @@ pub fn weakenings(before: &Hook, after: &Hook) -> Vec<Weakening> {
     if after.is_async && !before.is_async {
         push("async", "false".into(), "true".into());
     }
-    // A hook that may write more places, or reach the network, guards less (issue 25).
-    if after.sandbox.looser_than(&before.sandbox) {
+    // A hook that may write more places, or reach the network, guards less. So does one that
+    // may write fewer: a guard whose `mktemp` or cache write then fails is a failing guard, and
+    // nothing says its author meant it to run so. Any other sandbox is not provably as strong.
+    if after.sandbox != before.sandbox {
         push("sandbox", before.sandbox.summary(), after.sandbox.summary());
     }
     out
@@ -135,6 +139,7 @@ pub fn guard_keys(hook: &Hook) -> Vec<(&'static str, String)> {
         ("on_error", hook.on_error.as_str().to_owned()),
         ("timeout", seconds(hook.timeout)),
         ("async", hook.is_async.to_string()),
+        ("sandbox", hook.sandbox.summary()),
     ]
 }
 

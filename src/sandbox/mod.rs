@@ -228,7 +228,89 @@ fn write_places(value: &toml::Value) -> Result<Vec<String>, String> {
             ));
         }
     }
-    Ok(places)
+    Ok(places.iter().map(|p| normalize_place(p)).collect())
+}
+
+/// A write place with `.`, `..` and repeated `/` resolved, so it reads as what it grants:
+/// `{tmp}/../../..` is `/`, `{root}/./build/..` is `{root}`. A `..` that climbs out of `{tmp}` or
+/// `~` resolves the placeholder first (to the temp dir, the home directory) and goes on from
+/// there; one that climbs out of `{root}` stays relative to it (`{root}/../shared`), since the
+/// root is known only per project, and it is outside the project all the same.
+fn normalize_place(place: &str) -> String {
+    let (base, rest) = if let Some(rest) = place.strip_prefix(ROOT) {
+        (ROOT, rest)
+    } else if let Some(rest) = place.strip_prefix(TMP) {
+        (TMP, rest)
+    } else if let Some(rest) = place
+        .strip_prefix('~')
+        .filter(|r| r.is_empty() || r.starts_with('/'))
+    {
+        ("~", rest)
+    } else {
+        ("", place)
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    let mut above = 0usize;
+    for part in rest.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.pop().is_none() => above += 1,
+            ".." => {}
+            other => parts.push(other),
+        }
+    }
+    if above == 0 || base.is_empty() {
+        // An absolute path cannot climb above `/`.
+        let joined = parts.join("/");
+        return match (base, joined.is_empty()) {
+            ("", true) => "/".to_owned(),
+            ("", false) => format!("/{joined}"),
+            (base, true) => base.to_owned(),
+            (base, false) => format!("{base}/{joined}"),
+        };
+    }
+    let resolved = match base {
+        TMP => Some(std::env::temp_dir()),
+        "~" => crate::paths::home_dir(),
+        _ => None,
+    };
+    let Some(dir) = resolved else {
+        let up = vec![".."; above].join("/");
+        let tail = if parts.is_empty() {
+            String::new()
+        } else {
+            format!("/{}", parts.join("/"))
+        };
+        return format!("{base}/{up}{tail}");
+    };
+    let mut path = dir.to_string_lossy().into_owned();
+    for _ in 0..above {
+        path.push_str("/..");
+    }
+    for part in &parts {
+        path.push('/');
+        path.push_str(part);
+    }
+    normalize_place(&path)
+}
+
+impl Rules {
+    /// The write places outside the hook's project root and the temp dir: what makes a
+    /// confined project hook one that can write the user's files.
+    pub fn outside_project(&self) -> Vec<&str> {
+        self.write
+            .iter()
+            .map(String::as_str)
+            .filter(|w| {
+                let inside = |base: &str| {
+                    w.strip_prefix(base)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+                        && !w.contains("/..")
+                };
+                !(inside(ROOT) || inside(TMP))
+            })
+            .collect()
+    }
 }
 
 /// What happens to one hook's runs, decided at load from its layer, its `sandbox` key and the

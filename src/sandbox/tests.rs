@@ -124,3 +124,39 @@ fn a_denied_write_names_the_directory_to_declare() {
         None
     );
 }
+
+#[test]
+fn write_places_are_normalised_to_what_they_grant() {
+    let tmp = std::env::temp_dir();
+    let up = "../".repeat(tmp.components().count() + 3);
+    for (written, normal) in [
+        ("{root}/./build/../target//x", "{root}/target/x".to_owned()),
+        ("{root}/..", "{root}/..".to_owned()),
+        (
+            "{root}/../../shared/./x",
+            "{root}/../../shared/x".to_owned(),
+        ),
+        ("{tmp}", "{tmp}".to_owned()),
+        ("{tmp}/a/..", "{tmp}".to_owned()),
+        ("/var/../etc/./x", "/etc/x".to_owned()),
+        ("/..", "/".to_owned()),
+    ] {
+        assert_eq!(normalize_place(written), normal, "{written}");
+    }
+    assert_eq!(normalize_place(&format!("{{tmp}}/{up}")), "/");
+    let rules = Rules {
+        profile: None,
+        write: [
+            "{root}",
+            "{root}/x",
+            "{tmp}/y",
+            "{root}/../z",
+            "/",
+            "~/.cache",
+        ]
+        .map(String::from)
+        .to_vec(),
+        network: false,
+    };
+    assert_eq!(rules.outside_project(), ["{root}/../z", "/", "~/.cache"]);
+}

@@ -364,7 +364,12 @@ fn broken_guard_with_on_error_block_still_blocks() {
 
 #[test]
 fn broken_hook_with_on_error_ignore_fails_open_and_says_so() {
-    let p = project(&hook("broken", "pre_tool_use", "exit 7", &[]));
+    let p = project(&hook(
+        "broken",
+        "pre_tool_use",
+        "exit 7",
+        &[r#"on_error = "ignore""#],
+    ));
     let reply = claude(&p, &pre_tool_use(&p, "Bash", json!({"command": "ls"})), &[]);
     assert_eq!(reply.code, Some(0));
     let message = reply.json()["systemMessage"].clone();

@@ -116,6 +116,14 @@ fn install_then_import_cursor_round_trips_without_loss() {
     assert_eq!(validate["event"].as_str(), Some("pre_tool_use"));
     assert_eq!(validate["matcher"].as_str(), Some("bash|write"));
     assert_eq!(validate["timeout"].as_integer(), Some(30));
+    // `failClosed: true` is what ka's `on_error = "block"` says.
+    assert_eq!(validate["on_error"].as_str(), Some("block"));
+    // Cursor lets a call through when a hook without `failClosed` fails: so does the import.
+    assert_eq!(
+        by_command(".cursor/hooks/format.sh").get("on_error"),
+        None,
+        "an observer fails open in both: {text}"
+    );
     assert_eq!(
         by_command(".cursor/hooks/format.sh")["event"].as_str(),
         Some("post_tool_use")

@@ -474,13 +474,16 @@ fn every_command_hook_of_a_real_settings_file_is_imported() {
     assert_eq!(stdout.matches("[[hooks]]").count(), 11, "{stdout}");
     for expected in [
         "event = \"pre_tool_use\"\nmatcher = \"bash\"\ncommand = \"./guard.sh\"\ntimeout = 600\n\
-         status_message = \"Checking the push\"\nif = \"Bash(git push *)\"\n",
+         on_error = \"ignore\"\nstatus_message = \"Checking the push\"\nif = \"Bash(git push *)\"\n",
         "async = true dropped: pre_tool_use waits",
         "not imported (no ka equivalent): once = true",
         "command = \"prettier --write\"\ntimeout = 600\nasync = true\n",
         "event = \"post_tool_use_failure\"",
         "event = \"notification\"\nmatcher = \"idle_prompt\"",
-        "event = \"permission_request\"\nmatcher = \"bash\"",
+        "event = \"permission_request\"\nmatcher = \"bash\"\ncommand = \"./auto-approve.sh\"\n\
+         timeout = 600\non_error = \"ignore\"\n",
+        "event = \"user_prompt_submit\"\ncommand = \"./prompt-check.sh\"\ntimeout = 600\n\
+         on_error = \"ignore\"\n",
         "event = \"subagent_start\"",
         "event = \"subagent_stop\"",
         "event = \"pre_compact\"\nmatcher = \"auto\"",

@@ -127,7 +127,7 @@ fn the_log_holds_no_argument_values_patches_notes_feedback_or_stdout_excerpts() 
                 "void",
                 "pre_tool_use",
                 r#"echo '{"decision":"SECRET-DECISION"}'"#,
-                &[],
+                &[r#"on_error = "ignore""#],
             ),
             hook(
                 "fb",

@@ -338,7 +338,8 @@ fn bad_env_override_is_an_error_naming_the_variable() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
-            "KA_HOOKS_TIMEOUT: `hook_settings.timeout`: invalid type",
+            "KA_HOOKS_TIMEOUT: `hook_settings.timeout`: the environment variable \
+             KA_HOOKS_TIMEOUT=\"abc\" does not parse: invalid type",
         ));
 }
 

@@ -90,8 +90,13 @@ fn exit_two_with_empty_stderr_blocks_with_a_default_reason() {
 }
 
 #[test]
-fn exit_three_is_an_error_and_the_call_proceeds() {
-    let p = one_hook("broken", "pre_tool_use", "echo oops >&2; exit 3", &[]);
+fn exit_three_with_on_error_ignore_is_an_error_and_the_call_proceeds() {
+    let p = one_hook(
+        "broken",
+        "pre_tool_use",
+        "echo oops >&2; exit 3",
+        &[r#"on_error = "ignore""#],
+    );
     let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
     let r = report(&outcome, "broken");
     assert_eq!(r.status, Status::Error);
@@ -101,11 +106,21 @@ fn exit_three_is_an_error_and_the_call_proceeds() {
     assert!(!outcome.blocked());
     assert_eq!(outcome.decision(), None);
     assert!(outcome.any_hook_failed());
+    // The failure line carries the hook's own word on why.
+    assert!(has_diagnostic(
+        &outcome,
+        &["`broken`", "exit 3", "stderr: oops"]
+    ));
 }
 
 #[test]
 fn death_by_signal_is_an_error_naming_the_signal() {
-    let p = one_hook("suicidal", "pre_tool_use", "kill -9 $$", &[]);
+    let p = one_hook(
+        "suicidal",
+        "pre_tool_use",
+        "kill -9 $$",
+        &[r#"on_error = "ignore""#],
+    );
     let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
     let r = report(&outcome, "suicidal");
     assert_eq!(r.status, Status::Error);
@@ -118,7 +133,12 @@ fn death_by_signal_is_an_error_naming_the_signal() {
 
 #[test]
 fn timeout_is_an_error_reported_as_timed_out() {
-    let p = one_hook("slow", "pre_tool_use", "sleep 1000", &["timeout = 1"]);
+    let p = one_hook(
+        "slow",
+        "pre_tool_use",
+        "sleep 1000",
+        &["timeout = 1", r#"on_error = "ignore""#],
+    );
     let config = p.load();
     let started = Instant::now();
     let outcome = config.dispatch(Request::tool_call(
@@ -145,7 +165,17 @@ fn missing_command_is_an_error_with_exit_127() {
     assert_eq!(r.status, Status::Error);
     assert_eq!(r.exit_code, Some(127));
     assert!(!r.stderr.is_empty(), "sh says what is missing");
-    assert!(has_diagnostic(&outcome, &["`typo`", "command not found"]));
+    // A guard without `on_error` fails closed, and the reason says what to fix.
+    assert!(outcome.blocked(), "{outcome:#?}");
+    let reason = outcome.reason().unwrap_or_default().to_owned();
+    for part in [
+        "`typo`",
+        "command not found",
+        "check the path",
+        "definitely-not-a-command-xyz",
+    ] {
+        assert!(reason.contains(part), "lacks {part:?}: {reason}");
+    }
 }
 
 #[test]
@@ -157,7 +187,16 @@ fn non_executable_script_is_an_error_with_exit_126() {
     let r = report(&outcome, "noexec");
     assert_eq!(r.status, Status::Error);
     assert_eq!(r.exit_code, Some(126));
-    assert!(has_diagnostic(&outcome, &["`noexec`", "not executable"]));
+    assert!(outcome.blocked(), "{outcome:#?}");
+    let reason = outcome.reason().unwrap_or_default().to_owned();
+    for part in [
+        "`noexec`",
+        "not executable",
+        "chmod +x",
+        "Permission denied",
+    ] {
+        assert!(reason.contains(part), "lacks {part:?}: {reason}");
+    }
 }
 
 /// Attack: with no project and a payload `cwd` that no longer exists, every hook failed to start,
@@ -484,7 +523,7 @@ fn feedback_on_a_wrong_event_voids_the_whole_object() {
         "early",
         "pre_tool_use",
         r#"echo '{"feedback":"too early","mode":"plan"}'"#,
-        &[],
+        &[r#"on_error = "ignore""#],
     );
     let outcome = p.tool_call(Event::PreToolUse, "write", json!({"path": "a"}));
     assert_eq!(outcome.feedback, None);
@@ -501,7 +540,7 @@ fn an_object_with_one_bad_key_is_applied_not_at_all() {
         "half",
         "pre_tool_use",
         r#"echo '{"mode":"plan","note":"x","updated_input":{"command":"ls"},"decision":"maybe"}'"#,
-        &[],
+        &[r#"on_error = "ignore""#],
     );
     let outcome = p.tool_call(Event::PreToolUse, "bash", bash("rm -rf /"));
     assert_eq!(outcome.mode, None);
@@ -1235,7 +1274,11 @@ fn hostile(command: &str, arguments: Value) -> (Project, Outcome) {
         "hostile",
         "pre_tool_use",
         &format!("echo $$ > hook.pid; {command}"),
-        &[&format!("timeout = {}", HOSTILE_TIMEOUT.as_secs())],
+        // What the runner does with a hostile hook, not what its failure means: fail open.
+        &[
+            &format!("timeout = {}", HOSTILE_TIMEOUT.as_secs()),
+            r#"on_error = "ignore""#,
+        ],
     );
     let config = p.load();
     let request = Request::tool_call(Event::PreToolUse, "bash", object(arguments));
@@ -1665,7 +1708,22 @@ fn a_deny_voided_by_a_stray_key_is_a_failure_that_on_error_block_blocks() {
 }
 
 #[test]
-fn a_voided_object_with_the_default_on_error_is_a_recorded_failure_not_an_ok() {
+fn a_voided_object_with_on_error_ignore_is_a_recorded_failure_not_an_ok() {
+    let p = one_hook(
+        "guard",
+        "pre_tool_use",
+        r#"echo '{"decision":"allow","feedback":"x"}'"#,
+        &[r#"on_error = "ignore""#],
+    );
+    let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
+    assert_eq!(report(&outcome, "guard").status, Status::Error);
+    assert_eq!(outcome.decision(), None, "nothing of the object applies");
+    assert!(outcome.any_hook_failed());
+    assert!(has_diagnostic(&outcome, &["`guard`", "failed", "ignore"]));
+}
+
+#[test]
+fn a_voided_object_from_a_guard_without_on_error_blocks() {
     let p = one_hook(
         "guard",
         "pre_tool_use",
@@ -1674,9 +1732,8 @@ fn a_voided_object_with_the_default_on_error_is_a_recorded_failure_not_an_ok() {
     );
     let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
     assert_eq!(report(&outcome, "guard").status, Status::Error);
+    assert!(outcome.blocked(), "{outcome:#?}");
     assert_eq!(outcome.decision(), None, "nothing of the object applies");
-    assert!(outcome.any_hook_failed());
-    assert!(has_diagnostic(&outcome, &["`guard`", "failed", "ignore"]));
 }
 
 #[test]

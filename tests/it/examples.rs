@@ -642,7 +642,8 @@ fn guard_blocks_when_python3_is_missing() {
     // Whichever fail-closed hook meets the missing python3 first blocks, naming why.
     assert!(
         stdout.contains("reason: guard-writes: could not read the tool call payload")
-            || stdout.contains("failed (exit 127: command not found) and on_error = \"block\""),
+            || (stdout.contains("failed (exit 127: command not found; check the path")
+                && stdout.contains("and on_error = \"block\"")),
         "{stdout}"
     );
 }

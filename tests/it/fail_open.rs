@@ -1,18 +1,22 @@
-//! `check` and `doctor` warn about guards that fail open (issue 10, point 5): a
-//! `pre_tool_use` or `user_prompt_submit` hook with `on_error = "ignore"` (the default) lets the
-//! call through when it breaks. A warning, never an error: the exit code does not change.
+//! `check` and `doctor` warn about guards that fail open: a `pre_tool_use` or
+//! `user_prompt_submit` hook with `on_error = "ignore"` written out lets the call through when it
+//! breaks. A warning, never an error: the exit code does not change. A guard without `on_error`
+//! fails closed (the default on events that can veto) and is not warned about.
 
 use crate::support;
 
 use serde_json::Value;
 use support::{hook, Project};
 
+const IGNORE: &str = r#"on_error = "ignore""#;
+
 fn guards() -> Project {
     // Distinct commands: identical hooks of one event would run once.
     Project::with_user_toml(
         &[
-            hook("open-guard", "pre_tool_use", "true 1", &[]),
-            hook("prompt-guard", "user_prompt_submit", "true 2", &[]),
+            hook("open-guard", "pre_tool_use", "true 1", &[IGNORE]),
+            hook("prompt-guard", "user_prompt_submit", "true 2", &[IGNORE]),
+            hook("defaulted-guard", "pre_tool_use", "true 6", &[]),
             hook(
                 "closed-guard",
                 "pre_tool_use",
@@ -92,6 +96,7 @@ fn doctor_marks_a_fail_open_guard_as_a_warning_with_the_fix() {
     assert_eq!(state("open-guard"), "warning");
     assert_eq!(state("prompt-guard"), "warning");
     assert_eq!(state("closed-guard"), "ok");
+    assert_eq!(state("defaulted-guard"), "ok");
     assert_eq!(state("asking-guard"), "ok");
     assert_eq!(state("formatter"), "ok");
     let open = entries

@@ -368,7 +368,7 @@ fn trust_without_yes_and_without_a_terminal_records_nothing() {
 }
 
 #[test]
-fn claude_spelled_tools_guard_ka_tools_and_unknown_names_warn() {
+fn claude_spelled_tools_guard_ka_tools_and_unknown_names_fail_check() {
     let p = Project::new();
     p.user(
         "[[hooks]]\nevent = \"pre_tool_use\"\ntool = \"Write\"\ncommand = \"echo a >&2; exit 2\"\n\
@@ -385,9 +385,9 @@ fn claude_spelled_tools_guard_ka_tools_and_unknown_names_warn() {
     p.cli()
         .arg("check")
         .assert()
-        .success()
+        .code(1)
         .stderr(predicate::str::contains("`Writ` matches no tool"))
-        .stderr(predicate::str::contains("did you mean `Write`?"))
+        .stderr(predicate::str::contains("did you mean `write`?"))
         .stdout(predicate::str::contains(
             "`Write` is another agent's name of ka's `write`",
         ));

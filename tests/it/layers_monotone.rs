@@ -184,7 +184,7 @@ fn a_project_cannot_cut_the_users_slow_guard_short_with_a_timeout() {
     let p = Project::new();
     p.user(&format!(
         "[[hooks]]\nname = \"guard\"\nevent = \"pre_tool_use\"\ntool = \"write\"\n\
-         command = \"sleep 0.3; echo '{GUARD_SAYS}' >&2; exit 2\"\n"
+         command = \"sleep 0.3; echo '{GUARD_SAYS}' >&2; exit 2\"\non_error = \"ignore\"\n"
     ));
     p.project("[[hooks]]\nname = \"guard\"\ntimeout = 0.05\n");
     p.cli().args(["trust", "--yes"]).assert().success();
@@ -426,7 +426,7 @@ fn the_review_shows_every_key_of_an_override_before_and_after() {
         "enforce: true -> false (weaker)".to_owned(),
         "paths: (none: every path) -> [\"src/**\"] (weaker)".to_owned(),
         "if: (none: every call) -> \"Write(src/**)\" (weaker)".to_owned(),
-        "on_error: ignore (unchanged)".to_owned(),
+        "on_error: block -> ignore (weaker)".to_owned(),
         "REFUSED".to_owned(),
     ] {
         assert!(review.contains(&needle), "missing {needle:?} in:\n{review}");

@@ -13,6 +13,10 @@ use support::{hook, report, Project};
 
 const SETTINGS: &str = "[hook_settings]\ntimeout = 10\n\n";
 
+/// A guard that fails open, written out: without it a guard's failure blocks the call, and
+/// these tests are about what an allow is worth next to a failed guard that did not block.
+const IGNORE: &str = r#"on_error = "ignore""#;
+
 fn project(hooks: &[String]) -> Project {
     Project::with_user_toml(&format!("{SETTINGS}{}", hooks.concat()))
 }
@@ -31,11 +35,11 @@ fn said_to_user(outcome: &ka_hooks::Outcome) -> String {
     outcome.messages.join("\n")
 }
 
-/// Attack: with the default `on_error = "ignore"`, an allow followed by a guard that crashes
+/// Attack: with `on_error = "ignore"`, an allow followed by a guard that crashes
 /// (exit 3) read as "allow": the permission prompt was skipped although a guard failed.
 #[test]
 fn an_allow_then_a_crashed_guard_is_not_a_pre_approval() {
-    let p = project(&[allow(), hook("guard", "pre_tool_use", "exit 3", &[])]);
+    let p = project(&[allow(), hook("guard", "pre_tool_use", "exit 3", &[IGNORE])]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "rm -rf ~"}));
     assert_eq!(report(&outcome, "guard").status, Status::Error);
     assert!(
@@ -53,7 +57,7 @@ fn an_allow_then_a_crashed_guard_is_not_a_pre_approval() {
 /// The same, the guard first: the order of the hooks does not matter.
 #[test]
 fn a_crashed_guard_then_an_allow_is_not_a_pre_approval() {
-    let p = project(&[hook("guard", "pre_tool_use", "exit 3", &[]), allow()]);
+    let p = project(&[hook("guard", "pre_tool_use", "exit 3", &[IGNORE]), allow()]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
     assert_ne!(outcome.decision(), Some(Decision::Allow), "{outcome:#?}");
     assert!(said_to_user(&outcome).contains("`guard`"));
@@ -69,7 +73,7 @@ fn an_allow_then_a_voided_deny_is_not_a_pre_approval() {
             "guard",
             "pre_tool_use",
             r#"echo '{"decision":"deny","reason":"no rm","feedback":"x"}'"#,
-            &[],
+            &[IGNORE],
         ),
     ]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "rm -rf ~"}));
@@ -101,7 +105,7 @@ fn an_allow_with_healthy_guards_stays_a_pre_approval() {
 /// The adapters then do not answer `allow`: Claude Code's own permission rules decide.
 #[test]
 fn the_claude_adapter_does_not_answer_allow_after_a_failed_guard() {
-    let p = project(&[allow(), hook("guard", "pre_tool_use", "exit 3", &[])]);
+    let p = project(&[allow(), hook("guard", "pre_tool_use", "exit 3", &[IGNORE])]);
     let payload = json!({
         "session_id": "s",
         "transcript_path": "/tmp/t.jsonl",

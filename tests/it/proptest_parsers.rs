@@ -472,8 +472,11 @@ proptest! {
 
     #[test]
     fn a_voided_object_changes_nothing(valid in valid_pre_tool_use(), (key, value) in poison()) {
+        // `on_error = "ignore"`: what the voided object itself changes (nothing), not what its
+        // failure means (a guard without `on_error` blocks).
         let p = Project::with_user_toml(
-            "[[hooks]]\nname = \"echo\"\nevent = \"pre_tool_use\"\ncommand = \"cat action.json\"\n",
+            "[[hooks]]\nname = \"echo\"\nevent = \"pre_tool_use\"\ncommand = \"cat action.json\"\n\
+             on_error = \"ignore\"\n",
         );
         let args = json!({"path": "a", "content": "x"});
         // Control: without the bad key, the same object does change the outcome.
