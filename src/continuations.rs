@@ -273,7 +273,11 @@ impl Tracker {
         let store = Store::new(data_dir);
         match event {
             Event::SessionEnd => store.end_session(&session),
-            Event::UserPromptSubmit => store.reset(&session, MAIN),
+            // GitHub Copilot sends a stop hook's continuation back as a prompt: that prompt
+            // goes on with the turn and must not start its count over.
+            Event::UserPromptSubmit if !continues(&store, &session, payload) => {
+                store.reset(&session, MAIN)
+            }
             _ => {}
         }
         let scope = scope(event, payload)?;
@@ -320,6 +324,19 @@ impl Tracker {
 }
 
 const MAIN: &str = "main";
+
+/// Whether the prompt of `payload` is the text of the turn's last continuation (an agent that
+/// sends it as a prompt, as GitHub Copilot does), rather than a new prompt of the user.
+fn continues(store: &Store, session: &str, payload: &Map<String, Value>) -> bool {
+    let Some(prompt) = payload.get("prompt").and_then(Value::as_str) else {
+        return false;
+    };
+    let turn = store.load(session, MAIN);
+    turn.last
+        .as_deref()
+        .map(str::trim)
+        .is_some_and(|last| !last.is_empty() && prompt.contains(last))
+}
 
 /// Who is about to stop, for stop-like events: the main agent, a subagent, a teammate, a task.
 fn scope(event: Event, payload: &Map<String, Value>) -> Option<String> {

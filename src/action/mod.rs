@@ -16,6 +16,10 @@
 //! - Events read the keys of the event they act as ([`Event::acts_as`]): `permission_request`
 //!   as `pre_tool_use`, `post_tool_use_failure` as `post_tool_use`, `subagent_stop`,
 //!   `teammate_idle` and `task_completed` as `stop`.
+//! - GitHub Copilot's and Cursor's output forms are read as Claude Code's ([`foreign`]): Copilot's
+//!   top-level `permissionDecision`, `permissionDecisionReason`, `modifiedArgs`,
+//!   `additionalContext`, `behavior`/`message`/`interrupt`; Cursor's `permission`,
+//!   `agent_message`, `user_message`, `followup_message`, `additional_context`.
 //! - Claude Code's output forms are read in the same object, so its scripts work unchanged:
 //!   `{"decision":"block"|"approve","reason":..}`, `{"continue":false,"stopReason":..}`,
 //!   `hookSpecificOutput.{permissionDecision (allow, ask, deny, defer), permissionDecisionReason,
@@ -45,6 +49,7 @@ use serde_json::{Map, Value};
 
 use crate::event::Event;
 
+mod foreign;
 mod permission;
 
 /// Longest `note`, in characters (a transcript row, not a report).
@@ -421,6 +426,15 @@ fn context_event_names() -> String {
 
 fn read_object(obj: &Map<String, Value>, event: Event) -> Parsed {
     let mut d = Reader::new(event);
+    // Copilot's and Cursor's output forms, as the Claude Code form read below.
+    let normalized = foreign::normalize(obj, event);
+    let obj = match normalized {
+        Some((ref object, ref notes)) => {
+            notes.iter().for_each(|n| d.note(n.clone()));
+            object
+        }
+        None => obj,
+    };
     let keys = read_keys(&mut d, obj);
     if d.voided {
         return Parsed {

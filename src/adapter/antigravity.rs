@@ -59,6 +59,9 @@ impl AgentAdapter for Antigravity {
     fn project_dir_vars(&self) -> &'static [&'static str] {
         &[]
     }
+    fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)> {
+        None
+    }
     fn markers(&self) -> &'static [&'static str] {
         &["ANTIGRAVITY_AGENT"]
     }
@@ -79,7 +82,7 @@ impl AgentAdapter for Antigravity {
         _: &str,
         _: &Map<String, Value>,
         _: Option<&Path>,
-    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
+    ) -> Option<super::table::OwnTool> {
         None
     }
     fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
@@ -141,6 +144,9 @@ pub const HOOK_FILE: HookFile = HookFile {
         "note: Antigravity's hook contract is experimental (no published reference); see \
          docs/agents.md",
     ),
+    fails_closed: |event| event == "PreToolUse",
+    event_tools: &[],
+    user_commands_from_file_dir: false,
 };
 
 /// Antigravity's events that run ka events.

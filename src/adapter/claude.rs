@@ -56,6 +56,9 @@ impl AgentAdapter for Claude {
     fn project_dir_vars(&self) -> &'static [&'static str] {
         &["CLAUDE_PROJECT_DIR"]
     }
+    fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)> {
+        Some((&["COPILOT_CLI", "COPILOT_HOOK_DIR"], Agent::Copilot))
+    }
     fn markers(&self) -> &'static [&'static str] {
         &["CLAUDECODE"]
     }
@@ -71,7 +74,7 @@ impl AgentAdapter for Claude {
         _: &str,
         _: &Map<String, Value>,
         _: Option<&Path>,
-    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
+    ) -> Option<super::table::OwnTool> {
         None
     }
     fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
@@ -341,6 +344,13 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
     } else {
         context_is_unsupported(&mut verdict, dialect.agent(), &call.agent_event);
     }
+    if dialect == Dialect::Claude && run_by_copilot() {
+        for key in ["permissionDecision", "permissionDecisionReason"] {
+            if let Some(value) = hso.get(key) {
+                object.insert(key.into(), value.clone());
+            }
+        }
+    }
     if hso.len() > 1 {
         object.insert("hookSpecificOutput".into(), Value::Object(hso));
     }
@@ -389,7 +399,9 @@ fn pre_tool_use(
     hso: &mut Map<String, Value>,
 ) -> Option<Answer> {
     if let Some(reason) = &verdict.block {
-        if verdict.messages.is_empty() && verdict.halt.is_none() && verdict.context.is_none() {
+        let bare =
+            verdict.messages.is_empty() && verdict.halt.is_none() && verdict.context.is_none();
+        if bare && !run_by_copilot() {
             return Some(Answer::exit_two(reason));
         }
         hso.insert("permissionDecision".into(), "deny".into());
@@ -419,6 +431,13 @@ fn pre_tool_use(
         hso.insert("updatedInput".into(), Value::Object(input.clone()));
     }
     None
+}
+
+/// Whether GitHub Copilot runs this hook from `.claude/settings.json` (it sets `COPILOT_CLI=1`):
+/// Copilot does not give an exit 2's stderr to the model, so a block is answered in JSON, with
+/// Copilot's top-level fields next to Claude's.
+fn run_by_copilot() -> bool {
+    std::env::var_os("COPILOT_CLI").is_some_and(|v| v == "1")
 }
 
 /// PermissionRequest: `hookSpecificOutput.decision` = `{behavior: allow|deny, ..}`; no decision

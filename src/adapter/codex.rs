@@ -57,6 +57,9 @@ impl AgentAdapter for Codex {
     fn project_dir_vars(&self) -> &'static [&'static str] {
         &[]
     }
+    fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)> {
+        None
+    }
     fn markers(&self) -> &'static [&'static str] {
         &["CODEX_SANDBOX", "CODEX_SANDBOX_NETWORK_DISABLED"]
     }
@@ -72,8 +75,8 @@ impl AgentAdapter for Codex {
         tool: &str,
         input: &Map<String, Value>,
         cwd: Option<&Path>,
-    ) -> Option<(String, Map<String, Value>, Patch)> {
-        read_patch(tool, input, cwd)
+    ) -> Option<super::table::OwnTool> {
+        read_patch(tool, input, cwd).map(|(tool, args, patch)| (tool, args, Some(patch)))
     }
     fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
         claude::result(payload)

@@ -20,13 +20,15 @@
 //! event fails open. `ka-hooks install copilot` gives each entry a `timeoutSec` above the
 //! slowest case of the ka hooks it runs, so Copilot's timeout does not cut them short.
 //!
+//! Copilot CLI 1.0.102, driven headless, also honours `decision: "block"` + `reason` and
+//! `additionalContext` on `userPromptSubmitted` and `additionalContext` on `preToolUse`; the
+//! adapter answers with them.
+//!
 //! What Copilot's contract cannot say, and what the adapter does instead:
-//! - a config-file `userPromptSubmitted` hook's output is dropped ("`modifiedPrompt` is only
-//!   honored by SDK programmatic hooks"), so a prompt cannot be blocked or given context: a
-//!   ka block there exits 2, which Copilot shows the user as a warning, and says the prompt
-//!   went through;
-//! - Copilot has no field for a message to the user: messages go to stderr (Copilot logs them;
-//!   exit 2 on events other than `preToolUse` shows them as a warning);
+//! - Copilot has no field for a message to the user, and shows an exit-0 hook's stderr only at
+//!   debug log level: messages ride a channel Copilot shows ([`deliver`]): the text the model
+//!   reads with the answer (`additionalContext`, a deny's reason, a block's reason), else exit 2
+//!   on the events where Copilot shows exit 2 as a warning to the user;
 //! - a hook cannot end the turn except through `permissionRequest`'s `interrupt`: a halt on a
 //!   tool call denies the call and says why;
 //! - `ask` under the cloud agent is a deny ("no user is available to answer"), which is the
@@ -72,11 +74,15 @@ impl AgentAdapter for Copilot {
     fn observed(&self) -> &'static [(&'static str, &'static str)] {
         OBSERVED
     }
-    /// Copilot names none for repository and user hooks (it runs them in the repository root,
-    /// which is the payload's `cwd`); plugin hooks get `CLAUDE_PROJECT_DIR`
-    /// (github/copilot-cli changelog.md @ 9532bdac).
+    /// Copilot CLI 1.0.102 gives repository hooks `COPILOT_PROJECT_DIR` and
+    /// `CLAUDE_PROJECT_DIR` (with `COPILOT_HOOK_DIR` and `COPILOT_CLI=1`), as measured driving it
+    /// headless; plugin hooks get `CLAUDE_PROJECT_DIR` (github/copilot-cli changelog.md @
+    /// 9532bdac).
     fn project_dir_vars(&self) -> &'static [&'static str] {
-        &["CLAUDE_PROJECT_DIR"]
+        &["COPILOT_PROJECT_DIR", "CLAUDE_PROJECT_DIR"]
+    }
+    fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)> {
+        None
     }
     fn markers(&self) -> &'static [&'static str] {
         &["COPILOT_CLI", "COPILOT_AGENT_SESSION_ID", "COPILOT_AGENT"]
@@ -87,18 +93,26 @@ impl AgentAdapter for Copilot {
         named: Option<&str>,
     ) -> Result<(), Rejected> {
         super::reshape::copilot(payload);
-        super::reshape::name_event(self, payload, named)
+        super::reshape::name_event(self, payload, named)?;
+        // Copilot CLI 1.0.102 fires agentStop at a subagent's end too, with the subagent's
+        // `agentId`, and ignores a block there: it is that subagent's stop, not the turn's.
+        let subagent = payload.get("agentId").is_some_and(|id| !id.is_null());
+        if subagent && payload.get("hook_event_name").and_then(Value::as_str) == Some("agentStop") {
+            payload.insert("hook_event_name".into(), "subagentStop".into());
+        }
+        Ok(())
     }
     fn tool_names(&self, payload: &Map<String, Value>, tool: &str) -> Agent {
         super::reshape::copilot_tool_names(payload, tool)
     }
     fn own_tool(
         &self,
-        _: &str,
-        _: &Map<String, Value>,
-        _: Option<&Path>,
-    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
-        None
+        tool: &str,
+        input: &Map<String, Value>,
+        cwd: Option<&Path>,
+    ) -> Option<super::table::OwnTool> {
+        let _ = cwd;
+        permission_edit(tool, input)
     }
     fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
         super::claude::result(payload)
@@ -156,6 +170,9 @@ pub const HOOK_FILE: HookFile = HookFile {
          translate it by hand",
     )],
     note: None,
+    fails_closed: |event| event == "preToolUse" || event == "PreToolUse",
+    event_tools: &[],
+    user_commands_from_file_dir: false,
 };
 
 /// Copilot's events that run ka events, in both spellings ("Hook events" and "Hook event input
@@ -249,7 +266,10 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
     let mut object = Map::new();
     let mut hso = Map::new();
     match call.event {
-        Event::PreToolUse => pre_tool_use(&mut verdict, &mut object, &mut hso),
+        Event::PreToolUse => {
+            pre_tool_use(&mut verdict, &mut object, &mut hso);
+            take_context(&mut verdict, &mut object);
+        }
         Event::PermissionRequest => permission_request(&mut verdict, &mut object),
         Event::PostToolUse | Event::PostToolUseFailure => {
             if let Some(text) = verdict.result_as_context(AGENT) {
@@ -263,27 +283,15 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
             }
         }
         Event::SessionStart | Event::SubagentStart | Event::Notification => {
-            if let Some(context) = verdict.context.take() {
-                object.insert("additionalContext".into(), context.into());
-            }
+            take_context(&mut verdict, &mut object);
         }
         Event::UserPromptSubmit => {
-            if let Some(reason) = verdict.block.take() {
-                verdict.messages.insert(
-                    0,
-                    format!(
-                        "a ka hook blocked this prompt ({reason}), but Copilot drops the output \
-                         of a configured userPromptSubmitted hook, so the prompt was sent"
-                    ),
-                );
-                context_is_unsupported(&mut verdict, AGENT, &call.agent_event);
-                halt_is_unsupported(&mut verdict);
-                return Answer {
-                    exit: 2,
-                    stdout: String::new(),
-                    stderr: lines(&verdict.messages),
-                };
+            let stop = verdict.block.take().or_else(|| verdict.halt.take());
+            if let Some(reason) = stop {
+                object.insert("decision".into(), "block".into());
+                object.insert("reason".into(), reason.into());
             }
+            take_context(&mut verdict, &mut object);
         }
         _ => {}
     }
@@ -302,9 +310,86 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
             object.insert("hookSpecificOutput".into(), Value::Object(hso));
         }
     }
-    Answer {
-        stderr: lines(&verdict.messages),
-        ..Answer::json(object)
+    deliver(call, object, &verdict.messages)
+}
+
+/// Copilot CLI 1.0.102 asks permission for a create as tool `edit` with `{file_path, diff}`
+/// (not the preToolUse `edit`'s `path`): read as ka's `edit` of `path`, so a guard of the path
+/// judges it.
+fn permission_edit(tool: &str, input: &Map<String, Value>) -> Option<super::table::OwnTool> {
+    if tool != "edit" || input.contains_key("path") {
+        return None;
+    }
+    let path = input.get("file_path")?.clone();
+    let mut args = input.clone();
+    args.remove("file_path");
+    args.insert("path".into(), path);
+    Some(("edit".into(), args, None))
+}
+
+/// Context for the model, as `additionalContext`.
+fn take_context(verdict: &mut Verdict, object: &mut Map<String, Value>) {
+    if let Some(context) = verdict.context.take() {
+        object.insert("additionalContext".into(), context.into());
+    }
+}
+
+/// The line that starts ka-hooks' messages where they ride a text for the model.
+pub const MESSAGES_HEADER: &str = "[ka-hooks, for the user]";
+
+/// The answer with ka's messages on a channel Copilot shows: appended to the text the model
+/// reads with this answer (a deny's reason, a block's reason, `additionalContext` where the
+/// event takes it), else, where exit 2 is only a warning Copilot shows the user, exit 2 with the
+/// messages on stderr (Copilot ignores stdout there, which then carries nothing that acts).
+fn deliver(call: &Call, mut object: Map<String, Value>, messages: &[String]) -> Answer {
+    if messages.is_empty() {
+        return Answer::json(object);
+    }
+    let said = format!("{MESSAGES_HEADER}\n{}", messages.join("\n"));
+    let carrier = [
+        "permissionDecisionReason",
+        "message",
+        "reason",
+        "additionalContext",
+    ]
+    .into_iter()
+    .find(|key| object.get(*key).is_some_and(Value::is_string));
+    let takes_context = matches!(
+        call.event,
+        Event::PreToolUse
+            | Event::PostToolUse
+            | Event::PostToolUseFailure
+            | Event::UserPromptSubmit
+            | Event::SessionStart
+            | Event::SubagentStart
+            | Event::Notification
+    );
+    let key = match carrier {
+        Some(key) => Some(key),
+        None if takes_context => Some("additionalContext"),
+        None => None,
+    };
+    match key {
+        Some(key) => {
+            let text = match object.get(key).and_then(Value::as_str) {
+                Some(first) => format!("{first}\n\n{said}"),
+                None => said,
+            };
+            object.insert(key.into(), text.into());
+            Answer {
+                stderr: lines(messages),
+                ..Answer::json(object)
+            }
+        }
+        None if object.is_empty() && !call.event.is_pipeline() => Answer {
+            exit: 2,
+            stdout: String::new(),
+            stderr: lines(messages),
+        },
+        None => Answer {
+            stderr: lines(messages),
+            ..Answer::json(object)
+        },
     }
 }
 

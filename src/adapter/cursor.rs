@@ -60,6 +60,9 @@ impl AgentAdapter for Cursor {
     fn project_dir_vars(&self) -> &'static [&'static str] {
         &["CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"]
     }
+    fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)> {
+        None
+    }
     fn markers(&self) -> &'static [&'static str] {
         &["CURSOR_AGENT", "CURSOR_EXTENSION_HOST_ROLE"]
     }
@@ -80,7 +83,7 @@ impl AgentAdapter for Cursor {
         _: &str,
         _: &Map<String, Value>,
         _: Option<&Path>,
-    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
+    ) -> Option<super::table::OwnTool> {
         None
     }
     fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {
@@ -134,6 +137,16 @@ pub const HOOK_FILE: HookFile = HookFile {
     anchored_matchers: false,
     refused_keys: &[],
     note: None,
+    fails_closed: |_| false,
+    event_tools: &[
+        ("beforeShellExecution", "bash"),
+        ("afterShellExecution", "bash"),
+        ("beforeReadFile", "@file_reads"),
+        ("afterFileEdit", "@file_writes"),
+        ("beforeMCPExecution", "MCP:*"),
+        ("afterMCPExecution", "MCP:*"),
+    ],
+    user_commands_from_file_dir: true,
 };
 
 /// Cursor's agent events that run ka events. The `before*`/`after*` events of one kind of tool

@@ -58,6 +58,9 @@ impl AgentAdapter for Gemini {
     fn project_dir_vars(&self) -> &'static [&'static str] {
         &["GEMINI_PROJECT_DIR", "CLAUDE_PROJECT_DIR"]
     }
+    fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)> {
+        None
+    }
     fn markers(&self) -> &'static [&'static str] {
         &["GEMINI_CLI"]
     }
@@ -73,7 +76,7 @@ impl AgentAdapter for Gemini {
         _: &str,
         _: &Map<String, Value>,
         _: Option<&Path>,
-    ) -> Option<(String, Map<String, Value>, super::codex::Patch)> {
+    ) -> Option<super::table::OwnTool> {
         None
     }
     fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::import::{entry, Imported};
+use super::import::{entry, Entry, Imported};
 use super::install::{
     is_adapter_command, plan, print_diff, render, write_atomically, InstallArgs, Planned,
 };
@@ -135,6 +135,7 @@ pub fn read_hook_file(
     agent: Agent,
     label: &str,
     text: &str,
+    commands_dir: Option<&Path>,
     imported: &mut Imported,
 ) -> Result<(), String> {
     let shown = |s: &str| escape(s).into_owned();
@@ -206,7 +207,9 @@ pub fn read_hook_file(
                     .unwrap_or(group_matcher);
                 let matcher = native_matcher(format, row.name, matcher);
                 let result = as_claude_hook(format, agent, hook)
-                    .and_then(|hook| entry(agent, &origin, row.event, &matcher, &hook, None));
+                    .map(|hook| from_dir(hook, commands_dir))
+                    .and_then(|hook| entry(agent, &origin, row.event, &matcher, &hook, None))
+                    .map(|e| e.map(|e| faithful(format, agent, row.name, hook, e)));
                 match result {
                     Ok(Some(entry)) => imported.entries.push(entry),
                     Ok(None) => {}
@@ -216,6 +219,68 @@ pub fn read_hook_file(
         }
     }
     Ok(())
+}
+
+/// A relative command of the user's file runs from the folder the agent runs it in
+/// (`commands_dir`: Cursor runs `~/.cursor/hooks.json`'s `./hooks/x.sh` in `~/.cursor`), not in
+/// the project: the command changes to that folder first.
+fn from_dir(mut hook: Value, commands_dir: Option<&Path>) -> Value {
+    let Some(dir) = commands_dir else {
+        return hook;
+    };
+    if let Some(Value::String(command)) = hook.get_mut("command") {
+        let quoted = format!("'{}'", dir.to_string_lossy().replace('\'', r"'\''"));
+        *command = format!("cd {quoted} && {command}");
+    }
+    hook
+}
+
+/// The imported entry with what the source agent's entry meant besides its command: a stable
+/// `name`, the agent's failure semantics as an explicit `on_error`, and the tool scope of a
+/// per-tool event (Cursor's `beforeShellExecution` is `tool = "bash"`).
+fn faithful(format: &HookFile, agent: Agent, event: &str, hook: &Value, mut e: Entry) -> Entry {
+    let mut lines = vec![format!(
+        "name = \"{}-{}-{:08x}\"",
+        agent.command(),
+        event,
+        fnv(&e.command) as u32
+    )];
+    let fails_closed = match format.fail_closed_key {
+        Some(key) => hook.get(key) == Some(&Value::Bool(true)),
+        None => (format.fails_closed)(event),
+    };
+    let on_error = if fails_closed && e.event.is_pipeline() {
+        "block"
+    } else {
+        "ignore"
+    };
+    let why = if on_error == "block" {
+        format!("{} blocks the call when this hook fails", agent.display())
+    } else {
+        format!(
+            "{} lets the action through when this hook fails",
+            agent.display()
+        )
+    };
+    lines.push(format!("on_error = \"{on_error}\" # {why}"));
+    if e.matcher.is_none() {
+        if let Some((_, tool)) = format.event_tools.iter().find(|(name, _)| *name == event) {
+            lines.push(format!("tool = \"{tool}\""));
+        }
+    }
+    let at = e
+        .toml
+        .find("[[hooks]]\n")
+        .map_or(0, |at| at + "[[hooks]]\n".len());
+    e.toml.insert_str(at, &(lines.join("\n") + "\n"));
+    e
+}
+
+/// A stable 64-bit FNV-1a hash (names that do not shift when the user's file changes).
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A Copilot camelCase matcher is a regex anchored as `^(?:pattern)$` (hooks reference,

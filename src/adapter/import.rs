@@ -674,7 +674,16 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
         };
         let label = escape_path(&paths::absolute(file));
         if hookfile.is_some() {
-            super::hookfile::read_hook_file(args.agent, &label, &text, &mut imported)?;
+            let commands_dir = hookfile
+                .filter(|f| args.user && f.user_commands_from_file_dir)
+                .and_then(|_| paths::absolute(file).parent().map(Path::to_path_buf));
+            super::hookfile::read_hook_file(
+                args.agent,
+                &label,
+                &text,
+                commands_dir.as_deref(),
+                &mut imported,
+            )?;
         } else {
             read_settings(&label, &text, &mut imported)?;
         }

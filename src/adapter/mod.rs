@@ -194,6 +194,12 @@ pub fn respond_with(
             return unreadable(agent, input, args.event.as_deref(), &message)
         }
     };
+    if let Some(why) = stands_aside(agent, ctx, &call) {
+        return Answer {
+            stderr: format!("{why}\n"),
+            ..Answer::default()
+        };
+    }
     let config = match load(ctx, &call) {
         Ok(config) => config,
         Err(message) => return fail(agent, args, Some(call.event), &message),
@@ -271,6 +277,39 @@ pub fn respond_with(
         }
     }
     agent.answer(&call, verdict)
+}
+
+/// Why this adapter stands aside for another agent's, which runs the same hooks in this
+/// session (see [`AgentAdapter::also_run_by`]); `None` when it runs them.
+fn stands_aside(agent: &dyn AgentAdapter, ctx: &Context, call: &Call) -> Option<String> {
+    let (markers, other) = agent.also_run_by()?;
+    let set = |var: &&str| std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0");
+    if !markers.iter().all(set) {
+        return None;
+    }
+    let table::Install::HookFile(file) = other.adapter().install() else {
+        return None;
+    };
+    let dir = start_dir(ctx, call, |var: &str| std::env::var_os(var));
+    let root = paths::find_project_root(&dir).unwrap_or(dir);
+    let (user_dir, under) = file.user;
+    let files = [
+        Some(root.join(file.project)),
+        user_dir().map(|d| d.join(under)),
+    ];
+    let command = format!("ka-hooks {}", other.command());
+    let installed = files
+        .iter()
+        .flatten()
+        .any(|f| std::fs::read_to_string(f).is_ok_and(|text| text.contains(&command)));
+    installed.then(|| {
+        format!(
+            "ka-hooks {}: {} runs this registration as well as `{command}`, which is installed \
+             too; the hooks run there, once",
+            agent.command(),
+            other.display()
+        )
+    })
 }
 
 /// The payload cannot be read (see [`crate::payload`]): fail closed unless the event, as far as
@@ -591,7 +630,7 @@ fn tool_call(
             ka_name,
             agent_input,
             ka_args,
-            patch: Some(patch),
+            patch,
             names,
         });
     }

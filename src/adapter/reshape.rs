@@ -37,11 +37,15 @@ pub fn name_event(
         payload.get("hook_event_name").and_then(Value::as_str),
         named,
     ) {
-        (Some(said), Some(named)) if said != named => Err(Rejected::Broken(format!(
-            "the payload's `hook_event_name` is `{}` but the command line says --event {}",
-            crate::terminal::escape(said),
-            crate::terminal::escape(named)
-        ))),
+        // Two spellings of one event (Copilot's `PermissionRequest` payload for its
+        // `permissionRequest` entry) are the same event.
+        (Some(said), Some(named)) if said != named && !same_event(adapter, said, named) => {
+            Err(Rejected::Broken(format!(
+                "the payload's `hook_event_name` is `{}` but the command line says --event {}",
+                crate::terminal::escape(said),
+                crate::terminal::escape(named)
+            )))
+        }
         (Some(_), _) => Ok(()),
         (None, Some(named)) => {
             payload.insert("hook_event_name".into(), Value::String(named.to_owned()));
@@ -57,6 +61,17 @@ pub fn name_event(
     }
 }
 
+/// Whether `a` and `b` are spellings of one of `adapter`'s events (the same name but for the
+/// case of its first letter, and the same ka event).
+fn same_event(adapter: &dyn AgentAdapter, a: &str, b: &str) -> bool {
+    let row = |name: &str| adapter.events().iter().find(|r| r.name == name).copied();
+    let lower = |name: &str| name.to_ascii_lowercase();
+    match (row(a), row(b)) {
+        (Some(x), Some(y)) => x.event == y.event && lower(a) == lower(b),
+        _ => false,
+    }
+}
+
 /// The agent whose tool names a Copilot payload uses: Copilot's PascalCase ("VS Code
 /// compatible") events report "the Claude tool name (for example, `Bash`, not `bash`)" (hooks
 /// reference, "Claude-format matchers"); its camelCase events use its own.
@@ -65,15 +80,31 @@ pub fn name_event(
 /// own tool names (`create_file`, `replace_string_in_file`, `runTerminalCommand`; vscode-docs
 /// `docs/agent-customization/hooks.md` @ 91e74cb2), which are Copilot rows of the table: so a
 /// name is read as Claude's only when Claude Code has that tool.
+///
+/// Copilot CLI 1.0.102 sends its PascalCase tool events with Claude's tool names but its own
+/// argument names (`Write {path, file_text}`), which are Copilot rows of the table too; so a
+/// Claude name is read in Claude's argument names only when the input has one of them and none
+/// of Copilot's (a rewrite then goes back in the names the call came in).
 pub fn copilot_tool_names(payload: &Map<String, Value>, tool: &str) -> Agent {
-    let pascal = payload
-        .get("hook_event_name")
-        .and_then(Value::as_str)
-        .is_some_and(|name| name.starts_with(|c: char| c.is_ascii_uppercase()));
-    let claude_tool = super::tools::TOOLS
+    let Some(row) = super::tools::TOOLS
         .iter()
-        .any(|row| row.claude == Some(tool));
-    if pascal && claude_tool {
+        .find(|row| row.claude == Some(tool))
+    else {
+        return Agent::Copilot;
+    };
+    let input = payload.get("tool_input").and_then(Value::as_object);
+    let has = |key: &str| input.is_some_and(|i| i.contains_key(key));
+    let claude_keys = row.args.iter().any(|a| a.claude != a.ka && has(a.claude));
+    let copilot_keys = super::tools::agents::by_agent_name(Agent::Copilot, tool).is_some_and(|t| {
+        t.args
+            .iter()
+            .any(|(ka, theirs)| ka != theirs && has(theirs))
+    }) || (has("path")
+        && row
+            .args
+            .iter()
+            .any(|a| a.ka == "path" && a.claude != "path"));
+    if claude_keys && !copilot_keys {
         Agent::Claude
     } else {
         Agent::Copilot
@@ -107,11 +138,16 @@ pub fn copilot(payload: &mut Map<String, Value>) {
     for (from, to) in [
         // VS Code's common input: `sessionId`, `hookEventName` (vscode-docs hooks.md).
         ("hookEventName", "hook_event_name"),
+        // Copilot CLI 1.0.102's permissionRequest payload names its event `hookName` and its
+        // arguments `toolInput`, and offers `permissionSuggestions`.
+        ("hookName", "hook_event_name"),
         ("sessionId", "session_id"),
         ("toolName", "tool_name"),
         ("transcriptPath", "transcript_path"),
         ("customInstructions", "custom_instructions"),
         ("toolArgs", "tool_input"),
+        ("toolInput", "tool_input"),
+        ("permissionSuggestions", "permission_suggestions"),
     ] {
         alias(payload, from, to);
     }
@@ -229,6 +265,22 @@ pub fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
         _ => {
             if let Some(value) = payload.remove("tool_input") {
                 payload.insert("tool_input".into(), decoded(value));
+            }
+            // A hook written for `beforeShellExecution` or `beforeReadFile` reads the call at
+            // the top (`command`, `file_path`): a generic tool event carries it there too.
+            let tool = payload
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let top = match tool {
+                "Shell" => Some("command"),
+                "Read" | "Write" | "Delete" => Some("file_path"),
+                _ => None,
+            };
+            if let Some(key) = top.filter(|k| !payload.contains_key(*k)) {
+                if let Some(value) = payload.get("tool_input").and_then(|i| i.get(key)).cloned() {
+                    payload.insert(key.into(), value);
+                }
             }
             if let Some(output) = payload.get("tool_output").cloned() {
                 payload.insert("tool_response".into(), decoded(output));

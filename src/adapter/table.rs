@@ -31,6 +31,12 @@ pub trait AgentAdapter: Sync + std::fmt::Debug {
     /// The environment variables the agent sets for the processes it starts (its markers; each
     /// is in [`crate::paths::AGENT_MARKERS`] or [`crate::paths::AGENT_VALUE_MARKERS`]).
     fn markers(&self) -> &'static [&'static str];
+    /// Another agent that also runs this agent's registration, with the variables it sets for
+    /// its hooks, all of them (GitHub Copilot runs the hooks of `.claude/settings.json`, with
+    /// `COPILOT_CLI=1` and `COPILOT_HOOK_DIR`):
+    /// where that agent's own adapter is installed too, this one stands aside, so every hook
+    /// runs once.
+    fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)>;
     /// Adds Claude Code's field names (`hook_event_name`, `tool_name`, `tool_input`, ...) to the
     /// agent's payload, keeping its own; `named` is the command line's `--event`.
     fn reshape(
@@ -40,14 +46,15 @@ pub trait AgentAdapter: Sync + std::fmt::Debug {
     ) -> Result<(), Rejected>;
     /// The column of [`crate::tools`] whose tool and argument names a payload uses.
     fn tool_names(&self, payload: &Map<String, Value>, tool: &str) -> Agent;
-    /// A tool call the agent encodes in a way of its own (Codex's `apply_patch`), read as ka's
-    /// `(tool, arguments, patch)`; `None` for every other call.
+    /// A tool call the agent encodes in a way of its own (Codex's `apply_patch`, Copilot's
+    /// permission request for a create), read as ka's `(tool, arguments, patch)`; `None` for
+    /// every other call, which the translation table reads.
     fn own_tool(
         &self,
         tool: &str,
         input: &Map<String, Value>,
         cwd: Option<&Path>,
-    ) -> Option<(String, Map<String, Value>, super::codex::Patch)>;
+    ) -> Option<OwnTool>;
     /// ka's `result` and `is_error` of a finished tool call.
     fn result(&self, payload: &Map<String, Value>) -> (Value, bool);
     /// Whether the agent reads a hook's plain (non-JSON) stdout on `event` as context.
@@ -67,6 +74,10 @@ pub trait AgentAdapter: Sync + std::fmt::Debug {
     /// Where `ka-hooks import <agent>` reads the agent's own hooks.
     fn import(&self) -> Import;
 }
+
+/// A tool call read by the agent's own code: ka's tool and arguments, and the patch a rewrite
+/// goes back into (`None`: back through the translation table).
+pub type OwnTool = (String, Map<String, Value>, Option<super::codex::Patch>);
 
 /// How `install` registers an adapter.
 #[derive(Debug, Clone, Copy)]
@@ -129,6 +140,13 @@ pub struct HookFile {
     pub refused_keys: &'static [(&'static str, &'static str)],
     /// Printed after an install.
     pub note: Option<&'static str>,
+    /// Whether a hook of this event that crashes or exits non-zero makes the agent block the
+    /// call (where no `fail_closed_key` says so per entry).
+    pub fails_closed: fn(event: &str) -> bool,
+    /// Events that run for one kind of tool, with the ka tool or group they cover.
+    pub event_tools: &'static [(&'static str, &'static str)],
+    /// `import --user` runs relative commands from the user's hook file's folder.
+    pub user_commands_from_file_dir: bool,
 }
 
 /// Where a hook file keeps its event arrays.

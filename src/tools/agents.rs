@@ -74,6 +74,17 @@ pub const AGENT_TOOLS: &[AgentTool] = &[
     tool(CO, "web_search", "web_search", &[]),
     tool(CO, "update_todo", "todo_write", &[]),
     tool(CO, "task", "task", &[]),
+    // Copilot CLI 1.0.102's PascalCase events: Claude's tool names, Copilot's argument names
+    // (`Write {path, file_text}`), measured driving it headless (see `reshape::copilot_tool_names`).
+    tool(CO, "Bash", "bash", &[]),
+    tool(CO, "Read", "read", &[]),
+    tool(CO, "Write", "write", &[("content", "file_text")]),
+    tool(CO, "Edit", "edit", &[]),
+    tool(CO, "Grep", "grep", &[]),
+    tool(CO, "Glob", "glob", &[]),
+    tool(CO, "WebFetch", "web_fetch", &[]),
+    tool(CO, "WebSearch", "web_search", &[]),
+    tool(CO, "TodoWrite", "todo_write", &[]),
     // VS Code's agent tools, sent by its Local harness to the same `.github/hooks` entries
     // (vscode-docs `docs/agent-customization/hooks.md` @ 91e74cb2: "`editFiles`,
     // `runTerminalCommand`, `create_file`, `replace_string_in_file`", arguments camelCase

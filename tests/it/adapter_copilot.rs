@@ -166,20 +166,21 @@ fn session_start_context_is_additional_context() {
     assert_eq!(answer["additionalContext"], "the tests live in tests/");
 }
 
-/// Copilot drops a configured userPromptSubmitted hook's output: a block cannot stop the
-/// prompt, and the adapter says so (exit 2 shows stderr to the user as a warning).
+/// Copilot CLI 1.0.102 honours `decision: "block"` + `reason` on userPromptSubmitted: the
+/// prompt is blocked in Copilot's own form (exit 0), not an exit 2 that only warns.
 #[test]
-fn a_prompt_block_is_said_not_pretended() {
+fn a_prompt_block_is_copilots_decision_block() {
     let p = project();
     let payload = json!({"sessionId": "s4", "timestamp": 1, "cwd": p.root,
         "prompt": "the key is SECRET"});
-    let (code, _, stderr) = copilot(&p, Some("userPromptSubmitted"), &payload);
-    assert_eq!(code, Some(2));
+    let (code, answer, _) = copilot(&p, Some("userPromptSubmitted"), &payload);
+    assert_eq!(code, Some(0));
+    assert_eq!(answer["decision"], "block");
+    let reason = answer["reason"].as_str().unwrap_or_default();
     assert!(
-        stderr.contains("prompts must not carry secrets"),
-        "{stderr}"
+        reason.contains("prompts must not carry secrets"),
+        "{answer}"
     );
-    assert!(stderr.contains("the prompt was sent"), "{stderr}");
 }
 
 /// A camelCase payload names no event: without `--event` the call cannot be judged, so it is

@@ -15,6 +15,9 @@ use serde_json::Value;
 
 const AGENTS: [&str; 3] = ["copilot", "cursor", "antigravity"];
 
+/// The header of ka's messages in a Copilot answer's text.
+const COPILOT_MESSAGES: &str = "[ka-hooks, for the user]";
+
 /// What a run of `agent` decided, read from its contract.
 fn adapter(p: &Project, agent: &str, entry: &Value) -> Seen {
     let (event, payload) = match agent {
@@ -34,27 +37,60 @@ fn adapter(p: &Project, agent: &str, entry: &Value) -> Seen {
     let name = event
         .or_else(|| payload["hook_event_name"].as_str())
         .unwrap_or("");
+    let vetoable = matches!(
+        name,
+        "preToolUse" | "PreToolUse" | "permissionRequest" | "PermissionRequest"
+    );
     match output.status.code() {
-        // Copilot drops a prompt hook's output: exit 2 only warns the user.
-        Some(2) if name == "userPromptSubmitted" => return seen("message", stderr),
+        // Copilot shows exit 2 as a warning to the user on the events it cannot veto.
+        Some(2) if agent == "copilot" && !vetoable && name != "userPromptSubmitted" => {
+            let verdict = if stderr.contains("max_continuations") {
+                "capped"
+            } else {
+                "message"
+            };
+            return seen(verdict, stderr);
+        }
         Some(2) => return seen("blocked", stderr),
         Some(0) => {}
         other => panic!("ka-hooks {agent} exited {other:?}: {stderr}"),
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let answer: Value = if stdout.trim().is_empty() {
+    let mut answer: Value = if stdout.trim().is_empty() {
         Value::Null
     } else {
         serde_json::from_str(&stdout)
             .unwrap_or_else(|e| panic!("ka-hooks {agent} printed no JSON object ({e}): {stdout}"))
     };
+    // Copilot's answers carry ka's messages in a text the model reads, after a header.
+    let mut said = String::new();
+    for key in [
+        "permissionDecisionReason",
+        "message",
+        "reason",
+        "additionalContext",
+    ] {
+        let Some(full) = answer.get(key).and_then(Value::as_str).map(str::to_owned) else {
+            continue;
+        };
+        if let Some((own, messages)) = full.split_once(COPILOT_MESSAGES) {
+            said = messages.trim().to_owned();
+            match own.trim() {
+                "" => answer.as_object_mut().map(|a| a.remove(key)),
+                own => answer
+                    .as_object_mut()
+                    .map(|a| a.insert(key.into(), own.into())),
+            };
+        }
+    }
     let user = match answer.get("user_message") {
         Some(m) => text(Some(m)),
+        None if !said.is_empty() => said,
         None => stderr,
     };
     let post = matches!(name, "postToolUse" | "postToolUseFailure" | "PostToolUse");
     let decided = match agent {
-        "copilot" => copilot(&answer, post),
+        "copilot" => copilot(&answer, post, name),
         "cursor" => cursor(&answer, post),
         _ => antigravity(&answer),
     };
@@ -73,7 +109,7 @@ fn adapter(p: &Project, agent: &str, entry: &Value) -> Seen {
     seen("allowed", "")
 }
 
-fn copilot(answer: &Value, post: bool) -> Option<Seen> {
+fn copilot(answer: &Value, post: bool, event: &str) -> Option<Seen> {
     let reason = || text(answer.get("permissionDecisionReason"));
     match answer["permissionDecision"].as_str() {
         Some("deny") => return Some(seen("blocked", reason())),
@@ -93,7 +129,13 @@ fn copilot(answer: &Value, post: bool) -> Option<Seen> {
         return Some(seen("approved", reason()));
     }
     if answer["decision"] == "block" {
-        return Some(seen("keep_going", text(answer.get("reason"))));
+        // userPromptSubmitted: the prompt is blocked; agentStop: the agent goes on.
+        let verdict = if event.starts_with("userPrompt") {
+            "blocked"
+        } else {
+            "keep_going"
+        };
+        return Some(seen(verdict, text(answer.get("reason"))));
     }
     if !answer["additionalContext"].is_null() {
         let verdict = if post { "feedback" } else { "context" };

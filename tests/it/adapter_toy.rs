@@ -59,6 +59,9 @@ impl AgentAdapter for Toy {
     fn project_dir_vars(&self) -> &'static [&'static str] {
         &[]
     }
+    fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)> {
+        None
+    }
     fn markers(&self) -> &'static [&'static str] {
         &[]
     }
@@ -90,7 +93,7 @@ impl AgentAdapter for Toy {
         _: &str,
         _: &Map<String, Value>,
         _: Option<&Path>,
-    ) -> Option<(String, Map<String, Value>, adapter::codex::Patch)> {
+    ) -> Option<table::OwnTool> {
         None
     }
     fn result(&self, payload: &Map<String, Value>) -> (Value, bool) {

@@ -1,0 +1,194 @@
+//! Hooks published for GitHub Copilot and Cursor, imported with `ka-hooks import <agent>` and
+//! run through `ka-hooks <agent>`, answer as the agent would: their own output format is read,
+//! Copilot's fail-closed `preToolUse` is kept, Cursor's per-tool events keep their scope and
+//! read the call where Cursor puts it, and every imported hook has a stable name.
+
+use crate::support::Project;
+
+use std::fs;
+
+use serde_json::{json, Value};
+
+/// `ka-hooks --trust <agent> [--event E]` on `payload`: (exit code, stdout JSON or Null).
+fn run(p: &Project, agent: &str, event: Option<&str>, payload: &Value) -> (Option<i32>, Value) {
+    let mut cmd = p.cli();
+    cmd.args(["--trust", agent]);
+    if let Some(event) = event {
+        cmd.args(["--event", event]);
+    }
+    let out = cmd
+        .write_stdin(payload.to_string())
+        .output()
+        .expect("ka-hooks");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let answer = if stdout.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+    };
+    (out.status.code(), answer)
+}
+
+fn import(p: &Project, agent: &str, extra: &[&str]) -> String {
+    let out = p
+        .cli()
+        .args(["import", agent, "--write"])
+        .args(extra)
+        .output()
+        .expect("import");
+    assert!(out.status.success(), "{out:?}");
+    fs::read_to_string(p.root.join(".ka/ka.toml")).unwrap_or_default()
+}
+
+fn script(p: &Project, rel: &str, body: &str) {
+    p.write(rel, body);
+    let path = p.root.join(rel);
+    let mut perms = fs::metadata(&path).expect("script").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(&path, perms).expect("chmod");
+}
+
+/// A Copilot guard that answers in Copilot's own top-level fields, and one that crashes on
+/// every payload (Copilot denies the call when a preToolUse hook crashes).
+#[test]
+fn copilot_guards_round_trip() {
+    let p = Project::new();
+    script(
+        &p,
+        "scripts/no-rm-rf.sh",
+        "#!/bin/sh\npython3 -c 'import json,sys; c=json.load(sys.stdin)[\"toolArgs\"][\"command\"]; \
+         print(json.dumps({\"permissionDecision\": \"deny\", \"permissionDecisionReason\": \
+         \"rm -rf / is not allowed\"})) if \"rm -rf /\" in c else None'\n",
+    );
+    p.write(
+        ".github/hooks/guards.json",
+        r#"{"version": 1, "hooks": {"preToolUse": [
+            {"type": "command", "bash": "./scripts/no-rm-rf.sh", "timeoutSec": 10}
+        ]}}"#,
+    );
+    let toml = import(&p, "copilot", &[]);
+    assert!(toml.contains("on_error = \"block\""), "{toml}");
+    assert!(toml.contains("name = \"copilot-preToolUse-"), "{toml}");
+    let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": p.root, "toolName": "bash",
+        "toolArgs": {"command": "rm -rf /"}});
+    let (code, answer) = run(&p, "copilot", Some("preToolUse"), &payload);
+    assert_eq!(code, Some(0));
+    assert_eq!(answer["permissionDecision"], "deny", "{answer}");
+    let reason = answer["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("rm -rf / is not allowed"), "{answer}");
+
+    // A guard that crashes blocks the call, as it does in Copilot.
+    let p = Project::new();
+    p.write(
+        ".github/hooks/crash.json",
+        r#"{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "exit 1"}]}}"#,
+    );
+    import(&p, "copilot", &[]);
+    let (_, answer) = run(&p, "copilot", Some("preToolUse"), &payload);
+    assert_eq!(answer["permissionDecision"], "deny", "{answer}");
+}
+
+/// Cursor hooks: a shell guard on beforeShellExecution reading Cursor's top-level `command`, a
+/// `.env` read guard answering `permission: deny`, and a stop hook's `followup_message`.
+#[test]
+fn cursor_hooks_round_trip() {
+    let p = Project::new();
+    script(
+        &p,
+        ".cursor/hooks/no-push.sh",
+        "#!/bin/sh\npython3 -c 'import json,sys; c=json.load(sys.stdin).get(\"command\",\"\"); \
+         print(json.dumps({\"permission\": \"deny\", \"agent_message\": \"no git push\"})) if \
+         \"git push\" in c else print(json.dumps({\"permission\": \"allow\"}))'\n",
+    );
+    script(
+        &p,
+        ".cursor/hooks/env-guard.sh",
+        "#!/bin/sh\npython3 -c 'import json,sys; f=json.load(sys.stdin).get(\"file_path\",\"\"); \
+         print(json.dumps({\"permission\": \"deny\", \"user_message\": \"secrets stay out\"})) \
+         if f.endswith(\".env\") else print(\"{}\")'\n",
+    );
+    script(
+        &p,
+        ".cursor/hooks/again.sh",
+        "#!/bin/sh\ntest -f done.txt || echo '{\"followup_message\": \"finish the docs\"}'\n",
+    );
+    p.write(
+        ".cursor/hooks.json",
+        r#"{"version": 1, "hooks": {
+            "beforeShellExecution": [{"command": ".cursor/hooks/no-push.sh"}],
+            "beforeReadFile": [{"command": ".cursor/hooks/env-guard.sh"}],
+            "stop": [{"command": ".cursor/hooks/again.sh"}]
+        }}"#,
+    );
+    let toml = import(&p, "cursor", &[]);
+    assert!(toml.contains("tool = \"bash\""), "{toml}");
+    assert!(toml.contains("tool = \"@file_reads\""), "{toml}");
+    assert!(toml.contains("name = \"cursor-stop-"), "{toml}");
+    let base = |event: &str| {
+        json!({"conversation_id": "c", "generation_id": "g", "hook_event_name": event,
+               "workspace_roots": [p.root], "cwd": p.root})
+    };
+    // Installed on preToolUse, as `install cursor` does: the shell guard reads `command`.
+    let mut push = base("preToolUse");
+    push["tool_name"] = json!("Shell");
+    push["tool_input"] = json!({"command": "git push origin main"});
+    let (_, answer) = run(&p, "cursor", None, &push);
+    assert_eq!(answer["permission"], "deny", "{answer}");
+    // The read guard does not judge a shell call, and the shell guard not a read.
+    let mut read = base("preToolUse");
+    read["tool_name"] = json!("Read");
+    read["tool_input"] = json!({"file_path": p.root.join(".env")});
+    let (_, answer) = run(&p, "cursor", None, &read);
+    assert_eq!(answer["permission"], "deny", "{answer}");
+    let mut ls = base("preToolUse");
+    ls["tool_name"] = json!("Shell");
+    ls["tool_input"] = json!({"command": "ls"});
+    let (_, answer) = run(&p, "cursor", None, &ls);
+    assert_ne!(answer["permission"], "deny", "{answer}");
+    let mut stop = base("stop");
+    stop["status"] = json!("completed");
+    stop["loop_count"] = json!(0);
+    let (_, answer) = run(&p, "cursor", None, &stop);
+    assert_eq!(answer["followup_message"], "finish the docs", "{answer}");
+}
+
+/// `import cursor --user`: `./hooks/x.sh` is relative to `~/.cursor`, where Cursor runs it.
+#[test]
+fn cursor_user_hooks_run_from_the_cursor_folder() {
+    let p = Project::new();
+    let home = p.base.join("home");
+    fs::create_dir_all(home.join(".cursor/hooks")).expect("mkdir");
+    fs::write(
+        home.join(".cursor/hooks.json"),
+        r#"{"version": 1, "hooks": {"stop": [{"command": "./hooks/again.sh"}]}}"#,
+    )
+    .expect("write");
+    fs::write(
+        home.join(".cursor/hooks/again.sh"),
+        "#!/bin/sh\necho '{\"followup_message\": \"from home\"}'\n",
+    )
+    .expect("write");
+    let mut perms = fs::metadata(home.join(".cursor/hooks/again.sh"))
+        .expect("meta")
+        .permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(home.join(".cursor/hooks/again.sh"), perms).expect("chmod");
+    let out = p
+        .cli()
+        .env("HOME", &home)
+        .args(["import", "cursor", "--user"])
+        .output()
+        .expect("import");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let cursor_dir = home.join(".cursor");
+    assert!(
+        text.contains(&format!(
+            "cd '{}' && ./hooks/again.sh",
+            cursor_dir.display()
+        )),
+        "{text}"
+    );
+}
