@@ -5,10 +5,13 @@
 //! over, and never a login shell, so profile noise cannot reach stdout) in the given directory, with
 //! extra environment variables and the payload on stdin, and guarantees:
 //!
-//! - **It cannot wedge.** `run` returns within `timeout` + 1 s in every case: on timeout the hook's
-//!   process group gets `SIGTERM`, then `SIGKILL` after [`KILL_GRACE`]; a process that escaped the group
-//!   (`setsid`) and keeps stdout/stderr open is abandoned after a short drain
-//!   ([`Finished::output_held_open`]); a hook that never reads stdin cannot block the payload writer.
+//! - **No hook can wedge it.** Once the hook has started, `run` returns within `timeout` + 1 s:
+//!   on timeout the hook's process group gets `SIGTERM`, then `SIGKILL` after [`KILL_GRACE`]; a
+//!   process that escaped the group (`setsid`) and keeps stdout/stderr open is abandoned after a
+//!   short drain ([`Finished::output_held_open`]); a hook that never reads stdin cannot block the
+//!   payload writer. The start itself is not bounded: a working directory or `/bin/sh` on a hung
+//!   NFS or FUSE mount blocks the spawn (the `CLONE_VFORK` parent waits for the child's `chdir`
+//!   or `execve`) before any timeout starts, as it blocks `std`'s spawn and `posix_spawn`.
 //! - **Nothing of the hook survives.** The hook runs in its own process group (id = its pid). When the
 //!   leader ends, for whatever reason, the whole group is killed before the leader is reaped, so
 //!   background children (`sleep 1000 &`) die with it. The leader stays unreaped until then, so its pid
@@ -67,6 +70,7 @@ use std::{
 };
 
 use crate::cancel::CancelToken;
+use crate::watchdog::Watch;
 
 /// Bytes of stdout kept; the rest is read and discarded.
 pub const STDOUT_CAP: usize = 1024 * 1024;
@@ -261,33 +265,35 @@ pub fn run_confined(
         finished.termination = Termination::Cancelled;
         return finished;
     }
-    // Ended with this process whatever ends it (SIGKILL included): see [`crate::watchdog`]. The
-    // watchdog is up before the spawn, so the group is registered the moment its pid is known.
-    // Unregistered when this returns, after the runner ended the group.
-    let watchdog = crate::watchdog::get();
-    let child = match spawn(hook, sandbox) {
+    // Ended with this process whatever ends it (SIGKILL included): see [`crate::watchdog`].
+    // Taken off the watchdog's list when this returns, after the runner ended the group.
+    let own = spawn::own();
+    let before = Watch::before_spawn(own);
+    let child = match spawn(hook, sandbox, own) {
         Ok(child) => child,
         Err(text) => return Finished::spawn_failed(text, started),
     };
-    let _watched = crate::watchdog::register(watchdog, child.id());
-    run_spawned(child, hook, started, fallback_forced())
+    let mut watch = before.watch(child.id(), started);
+    run_spawned(child, hook, started, fallback_forced(), &mut watch)
 }
 
 /// Watch a started hook: with the poll loop where a pidfd can be had and `threads_only` is
-/// false, else with the thread fallback.
+/// false, else with the thread fallback. Either puts it on the watchdog's list when `watch`
+/// is due.
 fn run_spawned(
     child: HookChild,
     hook: &HookProcess<'_>,
     started: Instant,
     #[cfg_attr(not(target_os = "linux"), allow(unused_variables))] threads_only: bool,
+    watch: &mut Watch,
 ) -> Finished {
     #[cfg(target_os = "linux")]
     if !threads_only {
         if let Some(pidfd) = polled::prepare(&child) {
-            return polled::run(child, pidfd, hook, started);
+            return polled::run(child, pidfd, hook, started, watch);
         }
     }
-    run_threaded(child, hook, started)
+    run_threaded(child, hook, started, watch)
 }
 
 /// Set to `1` (or `true`, `yes`, `on`), this environment variable makes [`run`] take the thread
@@ -312,6 +318,8 @@ fn forces_fallback(value: Option<&std::ffi::OsStr>) -> bool {
     })
 }
 
+#[cfg(all(test, target_os = "linux"))]
+mod alloc_guard;
 mod child;
 #[cfg(target_os = "linux")]
 mod polled;

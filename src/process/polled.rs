@@ -15,6 +15,7 @@ use super::{
     STDOUT_CAP,
 };
 use crate::cancel::CHECK_EVERY_MS;
+use crate::watchdog::Watch;
 
 /// Open a pidfd for `child` and make our ends of its pipes non-blocking. `None`, with nothing
 /// changed, if that is impossible (no `pidfd_open` before Linux 5.3, or a seccomp filter): the
@@ -91,6 +92,7 @@ pub(super) fn run(
     pidfd: OwnedFd,
     hook: &HookProcess<'_>,
     started: Instant,
+    watch: &mut Watch,
 ) -> Finished {
     let pid = child.id();
     // Pids are positive `pid_t`s; `Child::id` just widened one to u32.
@@ -138,7 +140,11 @@ pub(super) fn run(
                 revents: 0,
             },
         ];
-        let mut timeout = poll_timeout(deadline);
+        let due = watch.due().filter(|_| watch_exit);
+        let mut timeout = poll_timeout(match (deadline, due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        });
         if running && check_cancel {
             timeout = if timeout < 0 {
                 CHECK_EVERY_MS
@@ -171,6 +177,9 @@ pub(super) fn run(
             stdin.pump(payload);
         }
         let now = Instant::now();
+        if watch_exit {
+            watch.update(now);
+        }
         if fds[3].revents != 0 {
             // The leader has exited but is not reaped: it is a zombie that keeps its pid, and thus
             // the group id, ours. Kill what is left of the group (background children) first,

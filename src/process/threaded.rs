@@ -16,12 +16,14 @@ use super::{
     termination_of, Capture, Finished, HookProcess, Termination, CHUNK, KILL_GRACE, OUTPUT_DRAIN,
     REAP_WAIT, STDERR_CAP, STDOUT_CAP,
 };
+use crate::watchdog::Watch;
 
 /// The fallback when no pidfd can be had: a waiter thread, two reader threads and a writer thread.
 pub(super) fn run_threaded(
     mut child: HookChild,
     hook: &HookProcess<'_>,
     started: Instant,
+    watch: &mut Watch,
 ) -> Finished {
     let pid = child.id();
     // Pids are positive `pid_t`s; `Child::id` just widened one to u32.
@@ -53,7 +55,7 @@ pub(super) fn run_threaded(
 
     let mut timed_out = false;
     let mut cancelled = false;
-    let mut exited = match wait_or_stop(&exit_rx, hook, started) {
+    let mut exited = match wait_or_stop(&exit_rx, hook, started, watch) {
         Waited::Exited(report) => Some(report),
         waited @ (Waited::TimedOut | Waited::Stopped) => {
             timed_out = matches!(waited, Waited::TimedOut);
@@ -129,16 +131,19 @@ enum Waited {
 }
 
 /// Wait for the leader's exit report until the hook's timeout, looking at the cancel token and
-/// the dispatch's deadline at least every [`CHECK_EVERY_MS`](crate::cancel::CHECK_EVERY_MS).
+/// the dispatch's deadline at least every [`CHECK_EVERY_MS`](crate::cancel::CHECK_EVERY_MS),
+/// and putting the hook on the watchdog's list when `watch` is due.
 fn wait_or_stop(
     exit_rx: &Receiver<ExitReport>,
     hook: &HookProcess<'_>,
     started: Instant,
+    watch: &mut Watch,
 ) -> Waited {
     let timeout_at = started.checked_add(hook.timeout);
     let slice = Duration::from_millis(crate::cancel::CHECK_EVERY_MS.unsigned_abs().into());
     loop {
         let now = Instant::now();
+        watch.update(now);
         if hook.stopped(now) {
             return Waited::Stopped;
         }
@@ -146,11 +151,14 @@ fn wait_or_stop(
         if left.is_zero() {
             return Waited::TimedOut;
         }
-        let wait = if hook.cancel.is_some() || hook.deadline.is_some() {
+        let mut wait = if hook.cancel.is_some() || hook.deadline.is_some() {
             left.min(slice)
         } else {
             left
         };
+        if let Some(due) = watch.due() {
+            wait = wait.min(due.saturating_duration_since(now));
+        }
         match exit_rx.recv_timeout(wait) {
             Ok(report) => return Waited::Exited(report),
             Err(RecvTimeoutError::Timeout) => {}

@@ -66,4 +66,5 @@ mod trust_coverage;
 mod trust_exact;
 mod trust_moves;
 mod trust_reviewed_bytes;
+mod watchdog;
 mod weakening;
