@@ -107,15 +107,18 @@ extern "C" fn on_signal(signal: libc::c_int) {
 /// No dispatch runs, so no hook does: exit at once, with the `--fail-closed` answer if one was
 /// set. Async-signal-safe: atomics, write(2) and _exit(2) only.
 fn exit_now(signal: libc::c_int) -> ! {
-    if let Some(message) = block_message() {
-        // SAFETY: `message` is a `&'static str`; write and _exit are async-signal-safe.
-        unsafe {
+    let message = block_message();
+    let code = match message {
+        Some(_) => 2,
+        None => libc::c_int::from(exit_code(signal)),
+    };
+    // SAFETY: `message` is a `&'static str`; write and _exit are async-signal-safe.
+    unsafe {
+        if let Some(message) = message {
             libc::write(libc::STDERR_FILENO, message.as_ptr().cast(), message.len());
-            libc::_exit(2);
         }
+        libc::_exit(code)
     }
-    // SAFETY: _exit is async-signal-safe.
-    unsafe { libc::_exit(libc::c_int::from(exit_code(signal))) }
 }
 
 #[cfg(all(test, feature = "cli"))]

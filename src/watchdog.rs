@@ -118,22 +118,10 @@ fn list_file() -> Result<File, String> {
 /// `memfd_create(2)`: a file in memory with no name anywhere (Linux ≥ 3.17).
 #[cfg(target_os = "linux")]
 fn anonymous_file() -> Option<File> {
-    use std::os::fd::FromRawFd;
-    let name = c"ka-hooks-watchdog";
-    // SAFETY: memfd_create reads the NUL-terminated name and takes flags; it returns a new
-    // descriptor (close-on-exec with MFD_CLOEXEC) or -1.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_memfd_create,
-            name.as_ptr(),
-            libc::c_long::from(libc::MFD_CLOEXEC),
-        )
-    };
-    let fd = std::os::fd::RawFd::try_from(fd)
+    let flags = rustix::fs::MemfdFlags::CLOEXEC;
+    rustix::fs::memfd_create(c"ka-hooks-watchdog", flags)
         .ok()
-        .filter(|fd| *fd >= 0)?;
-    // SAFETY: the kernel just returned `fd`; nothing else owns it.
-    Some(unsafe { File::from_raw_fd(fd) })
+        .map(File::from)
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -347,24 +347,27 @@ use threaded::run_threaded;
 
 /// Signal the whole process group. Errors (ESRCH: the group is already empty) are expected and ignored.
 fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: kill has no memory-safety preconditions; a negative pid addresses the process group.
-    // pgid > 0 always (it is a child's pid), so this can never become kill(-1) (every process).
-    if pgid > 0 {
-        unsafe {
-            libc::kill(-pgid, signal);
-        }
+    // pgid > 0 always (it is a child's pid): never kill(-1) (every process) nor kill(0).
+    if let (Some(pgid), Some(signal)) = (pid(pgid), rustix::process::Signal::from_named_raw(signal))
+    {
+        let _ = rustix::process::kill_process_group(pgid, signal);
     }
 }
 
 /// Signal the leader itself, by pid: it may have left its process group (`setpgid`). Only called
 /// while the leader is unreaped (a zombie at worst), so its pid cannot name a stranger yet.
-fn kill_leader(pid: libc::pid_t, signal: libc::c_int) {
-    if pid > 0 {
-        // SAFETY: kill has no memory-safety preconditions; pid > 0 addresses one process.
-        unsafe {
-            libc::kill(pid, signal);
-        }
+fn kill_leader(pid_: libc::pid_t, signal: libc::c_int) {
+    if let (Some(pid), Some(signal)) = (pid(pid_), rustix::process::Signal::from_named_raw(signal))
+    {
+        let _ = rustix::process::kill_process(pid, signal);
     }
+}
+
+/// A positive `pid_t` as a pid (`None` for 0 and below).
+fn pid(raw: libc::pid_t) -> Option<rustix::process::Pid> {
+    (raw > 0)
+        .then(|| rustix::process::Pid::from_raw(raw))
+        .flatten()
 }
 
 /// Reap a child we cannot wait for now, so it does not stay a zombie.
@@ -388,14 +391,31 @@ fn termination_of(status: ExitStatus) -> Termination {
 
 /// The signal set holding only `SIGPIPE`.
 fn sigpipe_set() -> libc::sigset_t {
-    // SAFETY: sigset_t is plain old data; all-zero bytes are valid and sigemptyset initializes it anyway.
-    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid sigset_t owned by this frame; these calls only write it.
+    // SAFETY: sigset_t is plain old data (all-zero bytes are valid); these calls only write
+    // `set`, a sigset of this frame.
     unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGPIPE);
+        set
     }
-    set
+}
+
+/// `pthread_sigmask(how, set)` for this thread: the mask before, or `None` if it failed.
+/// Without `set` it only reads the mask.
+fn thread_mask(how: libc::c_int, set: Option<&libc::sigset_t>) -> Option<libc::sigset_t> {
+    let mut old = sigpipe_set();
+    let set = set.map_or(std::ptr::null(), |set| set as *const libc::sigset_t);
+    // SAFETY: `set` is null or points to a valid sigset; `old` is a valid sigset of this frame,
+    // which pthread_sigmask only writes. Only this thread's mask changes.
+    let rc = unsafe { libc::pthread_sigmask(how, set, &mut old) };
+    (rc == 0).then_some(old)
+}
+
+/// `set` holds `SIGPIPE`.
+fn has_sigpipe(set: &libc::sigset_t) -> bool {
+    // SAFETY: `set` is a valid sigset; sigismember only reads it.
+    unsafe { libc::sigismember(set, libc::SIGPIPE) == 1 }
 }
 
 /// Output captured so far. In the thread fallback it is shared with `run` so that partial output is

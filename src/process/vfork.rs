@@ -35,7 +35,7 @@ use std::{
     io,
     mem::MaybeUninit,
     os::{
-        fd::{AsRawFd, FromRawFd, OwnedFd, RawFd},
+        fd::{AsRawFd, OwnedFd, RawFd},
         unix::ffi::OsStrExt,
     },
     ptr,
@@ -313,10 +313,10 @@ pub(super) fn clone_raw(
     arg: *mut libc::c_void,
 ) -> io::Result<libc::pid_t> {
     let mut stack = Stack([MaybeUninit::uninit(); STACK]);
-    // SAFETY: one past the end of `stack`, which lives until this function returns; the
-    // parent is suspended (CLONE_VFORK) until the child has exec'd or exited, so the stack is
-    // never used by both.
-    let top = unsafe { stack.0.as_mut_ptr().add(STACK) }.cast::<libc::c_void>();
+    // One past the end of `stack`, which lives until this function returns; the parent is
+    // suspended (CLONE_VFORK) until the child has exec'd or exited, so the stack is never used
+    // by both.
+    let top = stack.0.as_mut_ptr_range().end.cast::<libc::c_void>();
     // Bind `__errno_location` in the parent (the child's failure path calls it): a host linked
     // without `-z now` would otherwise resolve it on the child's small stack.
     let _ = errno();
@@ -342,18 +342,16 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     #[cfg(test)]
     super::alloc_guard::enter_child();
     // SAFETY: `arg` is the `Plan` the parent passed to `clone`; the parent is suspended while
-    // this runs, so nothing else touches it.
-    let plan = unsafe { &mut *arg.cast::<Plan>() };
-    // SAFETY: `plan.entered` is valid (above); volatile: the parent reads it after we are gone.
-    unsafe { ptr::write_volatile(&mut plan.entered, 1) };
-    // SAFETY: only raw system calls on data the plan holds (see `prepare_and_exec`).
-    let err = unsafe { prepare_and_exec(plan) };
-    let err = if err == 0 { libc::ECHILD } else { err };
-    // SAFETY: `plan.err` is valid (above); volatile: the parent reads it after we are gone.
-    // The report pipe, when there is one, is open in this child until it exits; the write
-    // reads four bytes of this frame. exit_group ends the child at once (it is its own thread
-    // group), running nothing of ours and of the C library's.
+    // this runs, so nothing else touches it. Its fields are written volatile: the parent reads
+    // them after we are gone. `prepare_and_exec` makes only raw system calls on data the plan
+    // holds. The report pipe, when there is one, is open in this child until it exits; the
+    // write reads four bytes of this frame. exit_group ends the child at once (it is its own
+    // thread group), running nothing of ours and of the C library's.
     unsafe {
+        let plan = &mut *arg.cast::<Plan>();
+        ptr::write_volatile(&mut plan.entered, 1);
+        let err = prepare_and_exec(plan);
+        let err = if err == 0 { libc::ECHILD } else { err };
         ptr::write_volatile(&mut plan.err, err);
         if plan.report >= 0 {
             libc::syscall(
@@ -410,7 +408,7 @@ unsafe fn prepare_and_exec(plan: &Plan) -> libc::c_int {
         }
     }
     // Last, as posix_spawn does: until here nothing can interrupt the child.
-    if set_mask(&plan.mask, ptr::null_mut()) != 0 {
+    if set_mask(&plan.mask, None) != 0 {
         return errno();
     }
     libc::syscall(
@@ -468,33 +466,34 @@ fn errno() -> libc::c_int {
 }
 
 /// `rt_sigprocmask(SIG_SETMASK)` with the kernel's 64-bit set: unlike `pthread_sigmask`, it
-/// also blocks the signals the C library keeps for itself.
-///
-/// # Safety
-/// `set` points to a `u64`; `old` is null or points to a writable `u64`.
-unsafe fn set_mask(set: *const u64, old: *mut u64) -> libc::c_long {
-    libc::syscall(
-        libc::SYS_rt_sigprocmask,
-        libc::SIG_SETMASK,
-        set,
-        old,
-        std::mem::size_of::<u64>(),
-    )
+/// also blocks the signals the C library keeps for itself. A raw system call, so the child
+/// may make it too.
+fn set_mask(set: &u64, old: Option<&mut u64>) -> libc::c_long {
+    let old = old.map_or(ptr::null_mut(), |old| old as *mut u64);
+    // SAFETY: `set` points to a u64 and `old` is null or points to a writable u64; the kernel
+    // reads and writes 8 bytes (the size given).
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_SETMASK,
+            set as *const u64,
+            old,
+            std::mem::size_of::<u64>(),
+        )
+    }
 }
 
-/// Block every signal in this thread; returns the mask to restore.
+/// Block every signal in this thread; returns the mask to restore. It cannot fail with these
+/// arguments; if it did, `old` stays 0 and the restore would unblock: the child resets
+/// handlers anyway.
 fn block_all_signals() -> u64 {
-    let all: u64 = !0;
     let mut old: u64 = 0;
-    // SAFETY: both point to u64s owned by this frame. It cannot fail with these arguments; if
-    // it did, `old` stays 0 and the restore would unblock: the child resets handlers anyway.
-    unsafe { set_mask(&all, &mut old) };
+    set_mask(&!0, Some(&mut old));
     old
 }
 
 fn restore_signals(old: u64) {
-    // SAFETY: `old` is a u64 owned by this frame.
-    unsafe { set_mask(&old, ptr::null_mut()) };
+    set_mask(&old, None);
 }
 
 /// The inherited environment with `extra` set over it, as `KEY=value` strings: one entry per
@@ -531,21 +530,13 @@ fn nul(what: &str) -> io::Error {
 
 /// `pipe2(O_CLOEXEC)`: (read end, write end).
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds: [RawFd; 2] = [-1; 2];
-    // SAFETY: `fds` is an array of two c_ints owned by this frame; pipe2 only writes it.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned both descriptors; nothing else owns them.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
 }
 
 /// Reap a child that ended before its `execve` (a failed step): the parent resumes only once
 /// it is exiting, so this waits at most for the end of its exit.
 pub(super) fn reap_exited(pid: libc::pid_t) {
-    let mut status = 0;
-    // SAFETY: `status` is a c_int owned by this frame.
-    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
-        && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
-    {}
+    let Some(pid) = super::pid(pid) else { return };
+    let wait = || rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+    while matches!(wait(), Err(rustix::io::Errno::INTR)) {}
 }
