@@ -19,7 +19,7 @@
 //! [`Outcome::cancelled`]: crate::Outcome::cancelled
 
 use std::fmt;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -100,10 +100,8 @@ impl CancelToken {
             .why
             .compare_exchange(0, why, Ordering::SeqCst, Ordering::SeqCst);
         if let Some((_, write_end)) = &self.inner.pipe {
-            let byte = 1u8;
-            // SAFETY: writes one byte from a valid local to our own open, non-blocking pipe. A
-            // full pipe (EAGAIN) is fine: it is readable already.
-            unsafe { libc::write(write_end.as_raw_fd(), (&byte as *const u8).cast(), 1) };
+            // A full pipe (EAGAIN) is fine: it is readable already.
+            let _ = rustix::io::write(write_end, &[1]);
         }
     }
 
@@ -159,36 +157,24 @@ impl Drop for Watching {
 
 /// A pipe with both ends non-blocking and close-on-exec (hooks must not inherit it).
 fn nonblocking_pipe() -> Option<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
     // Atomically close-on-exec where pipe2 exists, so a hook spawned by another thread at the
     // same moment cannot inherit it.
     #[cfg(target_os = "linux")]
-    // SAFETY: `fds` is a valid array of two ints for pipe2(2) to fill.
-    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) };
+    {
+        use rustix::pipe::PipeFlags;
+        rustix::pipe::pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK).ok()
+    }
     #[cfg(not(target_os = "linux"))]
-    // SAFETY: `fds` is a valid array of two ints for pipe(2) to fill.
-    let rc = unsafe { libc::pipe(fds.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: pipe(2) just returned these two descriptors; nothing else owns them.
-    let (read_end, write_end) =
-        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    for fd in [read_end.as_raw_fd(), write_end.as_raw_fd()] {
-        // SAFETY: `fd` is open and ours; these calls only change its flags.
-        let ok = unsafe {
-            let fl = libc::fcntl(fd, libc::F_GETFL);
-            let fd_flags = libc::fcntl(fd, libc::F_GETFD);
-            fl >= 0
-                && fd_flags >= 0
-                && libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) >= 0
-                && libc::fcntl(fd, libc::F_SETFD, fd_flags | libc::FD_CLOEXEC) >= 0
-        };
-        if !ok {
-            return None;
+    {
+        let (read_end, write_end) = rustix::pipe::pipe().ok()?;
+        for fd in [&read_end, &write_end] {
+            let status = rustix::fs::fcntl_getfl(fd).ok()?;
+            rustix::fs::fcntl_setfl(fd, status | rustix::fs::OFlags::NONBLOCK).ok()?;
+            let flags = rustix::io::fcntl_getfd(fd).ok()?;
+            rustix::io::fcntl_setfd(fd, flags | rustix::io::FdFlags::CLOEXEC).ok()?;
         }
+        Some((read_end, write_end))
     }
-    Some((read_end, write_end))
 }
 
 #[cfg(test)]

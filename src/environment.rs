@@ -106,14 +106,11 @@ pub(crate) fn enterable(dir: &Path) -> Result<(), String> {
         }
         Err(e) => return Err(e.to_string()),
     }
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes())
-        .map_err(|_| "a NUL byte in the path".to_owned())?;
-    // SAFETY: `path` is a valid NUL-terminated string that outlives the call; access only reads it.
-    if unsafe { libc::access(path.as_ptr(), libc::X_OK) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error().to_string())
+    if dir.as_os_str().as_bytes().contains(&0) {
+        return Err("a NUL byte in the path".to_owned());
     }
+    rustix::fs::access(dir, rustix::fs::Access::EXEC_OK)
+        .map_err(|err| std::io::Error::from(err).to_string())
 }
 
 /// The environment every hook of this dispatch shares: `KA_EVENT`, `KA_PROJECT_DIR` (and

@@ -4,15 +4,9 @@
 /// that closed its own standard streams): a descriptor the hook's child needs must not be one
 /// its `dup`s onto 0, 1 and 2 replace.
 pub(crate) fn above_stdio(fd: std::os::fd::OwnedFd) -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::fd::AsRawFd;
     if fd.as_raw_fd() > 2 {
         return Ok(fd);
     }
-    // SAFETY: `fd` is open and owned here; F_DUPFD_CLOEXEC returns a new descriptor or -1.
-    let copy = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
-    if copy < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned `copy`; nothing else owns it.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(copy) })
+    Ok(rustix::io::fcntl_dupfd_cloexec(&fd, 3)?)
 }

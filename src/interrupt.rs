@@ -13,7 +13,7 @@
 //! A signal that was ignored when `ka-hooks` started (`nohup`, a background job of a
 //! non-interactive shell) stays ignored.
 
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
 use crate::cancel::CancelToken;
@@ -23,9 +23,10 @@ pub const SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP
 
 static TOKEN: OnceLock<CancelToken> = OnceLock::new();
 /// The answer when interrupted outside a dispatch under `--fail-closed` (see
-/// [`block_when_interrupted`]): a static message, as pointer and length for the handler.
-static BLOCK_MESSAGE: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-static BLOCK_MESSAGE_LEN: AtomicUsize = AtomicUsize::new(0);
+/// [`block_when_interrupted`]): one record that is never changed nor freed, holding the
+/// message's pointer and length together, so that the handler can never pair the pointer of
+/// one message with the length of another.
+static BLOCK_MESSAGE: AtomicPtr<&'static str> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Install the handler (once; later calls do nothing). Call it before dispatching.
 pub fn install() {
@@ -57,8 +58,17 @@ pub fn install() {
 /// adapter answers itself once the hooks have ended.)
 #[cfg(feature = "cli")]
 pub fn block_when_interrupted(message: &'static str) {
-    BLOCK_MESSAGE_LEN.store(message.len(), Ordering::SeqCst);
-    BLOCK_MESSAGE.store(message.as_ptr().cast_mut(), Ordering::SeqCst);
+    // Leaked: the handler may read it at any moment from now on. The CLI sets it once.
+    let record: &'static mut &'static str = Box::leak(Box::new(message));
+    BLOCK_MESSAGE.store(record, Ordering::SeqCst);
+}
+
+/// The `--fail-closed` answer, if one was set. Async-signal-safe: one atomic load.
+fn block_message() -> Option<&'static str> {
+    let record = BLOCK_MESSAGE.load(Ordering::SeqCst);
+    // SAFETY: a non-null pointer is a leaked `&'static &'static str` (block_when_interrupted),
+    // written whole before it was published and never changed nor freed.
+    (!record.is_null()).then(|| unsafe { *record })
 }
 
 /// The process-wide token the handler cancels, once [`install`] ran.
@@ -97,16 +107,48 @@ extern "C" fn on_signal(signal: libc::c_int) {
 /// No dispatch runs, so no hook does: exit at once, with the `--fail-closed` answer if one was
 /// set. Async-signal-safe: atomics, write(2) and _exit(2) only.
 fn exit_now(signal: libc::c_int) -> ! {
-    let message = BLOCK_MESSAGE.load(Ordering::SeqCst);
-    let len = BLOCK_MESSAGE_LEN.load(Ordering::SeqCst);
-    if !message.is_null() {
-        // SAFETY: `message` and `len` describe a `&'static str` (block_when_interrupted); write
-        // and _exit are async-signal-safe.
-        unsafe {
-            libc::write(libc::STDERR_FILENO, message.cast(), len);
-            libc::_exit(2);
+    let message = block_message();
+    let code = match message {
+        Some(_) => 2,
+        None => libc::c_int::from(exit_code(signal)),
+    };
+    // SAFETY: `message` is a `&'static str`; write and _exit are async-signal-safe.
+    unsafe {
+        if let Some(message) = message {
+            libc::write(libc::STDERR_FILENO, message.as_ptr().cast(), message.len());
         }
+        libc::_exit(code)
     }
-    // SAFETY: _exit is async-signal-safe.
-    unsafe { libc::_exit(libc::c_int::from(exit_code(signal))) }
+}
+
+#[cfg(all(test, feature = "cli"))]
+mod tests {
+    use super::*;
+
+    /// The handler reads the message while the CLI may be setting another: it must always get
+    /// one whole message, never the pointer of one with the length of the other (which reads
+    /// past the end of the shorter one).
+    #[test]
+    fn the_handler_never_pairs_one_messages_pointer_with_anothers_length() {
+        static SHORT: &str = "short";
+        static LONG: &str = "a much longer message than the short one";
+        block_when_interrupted(SHORT);
+        let setter = std::thread::spawn(|| {
+            for round in 0..200_000 {
+                block_when_interrupted(if round % 2 == 0 { LONG } else { SHORT });
+            }
+        });
+        let mut torn = 0;
+        while !setter.is_finished() {
+            for _ in 0..1000 {
+                let message = block_message().expect("set above");
+                let whole = (message.as_ptr(), message.len());
+                if whole != (SHORT.as_ptr(), SHORT.len()) && whole != (LONG.as_ptr(), LONG.len()) {
+                    torn += 1;
+                }
+            }
+        }
+        setter.join().expect("the setter");
+        assert_eq!(torn, 0, "messages read torn");
+    }
 }

@@ -186,6 +186,7 @@
 //! that breaks is reported as broken, never as a hook that allowed or vetoed; `on_error` decides
 //! whether broken fails open or closed.
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod action;
 #[doc(hidden)] // `ka-hooks claude|codex|gemini`: the binary's, public for its tests

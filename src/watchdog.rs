@@ -2,8 +2,8 @@
 //! `process::exit` while a hook runs.
 //!
 //! Every hook runs in a process group of its own ([`crate::process`]), so a host that dies leaves
-//! it reparented to init, running with no timeout. On the first hook it starts, a process starts
-//! one **watchdog**: a small `/bin/sh` script in a process group of its own (so the host's Ctrl-C
+//! it reparented to init, running with no timeout. A process starts one **watchdog** when it
+//! first needs it (below): a small `/bin/sh` script in a process group of its own (so the host's Ctrl-C
 //! does not end it first) that ignores SIGINT, SIGHUP, SIGTERM and SIGQUIT and does nothing but
 //! wait in one `read` of its stdin: the read end of a pipe whose write end only this process
 //! holds (close-on-exec, so no hook inherits it) and never writes. When this process dies,
@@ -12,27 +12,28 @@
 //!
 //! The list is a file with no name: created and unlinked at once in the temp directory
 //! (`tempfile::tempfile`; on Linux, where that cannot be written, a `memfd`), shared with the
-//! watchdog as its stdout (opened for reading and writing; the script reads it with `<&1`). It
-//! holds one slot of 12 bytes per hook running now: a hook's group is written into a free
-//! slot right after its spawn returns and blanked once the runner has ended the group (so a recycled pgid is never killed). Each is one
-//! `pwrite` into the page cache; the watchdog is not woken by either, so a hook costs it
-//! nothing. (It used to be told each start and end over its stdin, a line `sh` reads a byte at
-//! a time: a wake-up of a second process for every hook, measured at 4–7 % of a one-hook
-//! dispatch on a 2-core machine; `benches/README.md`.) Having no name, the list cannot be found
-//! by path, only through `/proc/<host>/fd` or `/proc/<watchdog>/fd`: a process of the same user
-//! that is not confined could write it there, but it could as well signal those groups itself;
-//! a confined hook cannot (Landlock refuses what crosses its domain, [`crate::sandbox`]). The
-//! script kills only what reads as a number above 1.
+//! watchdog as its stdout (the script reads it with `<&1`). It holds one slot of 12 bytes per
+//! hook on it: a group is written into a free slot and blanked once the runner has ended the
+//! group (so a recycled pgid is never killed), one `pwrite` each that does not wake the
+//! watchdog. Having no name, the list can be reached only through `/proc/<pid>/fd` of the host
+//! or the watchdog, by a process that could as well signal those groups itself; a confined
+//! hook cannot (Landlock, [`crate::sandbox`]). The script kills only numbers above 1.
 //!
-//! The watchdog is plain POSIX (`sh`, `read`, `kill -s KILL -- -<pgid>`), so macOS gets exactly the
-//! same guarantee: no `prctl(PR_SET_PDEATHSIG)` is needed (Linux-only, and it fires on the death
-//! of the spawning *thread*, not the process). A process that deliberately leaves its hook's
-//! process group (`setsid`) escapes it, as it escapes every other kill of the runner.
+//! **When** ([`Watch`]). Where ka's own spawn starts the hook (Linux), the hook's leader has
+//! `SIGKILL` as its parent-death signal, set by its child before `execve`: the kernel kills it
+//! when the thread that spawned it dies, which happens only when the host does (that thread
+//! watches the hook until it ends). So a hook goes on the list only once it has run for
+//! [`WATCH_AFTER`], and the watchdog is started then if it is not running yet: a short hook
+//! costs no second process. A hook whose host dies before that loses its leader at once, but
+//! a process the leader started in those first milliseconds (`sleep 100 &`) survives: the
+//! parent-death signal is not inherited. Where `std` starts the hook (macOS, the forced
+//! fallback) the watchdog is started before the spawn and the group put on the list right
+//! after it, as is every hook's once the watchdog runs; a SIGKILL of the host between the spawn
+//! and that `pwrite` leaves the hook running.
 //!
-//! The registration is one `pwrite` right after the spawn returns (the watchdog itself is up
-//! before the spawn); a SIGKILL of the host inside that window of microseconds leaves that one
-//! hook unregistered. On Linux ka's own spawn (`process::vfork`) could close it, its child
-//! writing its own slot before `execve`; that is not done yet.
+//! The watchdog is plain POSIX (`sh`, `read`, `kill -s KILL -- -<pgid>`), so macOS gets the same
+//! guarantee after the spawn. A process that deliberately leaves its hook's process group
+//! (`setsid`) escapes it, as it escapes every other kill of the runner.
 //!
 //! When the watchdog cannot be started (no `/bin/sh`, out of processes; elsewhere than Linux,
 //! no writable temp directory), hooks still run, under every other guarantee of the runner;
@@ -43,6 +44,11 @@ use std::os::unix::fs::FileExt;
 use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+/// How long a hook whose leader dies with its spawning thread runs before its group goes on
+/// the list (and the watchdog is started, if it is not running yet).
+pub(crate) const WATCH_AFTER: Duration = Duration::from_millis(5);
 
 /// The shell, by absolute path (as every hook's): no `PATH` search a planted `sh` could win.
 const SHELL: &str = "/bin/sh";
@@ -112,22 +118,10 @@ fn list_file() -> Result<File, String> {
 /// `memfd_create(2)`: a file in memory with no name anywhere (Linux ≥ 3.17).
 #[cfg(target_os = "linux")]
 fn anonymous_file() -> Option<File> {
-    use std::os::fd::FromRawFd;
-    let name = c"ka-hooks-watchdog";
-    // SAFETY: memfd_create reads the NUL-terminated name and takes flags; it returns a new
-    // descriptor (close-on-exec with MFD_CLOEXEC) or -1.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_memfd_create,
-            name.as_ptr(),
-            libc::c_long::from(libc::MFD_CLOEXEC),
-        )
-    };
-    let fd = std::os::fd::RawFd::try_from(fd)
+    let flags = rustix::fs::MemfdFlags::CLOEXEC;
+    rustix::fs::memfd_create(c"ka-hooks-watchdog", flags)
         .ok()
-        .filter(|fd| *fd >= 0)?;
-    // SAFETY: the kernel just returned `fd`; nothing else owns it.
-    Some(unsafe { File::from_raw_fd(fd) })
+        .map(File::from)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -169,6 +163,99 @@ fn start() -> Result<Watchdog, String> {
 /// This process's watchdog, started on first use (`None`: it could not be; see [`status`]).
 pub(crate) fn get() -> Option<Arc<Watchdog>> {
     current().ok()
+}
+
+/// This process's watchdog if it runs already; never starts one.
+fn running() -> Option<Arc<Watchdog>> {
+    let slot = WATCHDOG.lock().unwrap_or_else(PoisonError::into_inner);
+    match slot.as_ref() {
+        Some(Ok(w)) if w.pid == std::process::id() => Some(Arc::clone(w)),
+        _ => None,
+    }
+}
+
+/// One hook's process group and the watchdog: on its list, or to be put there once the hook has
+/// run for [`WATCH_AFTER`] (see the module doc). Taken off on drop.
+pub(crate) struct Watch(State);
+
+enum State {
+    /// Never on the list (no watchdog could be started, or a test).
+    Off,
+    /// To be put on the list at this instant.
+    Pending { pgid: u32, at: Instant },
+    /// On the list until dropped.
+    On { _registered: Registered },
+}
+
+/// What [`Watch::before_spawn`] found: the watchdog, if the spawn must wait for it or it runs.
+pub(crate) struct Before {
+    watchdog: Option<Arc<Watchdog>>,
+    dies_with_thread: bool,
+}
+
+impl Watch {
+    /// Before a spawn: `dies_with_thread` says whether the hook's leader gets a parent-death
+    /// signal. Without one the watchdog is started now, so that the group goes on its list the
+    /// moment its pid is known.
+    pub(crate) fn before_spawn(dies_with_thread: bool) -> Before {
+        Before {
+            watchdog: if dies_with_thread { running() } else { get() },
+            dies_with_thread,
+        }
+    }
+
+    /// A hook that is on no list.
+    #[cfg(test)]
+    pub(crate) fn off() -> Watch {
+        Watch(State::Off)
+    }
+
+    /// The group `pgid`, to be put on the list at `at`.
+    #[cfg(test)]
+    pub(crate) fn pending(pgid: u32, at: Instant) -> Watch {
+        Watch(State::Pending { pgid, at })
+    }
+
+    /// Whether the group was put on the list (or that was tried, without a watchdog).
+    #[cfg(test)]
+    pub(crate) fn is_on(&self) -> bool {
+        matches!(self.0, State::On { .. })
+    }
+
+    /// When [`update`](Self::update) has work to do, if ever.
+    pub(crate) fn due(&self) -> Option<Instant> {
+        match self.0 {
+            State::Pending { at, .. } => Some(at),
+            _ => None,
+        }
+    }
+
+    /// Put the group on the list if it is due at `now`, starting the watchdog if need be.
+    pub(crate) fn update(&mut self, now: Instant) {
+        if let State::Pending { pgid, at } = self.0 {
+            if now >= at {
+                self.0 = State::On {
+                    _registered: register(get(), pgid),
+                };
+            }
+        }
+    }
+}
+
+impl Before {
+    /// The watch of the hook just started with process group `pgid` at `started`.
+    pub(crate) fn watch(self, pgid: u32, started: Instant) -> Watch {
+        Watch(match self.watchdog {
+            Some(watchdog) => State::On {
+                _registered: register(Some(watchdog), pgid),
+            },
+            None if self.dies_with_thread => State::Pending {
+                pgid,
+                at: started + WATCH_AFTER,
+            },
+            None => State::Off,
+        })
+    }
 }
 
 /// Whether this process has a watchdog (`Err`: why not). Starts it if no hook did yet.

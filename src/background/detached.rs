@@ -68,14 +68,11 @@ pub(super) fn start(exe: &Path, data_dir: Option<&Path>, job: Job) -> Result<(),
 
 /// `ka-hooks __async-hook`.
 pub(super) fn supervise() -> u8 {
-    // SAFETY: setsid takes no arguments; failing (already a group leader) changes nothing.
-    unsafe { libc::setsid() };
+    // Failing (already a group leader) changes nothing.
+    let _ = rustix::process::setsid();
+    // Spawned as `/proc/self/exe`, it would show up in `ps` as `exe`.
     #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes from a static.
-    // (Spawned as `/proc/self/exe`, it would show up in `ps` as `exe`.)
-    unsafe {
-        libc::prctl(libc::PR_SET_NAME, c"ka-hooks-async".as_ptr());
-    }
+    let _ = rustix::thread::set_name(c"ka-hooks-async");
     let mut input = Vec::new();
     if std::io::stdin().read_to_end(&mut input).is_err() {
         return 1;
@@ -191,8 +188,8 @@ fn end_holder(file: &mut File) {
         crate::process::signal_leader(&pidfd, libc::SIGTERM);
         return;
     }
-    // SAFETY: kill has no memory-safety preconditions; pid > 1 addresses one process.
-    unsafe {
-        libc::kill(pid, libc::SIGTERM);
+    // pid > 1 addresses one process.
+    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
     }
 }

@@ -12,6 +12,8 @@ use std::{
     process::{Child, ExitStatus},
 };
 
+use rustix::process::WaitOptions;
+
 /// A hook process we started and have not given up.
 #[derive(Debug)]
 pub(super) struct HookChild {
@@ -66,38 +68,35 @@ impl HookChild {
     /// Reap it if it has ended; `None` while it runs.
     #[cfg(target_os = "linux")]
     pub(super) fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
-        self.reap(libc::WNOHANG)
+        self.reap(WaitOptions::NOHANG)
     }
 
     /// Block until it has ended, and reap it.
     pub(super) fn wait(&mut self) -> io::Result<ExitStatus> {
         loop {
-            if let Some(status) = self.reap(0)? {
+            if let Some(status) = self.reap(WaitOptions::empty())? {
                 return Ok(status);
             }
         }
     }
 
-    /// One `waitpid(pid, flags)`, retried on EINTR.
-    fn reap(&mut self, flags: libc::c_int) -> io::Result<Option<ExitStatus>> {
+    /// One `waitpid(pid, options)`, retried on EINTR.
+    fn reap(&mut self, options: WaitOptions) -> io::Result<Option<ExitStatus>> {
         if let Some(status) = self.status {
             return Ok(Some(status));
         }
-        let mut raw: libc::c_int = 0;
+        let pid = rustix::process::Pid::from_raw(self.pid)
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::ECHILD))?;
         loop {
-            // SAFETY: `raw` is a valid c_int owned by this frame; waitpid only writes it.
-            let pid = unsafe { libc::waitpid(self.pid, &mut raw, flags) };
-            if pid == self.pid {
-                let status = ExitStatus::from_raw(raw);
-                self.status = Some(status);
-                return Ok(Some(status));
-            }
-            if pid == 0 {
-                return Ok(None);
-            }
-            let err = io::Error::last_os_error();
-            if err.kind() != io::ErrorKind::Interrupted {
-                return Err(err);
+            match rustix::process::waitpid(Some(pid), options) {
+                Ok(Some((_, raw))) => {
+                    let status = ExitStatus::from_raw(raw.as_raw());
+                    self.status = Some(status);
+                    return Ok(Some(status));
+                }
+                Ok(None) => return Ok(None),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(err) => return Err(err.into()),
             }
         }
     }

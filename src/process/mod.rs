@@ -5,10 +5,13 @@
 //! over, and never a login shell, so profile noise cannot reach stdout) in the given directory, with
 //! extra environment variables and the payload on stdin, and guarantees:
 //!
-//! - **It cannot wedge.** `run` returns within `timeout` + 1 s in every case: on timeout the hook's
-//!   process group gets `SIGTERM`, then `SIGKILL` after [`KILL_GRACE`]; a process that escaped the group
-//!   (`setsid`) and keeps stdout/stderr open is abandoned after a short drain
-//!   ([`Finished::output_held_open`]); a hook that never reads stdin cannot block the payload writer.
+//! - **No hook can wedge it.** Once the hook has started, `run` returns within `timeout` + 1 s:
+//!   on timeout the hook's process group gets `SIGTERM`, then `SIGKILL` after [`KILL_GRACE`]; a
+//!   process that escaped the group (`setsid`) and keeps stdout/stderr open is abandoned after a
+//!   short drain ([`Finished::output_held_open`]); a hook that never reads stdin cannot block the
+//!   payload writer. The start itself is not bounded: a working directory or `/bin/sh` on a hung
+//!   NFS or FUSE mount blocks the spawn (the `CLONE_VFORK` parent waits for the child's `chdir`
+//!   or `execve`) before any timeout starts, as it blocks `std`'s spawn and `posix_spawn`.
 //! - **Nothing of the hook survives.** The hook runs in its own process group (id = its pid). When the
 //!   leader ends, for whatever reason, the whole group is killed before the leader is reaped, so
 //!   background children (`sleep 1000 &`) die with it. The leader stays unreaped until then, so its pid
@@ -67,6 +70,7 @@ use std::{
 };
 
 use crate::cancel::CancelToken;
+use crate::watchdog::Watch;
 
 /// Bytes of stdout kept; the rest is read and discarded.
 pub const STDOUT_CAP: usize = 1024 * 1024;
@@ -261,33 +265,35 @@ pub fn run_confined(
         finished.termination = Termination::Cancelled;
         return finished;
     }
-    // Ended with this process whatever ends it (SIGKILL included): see [`crate::watchdog`]. The
-    // watchdog is up before the spawn, so the group is registered the moment its pid is known.
-    // Unregistered when this returns, after the runner ended the group.
-    let watchdog = crate::watchdog::get();
-    let child = match spawn(hook, sandbox) {
+    // Ended with this process whatever ends it (SIGKILL included): see [`crate::watchdog`].
+    // Taken off the watchdog's list when this returns, after the runner ended the group.
+    let own = spawn::own();
+    let before = Watch::before_spawn(own);
+    let child = match spawn(hook, sandbox, own) {
         Ok(child) => child,
         Err(text) => return Finished::spawn_failed(text, started),
     };
-    let _watched = crate::watchdog::register(watchdog, child.id());
-    run_spawned(child, hook, started, fallback_forced())
+    let mut watch = before.watch(child.id(), started);
+    run_spawned(child, hook, started, fallback_forced(), &mut watch)
 }
 
 /// Watch a started hook: with the poll loop where a pidfd can be had and `threads_only` is
-/// false, else with the thread fallback.
+/// false, else with the thread fallback. Either puts it on the watchdog's list when `watch`
+/// is due.
 fn run_spawned(
     child: HookChild,
     hook: &HookProcess<'_>,
     started: Instant,
     #[cfg_attr(not(target_os = "linux"), allow(unused_variables))] threads_only: bool,
+    watch: &mut Watch,
 ) -> Finished {
     #[cfg(target_os = "linux")]
     if !threads_only {
         if let Some(pidfd) = polled::prepare(&child) {
-            return polled::run(child, pidfd, hook, started);
+            return polled::run(child, pidfd, hook, started, watch);
         }
     }
-    run_threaded(child, hook, started)
+    run_threaded(child, hook, started, watch)
 }
 
 /// Set to `1` (or `true`, `yes`, `on`), this environment variable makes [`run`] take the thread
@@ -312,6 +318,8 @@ fn forces_fallback(value: Option<&std::ffi::OsStr>) -> bool {
     })
 }
 
+#[cfg(all(test, target_os = "linux"))]
+mod alloc_guard;
 mod child;
 #[cfg(target_os = "linux")]
 mod polled;
@@ -339,24 +347,27 @@ use threaded::run_threaded;
 
 /// Signal the whole process group. Errors (ESRCH: the group is already empty) are expected and ignored.
 fn kill_group(pgid: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: kill has no memory-safety preconditions; a negative pid addresses the process group.
-    // pgid > 0 always (it is a child's pid), so this can never become kill(-1) (every process).
-    if pgid > 0 {
-        unsafe {
-            libc::kill(-pgid, signal);
-        }
+    // pgid > 0 always (it is a child's pid): never kill(-1) (every process) nor kill(0).
+    if let (Some(pgid), Some(signal)) = (pid(pgid), rustix::process::Signal::from_named_raw(signal))
+    {
+        let _ = rustix::process::kill_process_group(pgid, signal);
     }
 }
 
 /// Signal the leader itself, by pid: it may have left its process group (`setpgid`). Only called
 /// while the leader is unreaped (a zombie at worst), so its pid cannot name a stranger yet.
-fn kill_leader(pid: libc::pid_t, signal: libc::c_int) {
-    if pid > 0 {
-        // SAFETY: kill has no memory-safety preconditions; pid > 0 addresses one process.
-        unsafe {
-            libc::kill(pid, signal);
-        }
+fn kill_leader(pid_: libc::pid_t, signal: libc::c_int) {
+    if let (Some(pid), Some(signal)) = (pid(pid_), rustix::process::Signal::from_named_raw(signal))
+    {
+        let _ = rustix::process::kill_process(pid, signal);
     }
+}
+
+/// A positive `pid_t` as a pid (`None` for 0 and below).
+fn pid(raw: libc::pid_t) -> Option<rustix::process::Pid> {
+    (raw > 0)
+        .then(|| rustix::process::Pid::from_raw(raw))
+        .flatten()
 }
 
 /// Reap a child we cannot wait for now, so it does not stay a zombie.
@@ -380,14 +391,31 @@ fn termination_of(status: ExitStatus) -> Termination {
 
 /// The signal set holding only `SIGPIPE`.
 fn sigpipe_set() -> libc::sigset_t {
-    // SAFETY: sigset_t is plain old data; all-zero bytes are valid and sigemptyset initializes it anyway.
-    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a valid sigset_t owned by this frame; these calls only write it.
+    // SAFETY: sigset_t is plain old data (all-zero bytes are valid); these calls only write
+    // `set`, a sigset of this frame.
     unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGPIPE);
+        set
     }
-    set
+}
+
+/// `pthread_sigmask(how, set)` for this thread: the mask before, or `None` if it failed.
+/// Without `set` it only reads the mask.
+fn thread_mask(how: libc::c_int, set: Option<&libc::sigset_t>) -> Option<libc::sigset_t> {
+    let mut old = sigpipe_set();
+    let set = set.map_or(std::ptr::null(), |set| set as *const libc::sigset_t);
+    // SAFETY: `set` is null or points to a valid sigset; `old` is a valid sigset of this frame,
+    // which pthread_sigmask only writes. Only this thread's mask changes.
+    let rc = unsafe { libc::pthread_sigmask(how, set, &mut old) };
+    (rc == 0).then_some(old)
+}
+
+/// `set` holds `SIGPIPE`.
+fn has_sigpipe(set: &libc::sigset_t) -> bool {
+    // SAFETY: `set` is a valid sigset; sigismember only reads it.
+    unsafe { libc::sigismember(set, libc::SIGPIPE) == 1 }
 }
 
 /// Output captured so far. In the thread fallback it is shared with `run` so that partial output is

@@ -4,35 +4,34 @@
 use std::{
     fs::File,
     io::{self, Read, Write},
-    os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd},
+    os::fd::{AsRawFd, OwnedFd},
     process::ExitStatus,
     time::Instant,
 };
 
 use super::{
-    child::HookChild, kill_group, lossy, reap_in_background, sigpipe_set, termination_of, Capture,
-    Finished, HookProcess, Termination, CHUNK, KILL_GRACE, OUTPUT_DRAIN, REAP_WAIT, STDERR_CAP,
-    STDOUT_CAP,
+    child::HookChild, has_sigpipe, kill_group, lossy, reap_in_background, sigpipe_set,
+    termination_of, thread_mask, Capture, Finished, HookProcess, Termination, CHUNK, KILL_GRACE,
+    OUTPUT_DRAIN, REAP_WAIT, STDERR_CAP, STDOUT_CAP,
 };
 use crate::cancel::CHECK_EVERY_MS;
+use crate::watchdog::Watch;
+use rustix::fs::OFlags;
 
 /// Open a pidfd for `child` and make our ends of its pipes non-blocking. `None`, with nothing
 /// changed, if that is impossible (no `pidfd_open` before Linux 5.3, or a seccomp filter): the
 /// caller then falls back to threads, which need blocking pipes.
 pub(super) fn prepare(child: &HookChild) -> Option<OwnedFd> {
     let pidfd = pidfd_open(child.id())?;
-    let fds = [
-        child.stdin.as_ref().map(AsRawFd::as_raw_fd),
-        child.stdout.as_ref().map(AsRawFd::as_raw_fd),
-        child.stderr.as_ref().map(AsRawFd::as_raw_fd),
-    ];
-    for (done, fd) in fds.iter().enumerate() {
-        let Some(fd) = *fd else { continue };
-        if !set_nonblocking(fd) {
-            for &fd in fds[..done].iter().flatten() {
-                // SAFETY: `fd` is one of the child's pipes, open for the whole call; F_SETFL
-                // only changes its status flags, back to none (see `set_nonblocking`).
-                unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
+    let pipes = [&child.stdin, &child.stdout, &child.stderr];
+    for (done, pipe) in pipes.iter().enumerate() {
+        let Some(pipe) = pipe else { continue };
+        // Both spawns make the pipes with `pipe2(O_CLOEXEC)`, which sets no status flag
+        // (close-on-exec is a descriptor flag): `O_NONBLOCK` is the only one, and none the
+        // way back. The child's end is a separate open file, unaffected.
+        if rustix::fs::fcntl_setfl(pipe, OFlags::NONBLOCK).is_err() {
+            for pipe in pipes[..done].iter().copied().flatten() {
+                let _ = rustix::fs::fcntl_setfl(pipe, OFlags::empty());
             }
             return None;
         }
@@ -43,22 +42,8 @@ pub(super) fn prepare(child: &HookChild) -> Option<OwnedFd> {
 /// `pidfd_open(2)`: a descriptor that becomes readable when the process has exited, without
 /// reaping it. Close-on-exec is always set on it.
 pub(crate) fn pidfd_open(pid: u32) -> Option<OwnedFd> {
-    let pid = libc::pid_t::try_from(pid).ok()?;
-    let no_flags: libc::c_long = 0;
-    // SAFETY: pidfd_open(pid, flags) takes no pointers; it returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::c_long::from(pid), no_flags) };
-    let fd = RawFd::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-    // SAFETY: the kernel just returned `fd`; nothing else owns it.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Set `O_NONBLOCK` on our end of a pipe (the child's end is a separate open file, unaffected).
-/// Both spawns make the pipes with `pipe2(O_CLOEXEC)`, which sets no status flag (close-on-exec
-/// is a descriptor flag), so `O_NONBLOCK` is the only one, set without reading them first.
-fn set_nonblocking(fd: RawFd) -> bool {
-    // SAFETY: `fd` is an open pipe owned by the caller's `HookChild`; F_SETFL only changes its
-    // status flags (the access mode is not one of them).
-    unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) >= 0 }
+    let pid = rustix::process::Pid::from_raw(libc::pid_t::try_from(pid).ok()?)?;
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
 }
 
 /// Where the loop is. Each phase ends at a deadline; what happens then is in [`run`].
@@ -91,6 +76,7 @@ pub(super) fn run(
     pidfd: OwnedFd,
     hook: &HookProcess<'_>,
     started: Instant,
+    watch: &mut Watch,
 ) -> Finished {
     let pid = child.id();
     // Pids are positive `pid_t`s; `Child::id` just widened one to u32.
@@ -138,7 +124,11 @@ pub(super) fn run(
                 revents: 0,
             },
         ];
-        let mut timeout = poll_timeout(deadline);
+        let due = watch.due().filter(|_| watch_exit);
+        let mut timeout = poll_timeout(match (deadline, due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        });
         if running && check_cancel {
             timeout = if timeout < 0 {
                 CHECK_EVERY_MS
@@ -171,6 +161,9 @@ pub(super) fn run(
             stdin.pump(payload);
         }
         let now = Instant::now();
+        if watch_exit {
+            watch.update(now);
+        }
         if fds[3].revents != 0 {
             // The leader has exited but is not reaped: it is a zombie that keeps its pid, and thus
             // the group id, ours. Kill what is left of the group (background children) first,
@@ -269,17 +262,8 @@ pub(super) fn run(
 /// it is already a zombie, so this can never hit a stranger. Errors (ESRCH: it has exited)
 /// are expected and ignored.
 pub(crate) fn signal_leader(pidfd: &OwnedFd, signal: libc::c_int) {
-    let no_flags: libc::c_uint = 0;
-    // SAFETY: pidfd_send_signal(pidfd, sig, info, flags) with a null siginfo sends `signal` as
-    // kill(2) would; `pidfd` is open for the call.
-    unsafe {
-        libc::syscall(
-            libc::SYS_pidfd_send_signal,
-            pidfd.as_raw_fd(),
-            signal,
-            std::ptr::null::<libc::siginfo_t>(),
-            no_flags,
-        );
+    if let Some(signal) = rustix::process::Signal::from_named_raw(signal) {
+        let _ = rustix::process::pidfd_send_signal(pidfd, signal);
     }
 }
 
@@ -346,25 +330,21 @@ fn write_without_sigpipe(pipe: &mut File, data: &[u8]) -> io::Result<usize> {
         };
     }
     let sigpipe = sigpipe_set();
-    // SAFETY: sigset_t is plain old data for which all-zero bytes are a valid value.
-    let mut old_mask: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: both sets are valid sigset_t owned by this frame; this changes only this thread's
-    // signal mask. It cannot fail with these arguments; if it did, the write would go unguarded.
-    let blocked = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &sigpipe, &mut old_mask) } == 0;
-    let was_pending = blocked && sigpipe_pending();
+    // It cannot fail with these arguments; if it did, the write would go unguarded.
+    let old_mask = thread_mask(libc::SIG_BLOCK, Some(&sigpipe));
+    let was_pending = old_mask.is_some() && sigpipe_pending();
     let result = loop {
         match pipe.write(data) {
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             other => break other,
         }
     };
-    if blocked {
+    if let Some(old_mask) = old_mask {
         let broken = matches!(&result, Err(err) if err.kind() == io::ErrorKind::BrokenPipe);
         if broken && !was_pending {
             consume_sigpipe(&sigpipe);
         }
-        // SAFETY: restores the mask saved above; `old_mask` is a valid sigset_t.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old_mask, std::ptr::null_mut()) };
+        thread_mask(libc::SIG_SETMASK, Some(&old_mask));
     }
     result
 }
@@ -374,32 +354,30 @@ fn write_without_sigpipe(pipe: &mut File, data: &[u8]) -> io::Result<usize> {
 /// ignored signal is still left pending, for the mask dance below to consume.) A program that
 /// changes the disposition while a hook's payload is being written races with this check.
 fn sigpipe_ignored_and_unblocked() -> bool {
-    // SAFETY: sigaction and sigset_t are plain old data; all-zero bytes are valid. With a null
-    // new action or set, sigaction and pthread_sigmask only read the current ones.
-    unsafe {
+    // SAFETY: sigaction is plain old data (all-zero bytes are valid); with a null new action,
+    // sigaction only writes the current one into `old`.
+    let ignored = unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
-        let mut mask: libc::sigset_t = std::mem::zeroed();
         libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
             && old.sa_sigaction == libc::SIG_IGN
-            && libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask) == 0
-            && libc::sigismember(&mask, libc::SIGPIPE) == 0
-    }
+    };
+    ignored && thread_mask(libc::SIG_BLOCK, None).is_some_and(|mask| !has_sigpipe(&mask))
 }
 
 /// `SIGPIPE` is pending for this thread or the process.
 pub(super) fn sigpipe_pending() -> bool {
-    // SAFETY: sigset_t is plain old data for which all-zero bytes are a valid value.
-    let mut pending: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `pending` is a valid, writable sigset_t owned by this frame.
-    unsafe {
-        libc::sigpending(&mut pending) == 0 && libc::sigismember(&pending, libc::SIGPIPE) == 1
-    }
+    let mut pending = sigpipe_set();
+    // SAFETY: `pending` is a valid sigset of this frame, which sigpending only writes.
+    let read = unsafe { libc::sigpending(&mut pending) } == 0;
+    read && has_sigpipe(&pending)
 }
 
 /// Take a pending (blocked) `SIGPIPE` without waiting, so it is never delivered.
 fn consume_sigpipe(sigpipe: &libc::sigset_t) {
-    // SAFETY: timespec is plain old data; all-zero bytes are a zero timeout.
-    let no_wait: libc::timespec = unsafe { std::mem::zeroed() };
+    let no_wait = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     loop {
         // SAFETY: `sigpipe` and `no_wait` are valid for the call; the siginfo pointer may be null.
         let rc = unsafe { libc::sigtimedwait(sigpipe, std::ptr::null_mut(), &no_wait) };

@@ -17,16 +17,31 @@ use std::{
 use super::{child::HookChild, HookProcess, SHELL};
 use crate::sandbox::Prepared;
 
-/// Start the hook. The error is the text for [`super::Termination::SpawnFailed`].
+/// Whether [`spawn`] takes ka's own spawn here, whose hook leader dies with the thread that
+/// spawned it (its parent-death signal).
+pub(super) fn own() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        !super::fallback_forced() && super::vfork::usable()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Start the hook, with ka's own spawn if `own` (from [`own`]). The error is the text for
+/// [`super::Termination::SpawnFailed`].
 pub(super) fn spawn(
     hook: &HookProcess<'_>,
     sandbox: Option<&Prepared>,
+    #[cfg_attr(not(target_os = "linux"), allow(unused_variables))] own: bool,
 ) -> Result<HookChild, String> {
     #[cfg(target_os = "linux")]
-    let spawned = if super::fallback_forced() || !super::vfork::usable() {
-        spawn_std(hook, sandbox)
-    } else {
+    let spawned = if own {
         super::vfork::spawn(hook, sandbox.map(Prepared::confiner))
+    } else {
+        spawn_std(hook, sandbox)
     };
     #[cfg(not(target_os = "linux"))]
     let spawned = spawn_std(hook, sandbox);
@@ -48,7 +63,16 @@ pub(super) fn spawn_std(
     hook: &HookProcess<'_>,
     sandbox: Option<&Prepared>,
 ) -> std::io::Result<HookChild> {
-    let mut command = Command::new(SHELL);
+    spawn_std_with(SHELL, hook, sandbox)
+}
+
+/// [`spawn_std`] with `shell` for `/bin/sh`.
+pub(super) fn spawn_std_with(
+    shell: &str,
+    hook: &HookProcess<'_>,
+    sandbox: Option<&Prepared>,
+) -> std::io::Result<HookChild> {
+    let mut command = Command::new(shell);
     command
         .arg("-c")
         .arg(hook.command)

@@ -36,13 +36,16 @@ type Runner = fn(HookChild, &HookProcess<'_>, Instant) -> Finished;
 /// The poll loop (where the kernel has `pidfd_open`) and the thread fallback, to run the same
 /// scenarios through both.
 fn runners() -> Vec<(&'static str, Runner)> {
+    fn threads(child: HookChild, hook: &HookProcess<'_>, started: Instant) -> Finished {
+        run_threaded(child, hook, started, &mut Watch::off())
+    }
     #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
-    let mut runners: Vec<(&'static str, Runner)> = vec![("threads", run_threaded)];
+    let mut runners: Vec<(&'static str, Runner)> = vec![("threads", threads)];
     #[cfg(target_os = "linux")]
     {
         fn run_polled(child: HookChild, hook: &HookProcess<'_>, started: Instant) -> Finished {
             match polled::prepare(&child) {
-                Some(pidfd) => polled::run(child, pidfd, hook, started),
+                Some(pidfd) => polled::run(child, pidfd, hook, started, &mut Watch::off()),
                 None => panic!("pidfd_open worked a moment ago"),
             }
         }
@@ -67,7 +70,7 @@ fn exec(runner: Runner, command: &str, payload: &[u8], timeout: Duration) -> Fin
         deadline: None,
     };
     let started = Instant::now();
-    let child = spawn(&hook, None).expect("spawn /bin/sh");
+    let child = spawn(&hook, None, spawn::own()).expect("spawn /bin/sh");
     let finished = runner(child, &hook, started);
     let elapsed = started.elapsed();
     assert!(
@@ -199,7 +202,7 @@ fn exec_stoppable(
         deadline,
     };
     let started = Instant::now();
-    let child = spawn(&hook, None).expect("spawn /bin/sh");
+    let child = spawn(&hook, None, spawn::own()).expect("spawn /bin/sh");
     runner(child, &hook, started)
 }
 
@@ -480,8 +483,8 @@ fn forcing_the_fallback_runs_the_hook_on_helper_threads() {
         deadline: None,
     };
     let (finished, waiters) = waiters_during(|| {
-        let child = spawn(&hook, None).expect("spawn /bin/sh");
-        run_spawned(child, &hook, Instant::now(), true)
+        let child = spawn(&hook, None, spawn::own()).expect("spawn /bin/sh");
+        run_spawned(child, &hook, Instant::now(), true, &mut Watch::off())
     });
     assert_eq!(finished.termination, Termination::Exited(0));
     assert_eq!(finished.stdout, "done\n");
@@ -529,4 +532,134 @@ fn poll_loop_consumes_its_sigpipe_where_it_is_ignored_but_blocked() {
     };
     restore_sigpipe(&old);
     assert!(!left, "the hook's SIGPIPE was left pending");
+}
+
+/// Set in the process [`spawns_hold_while_the_hosts_process_group_is_flooded_with_a_signal`]
+/// runs itself in.
+const STORM: &str = "KA_HOOKS_TEST_SIGNAL_STORM";
+static HOST_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static HANDLED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static HANDLED_ELSEWHERE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+extern "C" fn count_winch(_: libc::c_int) {
+    use std::sync::atomic::Ordering::SeqCst;
+    // SAFETY: getpid has no preconditions and is async-signal-safe.
+    if unsafe { libc::getpid() } != HOST_PID.load(SeqCst) {
+        HANDLED_ELSEWHERE.fetch_add(1, SeqCst);
+    }
+    HANDLED.fetch_add(1, SeqCst);
+}
+
+/// Many threads start hooks while a thread floods the host's process group with a signal the
+/// host handles: every hook runs and reports as usual (the runner retries what the signal
+/// interrupts), and the host's handler never runs in a spawned child (which, before it resets
+/// the handlers, shares the host's memory and is in its process group). It runs itself again
+/// in a process group of its own, so that the flood reaches no other process.
+#[test]
+fn spawns_hold_while_the_hosts_process_group_is_flooded_with_a_signal() {
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    if std::env::var_os(STORM).is_none() {
+        use std::os::unix::process::CommandExt;
+        let name =
+            "process::tests::spawns_hold_while_the_hosts_process_group_is_flooded_with_a_signal";
+        let output = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args(["--exact", name, "--nocapture", "--test-threads=1"])
+            .env(STORM, "1")
+            .process_group(0)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the test binary");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success() && stdout.contains("1 passed"),
+            "{stdout}\n{stderr}"
+        );
+        return;
+    }
+    // SAFETY: getpid has no preconditions; the handler only touches atomics and getpid.
+    unsafe {
+        HOST_PID.store(libc::getpid(), SeqCst);
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = count_winch as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        action.sa_flags = libc::SA_RESTART;
+        assert_eq!(
+            libc::sigaction(libc::SIGWINCH, &action, std::ptr::null_mut()),
+            0
+        );
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let flood = {
+        let stop = Arc::clone(&stop);
+        thread::spawn(move || {
+            while !stop.load(SeqCst) {
+                // SAFETY: kill(0, ..) signals our own process group, which only this test's
+                // process is in (see above).
+                unsafe { libc::kill(0, libc::SIGWINCH) };
+                thread::yield_now();
+            }
+        })
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spawners: Vec<_> = (0..8)
+        .map(|_| {
+            let dir = dir.path().to_owned();
+            thread::spawn(move || {
+                for _ in 0..10 {
+                    let f = run(&HookProcess {
+                        command: "cat; echo \" $$\"",
+                        cwd: &dir,
+                        env: &[],
+                        stdin: Arc::from(&b"payload"[..]),
+                        timeout: LONG,
+                        cancel: None,
+                        deadline: None,
+                    });
+                    assert_eq!(f.termination, Termination::Exited(0), "{f:?}");
+                    let pid = f.pid.expect("started");
+                    assert_eq!(f.stdout, format!("payload {pid}\n"), "{f:?}");
+                }
+            })
+        })
+        .collect();
+    let results: Vec<_> = spawners.into_iter().map(thread::JoinHandle::join).collect();
+    stop.store(true, SeqCst);
+    flood.join().expect("the flooding thread");
+    for result in results {
+        result.expect("a spawning thread");
+    }
+    assert!(HANDLED.load(SeqCst) > 0, "the flood never arrived");
+    assert_eq!(
+        HANDLED_ELSEWHERE.load(SeqCst),
+        0,
+        "the host's handler ran in a spawned child"
+    );
+}
+
+/// A hook goes on the watchdog's list only once it is due (a short hook costs no watchdog),
+/// through the poll loop and the thread fallback alike.
+#[test]
+fn a_hook_goes_on_the_watchdogs_list_only_once_it_is_due() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hook = HookProcess {
+        command: "sleep 0.05",
+        cwd: dir.path(),
+        env: &[],
+        stdin: Arc::from(&b""[..]),
+        timeout: LONG,
+        cancel: None,
+        deadline: None,
+    };
+    for (after, due) in [(Duration::from_secs(3600), false), (Duration::ZERO, true)] {
+        for threads_only in [false, true] {
+            let started = Instant::now();
+            let child = spawn(&hook, None, spawn::own()).expect("spawn /bin/sh");
+            let mut watch = Watch::pending(child.id(), started + after);
+            let f = run_spawned(child, &hook, started, threads_only, &mut watch);
+            assert_eq!(f.termination, Termination::Exited(0), "{f:?}");
+            assert_eq!(watch.is_on(), due, "due {due}, threads only {threads_only}");
+        }
+    }
+    assert_eq!(crate::watchdog::status(), Ok(()));
 }

@@ -16,12 +16,14 @@ use super::{
     termination_of, Capture, Finished, HookProcess, Termination, CHUNK, KILL_GRACE, OUTPUT_DRAIN,
     REAP_WAIT, STDERR_CAP, STDOUT_CAP,
 };
+use crate::watchdog::Watch;
 
 /// The fallback when no pidfd can be had: a waiter thread, two reader threads and a writer thread.
 pub(super) fn run_threaded(
     mut child: HookChild,
     hook: &HookProcess<'_>,
     started: Instant,
+    watch: &mut Watch,
 ) -> Finished {
     let pid = child.id();
     // Pids are positive `pid_t`s; `Child::id` just widened one to u32.
@@ -53,7 +55,7 @@ pub(super) fn run_threaded(
 
     let mut timed_out = false;
     let mut cancelled = false;
-    let mut exited = match wait_or_stop(&exit_rx, hook, started) {
+    let mut exited = match wait_or_stop(&exit_rx, hook, started, watch) {
         Waited::Exited(report) => Some(report),
         waited @ (Waited::TimedOut | Waited::Stopped) => {
             timed_out = matches!(waited, Waited::TimedOut);
@@ -129,16 +131,19 @@ enum Waited {
 }
 
 /// Wait for the leader's exit report until the hook's timeout, looking at the cancel token and
-/// the dispatch's deadline at least every [`CHECK_EVERY_MS`](crate::cancel::CHECK_EVERY_MS).
+/// the dispatch's deadline at least every [`CHECK_EVERY_MS`](crate::cancel::CHECK_EVERY_MS),
+/// and putting the hook on the watchdog's list when `watch` is due.
 fn wait_or_stop(
     exit_rx: &Receiver<ExitReport>,
     hook: &HookProcess<'_>,
     started: Instant,
+    watch: &mut Watch,
 ) -> Waited {
     let timeout_at = started.checked_add(hook.timeout);
     let slice = Duration::from_millis(crate::cancel::CHECK_EVERY_MS.unsigned_abs().into());
     loop {
         let now = Instant::now();
+        watch.update(now);
         if hook.stopped(now) {
             return Waited::Stopped;
         }
@@ -146,11 +151,14 @@ fn wait_or_stop(
         if left.is_zero() {
             return Waited::TimedOut;
         }
-        let wait = if hook.cancel.is_some() || hook.deadline.is_some() {
+        let mut wait = if hook.cancel.is_some() || hook.deadline.is_some() {
             left.min(slice)
         } else {
             left
         };
+        if let Some(due) = watch.due() {
+            wait = wait.min(due.saturating_duration_since(now));
+        }
         match exit_rx.recv_timeout(wait) {
             Ok(report) => return Waited::Exited(report),
             Err(RecvTimeoutError::Timeout) => {}
@@ -212,31 +220,22 @@ fn start_threads(
 /// asked again after [`STOPPED_RECHECK`] (with `WNOWAIT` it repeats at once while the child stays
 /// stopped). A stopped hook thus runs into its timeout, whose `SIGKILL` ends it, as on Linux.
 fn wait_exit(pid: libc::pid_t) -> ExitReport {
+    use rustix::process::{WaitId, WaitIdOptions};
+    let pid = super::pid(pid).ok_or_else(|| io::Error::from_raw_os_error(libc::ECHILD))?;
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
     loop {
-        // SAFETY: siginfo_t is plain old data for which all-zero bytes are a valid value.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a valid, writable siginfo_t that outlives the call; waitid only writes it.
-        let rc = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if rc == 0 {
-            // SAFETY: waitid succeeded, so `info` describes a child state change and its
-            // si_status field is the one that is set.
-            let status = unsafe { info.si_status() };
-            match ended(info.si_code, status) {
-                Some(termination) => return Ok(termination),
-                None => thread::sleep(STOPPED_RECHECK),
+        match rustix::process::waitid(WaitId::Pid(pid), options) {
+            Ok(Some(info)) => {
+                let status = info.exit_status().or(info.terminating_signal());
+                match ended(info.raw_code(), status.unwrap_or(0)) {
+                    Some(termination) => return Ok(termination),
+                    None => thread::sleep(STOPPED_RECHECK),
+                }
             }
-            continue;
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
+            // Only with WNOHANG, which is not asked for.
+            Ok(None) => thread::sleep(STOPPED_RECHECK),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(err) => return Err(err.into()),
         }
     }
 }
@@ -260,12 +259,8 @@ pub(super) fn ended(si_code: libc::c_int, si_status: libc::c_int) -> Option<Term
 /// thread and vanishes with it, and `write` returns EPIPE instead. This matters when the library is
 /// embedded in a program that did not set SIGPIPE to ignored (Rust binaries do).
 fn block_sigpipe_in_this_thread() {
-    let set = sigpipe_set();
-    // SAFETY: `set` is a valid sigset_t owned by this frame; this only changes this thread's signal
-    // mask. Failure would only leave SIGPIPE unblocked, as before.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
+    // Failure would only leave SIGPIPE unblocked, as before.
+    super::thread_mask(libc::SIG_BLOCK, Some(&sigpipe_set()));
 }
 
 fn lock(capture: &Mutex<Capture>) -> MutexGuard<'_, Capture> {

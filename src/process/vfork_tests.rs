@@ -6,7 +6,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::sandbox::Confiner;
+use crate::{sandbox::Confiner, watchdog::Watch};
 
 use super::{child::HookChild, run_spawned, vfork, Finished, HookProcess, Termination};
 
@@ -28,33 +28,79 @@ fn hook<'a>(
 
 fn run(hook: &HookProcess<'_>, ruleset: Option<i32>) -> Result<Finished, std::io::Error> {
     let child: HookChild = vfork::spawn(hook, ruleset.map(Confiner::of_fd))?;
-    Ok(run_spawned(child, hook, Instant::now(), false))
+    Ok(run_spawned(
+        child,
+        hook,
+        Instant::now(),
+        false,
+        &mut Watch::off(),
+    ))
 }
 
-/// The child blocks every signal while it runs our code and may have inherited handlers of the
-/// host: what `sh` starts must see an empty mask and SIGPIPE at its default (Rust ignores it in
-/// the host), as `std` gives its children. (dash clears the mask itself at start, so only the
-/// SIGPIPE half can fail where `/bin/sh` is dash; a `/bin/sh` that keeps the mask shows both.)
+/// The hook gets the calling thread's signal mask on both spawn paths, as `posix_spawn` and
+/// `std` give it (the own spawn blocks every signal while its child runs our code, and must
+/// put the caller's mask back), and SIGPIPE at its default (Rust ignores it in the host).
+/// `/bin/bash` runs the hook here: dash, a usual `/bin/sh`, empties the mask itself at start.
 #[test]
-fn the_hook_starts_with_no_signal_blocked_and_sigpipe_at_its_default() {
+fn the_hook_gets_the_callers_signal_mask_on_both_paths_and_sigpipe_at_its_default() {
+    const BASH: &str = "/bin/bash";
+    assert!(
+        std::path::Path::new(BASH).exists(),
+        "{BASH} is needed to see the mask"
+    );
     let dir = tempfile::tempdir().expect("tempdir");
-    let finished = run(
-        &hook("grep -E '^Sig(Blk|Ign)' /proc/self/status", dir.path(), &[]),
-        None,
-    )
-    .expect("spawn");
-    assert_eq!(finished.termination, Termination::Exited(0), "{finished:?}");
-    let mask = |name: &str| {
-        let line = finished
-            .stdout
-            .lines()
-            .find(|line| line.starts_with(name))
-            .unwrap_or_else(|| panic!("no {name} in {:?}", finished.stdout));
-        u64::from_str_radix(line.rsplit(['\t', ' ']).next().unwrap_or(""), 16).expect("hex mask")
-    };
-    assert_eq!(mask("SigBlk"), 0, "{}", finished.stdout);
+    let command = "grep -E '^Sig(Blk|Ign)' /proc/self/status";
+    let winch = sigset_of(libc::SIGWINCH);
+    let mut old = sigset_of(0);
+    // SAFETY: valid sigsets of this frame; only this thread's mask changes, restored below.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &winch, &mut old) };
+    let spawned = [false, true].map(|std_spawn| {
+        let hook = hook(command, dir.path(), &[]);
+        let child = if std_spawn {
+            super::spawn::spawn_std_with(BASH, &hook, None)
+        } else {
+            vfork::spawn_with(BASH, &hook, None, false)
+        }
+        .expect("spawn");
+        run_spawned(child, &hook, Instant::now(), false, &mut Watch::off())
+    });
+    // SAFETY: puts back the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    let winch_bit = 1u64 << (libc::SIGWINCH - 1);
     let sigpipe_bit = 1u64 << (libc::SIGPIPE - 1);
-    assert_eq!(mask("SigIgn") & sigpipe_bit, 0, "{}", finished.stdout);
+    for (how, finished) in ["own spawn", "std"].iter().zip(&spawned) {
+        assert_eq!(
+            finished.termination,
+            Termination::Exited(0),
+            "{how}: {finished:?}"
+        );
+        let blocked = status_mask(&finished.stdout, "SigBlk");
+        assert_eq!(blocked, winch_bit, "{how}: {}", finished.stdout);
+        let ignored = status_mask(&finished.stdout, "SigIgn");
+        assert_eq!(ignored & sigpipe_bit, 0, "{how}: {}", finished.stdout);
+    }
+}
+
+/// The signal set holding `signal` (none for 0).
+fn sigset_of(signal: libc::c_int) -> libc::sigset_t {
+    // SAFETY: sigset_t is plain old data; sigemptyset and sigaddset only write it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        if signal > 0 {
+            libc::sigaddset(&mut set, signal);
+        }
+        set
+    }
+}
+
+/// The hexadecimal mask on the line `name:` of a `/proc/<pid>/status`.
+fn status_mask(status: &str, name: &str) -> u64 {
+    let line = status
+        .lines()
+        .find(|line| line.starts_with(name))
+        .unwrap_or_else(|| panic!("no {name} in {status:?}"));
+    u64::from_str_radix(line.rsplit(['\t', ' ']).next().unwrap_or(""), 16).expect("hex mask")
 }
 
 /// `env` goes over the inherited environment: one entry per name, the last of `env` winning.
@@ -137,7 +183,13 @@ fn without_stdin() {
         Some(prepared.confiner()),
     )
     .expect("a confined spawn");
-    let finished = run_spawned(child, &hook("", dir.path(), &[]), Instant::now(), false);
+    let finished = run_spawned(
+        child,
+        &hook("", dir.path(), &[]),
+        Instant::now(),
+        false,
+        &mut Watch::off(),
+    );
     assert_eq!(finished.stdout, "payload\n", "{finished:?}");
 }
 
@@ -188,12 +240,80 @@ fn gettid() -> libc::pid_t {
     unsafe { libc::gettid() }
 }
 
-/// On a real kernel the child of `CLONE_VM | CLONE_VFORK` runs in our memory (under qemu-user
-/// or valgrind it would not, and `std` would start the hooks).
+/// On a real kernel the child of `CLONE_VM | CLONE_VFORK` runs in our memory, which the first
+/// spawn finds out (under qemu-user or valgrind it would not, and `std` would start the hooks).
 #[test]
-fn the_clone_child_shares_our_memory_here() {
-    assert!(vfork::clone_shares_memory());
+fn the_first_spawn_finds_that_the_child_shares_our_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let finished = run(&hook("true", dir.path(), &[]), None).expect("spawn");
+    assert_eq!(finished.termination, Termination::Exited(0), "{finished:?}");
+    assert_eq!(vfork::memory_shared(), Some(true));
     assert!(vfork::usable());
+}
+
+/// Where the child shares no memory with us, the first spawn learns of a failed step through
+/// its pipe, and of a successful one by the pipe closing at `execve` (`unshared` makes the
+/// parent read the pipe as it would there).
+#[test]
+fn the_report_pipe_tells_a_failed_step_from_a_started_hook() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let gone = dir.path().join("gone");
+    let err = vfork::spawn_with(super::SHELL, &hook("true", &gone, &[]), None, true)
+        .expect_err("no such cwd");
+    assert_eq!(err.raw_os_error(), Some(libc::ENOENT), "{err}");
+    let hook = hook("cat", dir.path(), &[]);
+    let child = vfork::spawn_with(super::SHELL, &hook, None, true).expect("spawn");
+    let finished = run_spawned(child, &hook, Instant::now(), false, &mut Watch::off());
+    assert_eq!(finished.termination, Termination::Exited(0), "{finished:?}");
+    assert_eq!(finished.stdout, "payload");
+}
+
+/// The hook's leader dies when the thread that spawned it does, whatever ends it (the host's
+/// SIGKILL ends them all): the watchdog relies on it for a hook's first milliseconds.
+#[test]
+fn the_leader_dies_with_the_thread_that_spawned_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cwd = dir.path().to_owned();
+    let mut child = std::thread::spawn(move || {
+        vfork::spawn(&hook("exec sleep 60", &cwd, &[]), None).expect("spawn")
+    })
+    .join()
+    .expect("the spawning thread");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waitpid") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            super::kill_leader(child.id() as libc::pid_t, libc::SIGKILL);
+            let _ = child.wait();
+            panic!("the hook outlived the thread that spawned it");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+}
+
+/// The allocator guard of the test build fails a spawn whose child allocated: here a child
+/// that does, through the same `clone`.
+#[test]
+fn the_allocation_guard_catches_a_child_that_allocates() {
+    extern "C" fn allocates(_: *mut libc::c_void) -> libc::c_int {
+        super::alloc_guard::enter_child();
+        drop(std::hint::black_box(Box::new(7u64)));
+        // SAFETY: ends the child at once.
+        unsafe { libc::syscall(libc::SYS_exit_group, 0 as libc::c_long) };
+        0
+    }
+    let pid = vfork::clone_raw(allocates, std::ptr::null_mut()).expect("clone");
+    vfork::reap_exited(pid);
+    let caught = std::panic::catch_unwind(super::alloc_guard::check);
+    assert!(
+        caught.is_err(),
+        "the guard let an allocation in the child pass"
+    );
+    super::alloc_guard::check();
 }
 
 /// glibc before 2.25 wrote into the calling thread's control block from `clone`: those fall
@@ -250,7 +370,7 @@ fn a_confined_hook_cannot_write_through_a_descriptor_the_host_left_open() {
             vfork::spawn(&hook, Some(prepared.confiner()))
         }
         .expect("a confined spawn");
-        let finished = run_spawned(child, &hook, Instant::now(), false);
+        let finished = run_spawned(child, &hook, Instant::now(), false, &mut Watch::off());
         let written = std::fs::read_to_string(&victim).expect("read the victim");
         assert_eq!(
             written, "",

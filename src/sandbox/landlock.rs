@@ -104,31 +104,24 @@ pub(super) fn ruleset(rules: &Resolved, probe: &Probe) -> Result<OwnedFd, String
 /// (5.13); where a filter refuses it the spawn fails, closed.
 pub(super) fn restrict_self(ruleset: RawFd) -> io::Result<()> {
     let (on, unused): (libc::c_long, libc::c_long) = (1, 0);
-    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) takes no pointers.
-    if unsafe {
-        libc::syscall(
-            libc::SYS_prctl,
-            libc::c_long::from(libc::PR_SET_NO_NEW_PRIVS),
-            on,
-            unused,
-            unused,
-            unused,
-        )
-    } != 0
-    {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: landlock_restrict_self takes a file descriptor (the parent holds it open until
-    // the spawn returns) and flags; no pointers.
-    if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: close_range(3, ~0, CLOSE_RANGE_CLOEXEC) marks descriptors of this process
-    // close-on-exec (the child's own table: neither `fork` nor ka's `clone` shares it); no
-    // pointers. Marked, not closed: `std`'s spawn reports a failed `execve` through a
-    // close-on-exec pipe, which it needs until then.
-    let flags = libc::CLOSE_RANGE_CLOEXEC;
-    if unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, flags) } != 0 {
+    let no_new_privs = libc::c_long::from(libc::PR_SET_NO_NEW_PRIVS);
+    // SAFETY: three system calls that take no pointers: prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    // landlock_restrict_self on a descriptor the parent holds open until the spawn returns;
+    // close_range(3, ~0, CLOSE_RANGE_CLOEXEC), which marks descriptors of this process
+    // close-on-exec (the child's own table: neither `fork` nor ka's `clone` shares it). Marked,
+    // not closed: a spawn that reports a failed `execve` through a close-on-exec pipe (`std`'s,
+    // and ka's first in a process) needs it until then.
+    let failed = unsafe {
+        libc::syscall(libc::SYS_prctl, no_new_privs, on, unused, unused, unused) != 0
+            || libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0
+            || libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            ) != 0
+    };
+    if failed {
         return Err(io::Error::last_os_error());
     }
     Ok(())

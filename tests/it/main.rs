@@ -74,4 +74,5 @@ mod trust_exact;
 mod trust_moves;
 mod trust_reviewed_bytes;
 mod values_fail_closed;
+mod watchdog;
 mod weakening;
