@@ -14,6 +14,7 @@
 //! `static_checks.rs` judges each hook, layer and configuration error without running anything,
 //! `exec.rs` runs a hook on a synthetic payload, and `report.rs` holds the findings and their text.
 
+mod agents;
 mod command;
 mod exec;
 mod report;
@@ -214,6 +215,7 @@ pub fn diagnose(
         }
     }
 
+    entries.extend(agents::agent_entries(opts, &run_dir));
     Ok(Report {
         project_root: gated.project_root.clone(),
         run_dir,

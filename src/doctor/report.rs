@@ -80,6 +80,9 @@ pub enum Kind {
     Layer,
     /// A configuration error.
     Config,
+    /// An agent that runs ka-hooks: whether its shell can reach ka's state, and whether a
+    /// setting switched ka-hooks off.
+    Agent,
 }
 
 /// One hook, layer or configuration error, with its checks.
@@ -183,6 +186,7 @@ impl Report {
                 }
                 Kind::Layer => format!("{} layer {}", e.layer.map_or("", Layer::as_str), e.name),
                 Kind::Config => format!("configuration error in {}", e.name),
+                Kind::Agent => format!("agent {}", e.name),
             };
             let _ = writeln!(w, "{} {title}", paint(e.state));
             if let (Kind::Hook, Some(layer), Some(file)) = (e.kind, e.layer, &e.file) {
