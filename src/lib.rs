@@ -228,9 +228,6 @@ pub mod sandbox;
 pub mod schema;
 pub mod session;
 pub mod shell;
-#[cfg(feature = "cli")]
-#[doc(hidden)] // the agents' shell sandboxes: `install` and `doctor`, public for their tests
-pub mod shell_sandbox;
 mod signal;
 pub(crate) mod terminal;
 #[doc(hidden)] // the adapters' tool table: the binary's, public for its tests

@@ -296,8 +296,9 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
     let changes = merge(&mut settings, &planned, &command, args.agent)
         .map_err(|e| format!("{}: {e}; fix it, then run again", file.display()))?;
     // The boundary: Claude Code's sandbox keeps ka's state out of the model's shell.
-    let deny = crate::shell_sandbox::claude_deny_write(&opts.paths, paths::home_dir().as_deref());
-    let sandboxed = crate::shell_sandbox::merge_claude(&mut settings, &deny)
+    let deny =
+        crate::adapter::shell_sandbox::claude_deny_write(&opts.paths, paths::home_dir().as_deref());
+    let sandboxed = crate::adapter::shell_sandbox::merge_claude(&mut settings, &deny)
         .map_err(|e| format!("{}: {e}; fix it, then run again", file.display()))?;
     let events = planned
         .iter()
@@ -435,7 +436,7 @@ fn sandbox_by_hand(agent: Agent) -> String {
         Agent::Gemini => "Turn on Gemini CLI's sandbox so the model's shell cannot write ka's \
                           state: `\"tools\": {\"sandbox\": true}` in ~/.gemini/settings.json."
             .to_owned(),
-        _ => crate::shell_sandbox::no_sandbox(agent).unwrap_or_default(),
+        _ => crate::adapter::shell_sandbox::no_sandbox(agent).unwrap_or_default(),
     }
 }
 

@@ -49,6 +49,8 @@ pub mod install;
 pub mod jsonedit;
 pub mod plain;
 pub mod reshape;
+#[cfg(feature = "cli")]
+pub mod shell_sandbox;
 pub mod table;
 pub use crate::tools;
 pub use crate::tools::agents as tools_agents;
@@ -252,13 +254,13 @@ pub fn respond_with(
     let mut verdict = Verdict::of(agent, &call, &outcome);
     #[cfg(feature = "cli")]
     if call.event == Event::SessionStart {
-        // Whether the model's shell can reach ka's state here (see crate::shell_sandbox).
+        // Whether the model's shell can reach ka's state here (see crate::adapter::shell_sandbox).
         let id = Agent::ALL
             .into_iter()
             .find(|a| a.command() == call.agent.command());
         let root = config.project_root.clone().or_else(|| call.cwd.clone());
         if let (Some(id), Some(root)) = (id, root) {
-            if let Some(note) = crate::shell_sandbox::session_note(id, &ctx.paths, &root) {
+            if let Some(note) = crate::adapter::shell_sandbox::session_note(id, &ctx.paths, &root) {
                 verdict.messages.push(note);
             }
         }

@@ -74,7 +74,7 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
         };
         let code = crate::adapter::hookfile::install(opts, args, mode, cli.print)?;
         if !cli.remove {
-            if let Some(note) = crate::shell_sandbox::no_sandbox(args.agent) {
+            if let Some(note) = crate::adapter::shell_sandbox::no_sandbox(args.agent) {
                 eprintln!("note: {note}");
             }
         }
@@ -98,7 +98,7 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
         let command = args.command.clone();
         let data_dir = opts.paths.data_dir.as_deref();
         // What `install` added to Claude Code's sandbox goes too, when it is all that is there.
-        let deny = crate::shell_sandbox::claude_deny_write(
+        let deny = crate::adapter::shell_sandbox::claude_deny_write(
             &opts.paths,
             crate::paths::home_dir().as_deref(),
         );
@@ -424,7 +424,7 @@ fn edit_settings(
         return Ok(0);
     }
     if let Some(deny) = deny {
-        crate::shell_sandbox::unmerge_claude(&mut settings, deny);
+        crate::adapter::shell_sandbox::unmerge_claude(&mut settings, deny);
     }
     let new = install::render(&settings, Some(&original))?;
     // A file `install` created and that is now empty goes, rather than leaving `{}` behind.

@@ -1,10 +1,10 @@
 //! Per agent the project uses: can the model's shell reach ka's state (the agent's sandbox, see
-//! [`crate::shell_sandbox`]), and did a setting switch ka-hooks off (`disableAllHooks`, the
+//! [`crate::adapter::shell_sandbox`]), and did a setting switch ka-hooks off (`disableAllHooks`, the
 //! ka-hooks entry removed)?
 
 use super::*;
+use crate::adapter::shell_sandbox::{self as sandbox, Protection};
 use crate::agent::Agent;
-use crate::shell_sandbox::{self as sandbox, Protection};
 
 /// One entry per agent that runs ka-hooks here, or whose settings could: Claude Code when a
 /// settings file names it or switches hooks off, the others when their hook file runs it.
