@@ -327,12 +327,17 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
     };
     let changes = merge(&mut settings, &planned, &command, args.agent)
         .map_err(|e| format!("{}: {e}; fix it, then run again", file.display()))?;
+    // The boundary: Claude Code's sandbox keeps ka's state out of the model's shell.
+    let deny =
+        crate::adapter::shell_sandbox::claude_deny_write(&opts.paths, paths::home_dir().as_deref());
+    let sandboxed = crate::adapter::shell_sandbox::merge_claude(&mut settings, &deny)
+        .map_err(|e| format!("{}: {e}; fix it, then run again", file.display()))?;
     let events = planned
         .iter()
         .map(|p| p.row.name)
         .collect::<Vec<_>>()
         .join(", ");
-    if changes.iter().all(|c| matches!(c, Change::Present { .. })) {
+    if sandboxed.is_empty() && changes.iter().all(|c| matches!(c, Change::Present { .. })) {
         println!(
             "already installed: {} runs `{command}` on {events}",
             file.display()
@@ -371,6 +376,15 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
                 "  {event}: onFailure \"block\" (a missing or crashing ka-hooks blocks the call)"
             ),
         }
+    }
+    for change in &sandboxed {
+        println!("  {change}");
+    }
+    if !sandboxed.is_empty() {
+        println!(
+            "  Claude Code's sandbox: the model's Bash commands cannot write ka's config and data \
+             dirs or Claude Code's settings (on Linux it needs bubblewrap and socat)"
+        );
     }
     if !args.write {
         println!("dry run: nothing written; run again with --write to apply");
@@ -419,7 +433,12 @@ struct ByHand {
 /// Codex CLI and Gemini CLI: the entries to add by hand; exit 1.
 fn print_by_hand(agent: Agent, by_hand: &ByHand, planned: &[Planned], command: &str) -> u8 {
     let (file, unit) = (by_hand.file, by_hand.unit);
-    let note = format!("{}{}", by_hand.note, missing_events_note(agent));
+    let note = format!(
+        "{}{} {}",
+        by_hand.note,
+        missing_events_note(agent),
+        sandbox_by_hand(agent)
+    );
     eprintln!(
         "ka-hooks install {}: not supported: ka-hooks only merges its entries into Claude Code's \
          settings. Add these to {file} yourself (merge them with the hooks already there). {note}",
@@ -439,6 +458,21 @@ fn print_by_hand(agent: Agent, by_hand: &ByHand, planned: &[Planned], command: &
         serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default()
     );
     1
+}
+
+/// What turns on the agent's sandbox for its shell tool, where it has one; else that it has none.
+fn sandbox_by_hand(agent: Agent) -> String {
+    match agent {
+        Agent::Codex => "Turn on Codex's sandbox so the model's shell cannot write ka's state: \
+                         `sandbox_mode = \"workspace-write\"` in ~/.codex/config.toml, with no \
+                         `[sandbox_workspace_write] writable_roots` entry holding ka's config or \
+                         data dir."
+            .to_owned(),
+        Agent::Gemini => "Turn on Gemini CLI's sandbox so the model's shell cannot write ka's \
+                          state: `\"tools\": {\"sandbox\": true}` in ~/.gemini/settings.json."
+            .to_owned(),
+        _ => crate::adapter::shell_sandbox::no_sandbox(agent).unwrap_or_default(),
+    }
 }
 
 /// The original text with only the adapter's entries added or their timeouts changed, every
@@ -481,6 +515,9 @@ fn edit_text(
                 }
             }
         }
+    }
+    if root.get("sandbox").is_none() {
+        editor.add_member(&root, "sandbox", merged.get("sandbox")?);
     }
     let edited = editor.finish();
     let reread: Value = serde_json::from_str(&edited).ok()?;

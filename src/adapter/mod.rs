@@ -51,6 +51,8 @@ pub mod jsonedit;
 pub(crate) mod own_binary;
 pub mod plain;
 pub mod reshape;
+#[cfg(feature = "cli")]
+pub mod shell_sandbox;
 pub mod table;
 pub use crate::tools;
 pub use crate::tools::agents as tools_agents;
@@ -262,6 +264,19 @@ pub fn respond_with(
         );
     }
     let mut verdict = Verdict::of(agent, &call, &outcome);
+    #[cfg(feature = "cli")]
+    if call.event == Event::SessionStart {
+        // Whether the model's shell can reach ka's state here (see crate::adapter::shell_sandbox).
+        let id = Agent::ALL
+            .into_iter()
+            .find(|a| a.command() == call.agent.command());
+        let root = config.project_root.clone().or_else(|| call.cwd.clone());
+        if let (Some(id), Some(root)) = (id, root) {
+            if let Some(note) = crate::adapter::shell_sandbox::session_note(id, &ctx.paths, &root) {
+                verdict.messages.push(note);
+            }
+        }
+    }
     if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
         verdict.messages.push(format!(
             "ka-hooks {}: the denial count could not be kept ({e}); denial_backstop may not hold",

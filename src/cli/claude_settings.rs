@@ -72,7 +72,13 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
         } else {
             crate::adapter::hookfile::Mode::Install
         };
-        return crate::adapter::hookfile::install(opts, args, mode, cli.print);
+        let code = crate::adapter::hookfile::install(opts, args, mode, cli.print)?;
+        if !cli.remove {
+            if let Some(note) = crate::adapter::shell_sandbox::no_sandbox(args.agent) {
+                eprintln!("note: {note}");
+            }
+        }
+        return Ok(code);
     }
     if cli.print {
         return Err(format!(
@@ -92,10 +98,15 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
         let file = settings_file(opts, args.user)?;
         let command = args.command.clone();
         let data_dir = opts.paths.data_dir.as_deref();
+        // What `install` added to Claude Code's sandbox goes too, when it is all that is there.
+        let deny = crate::adapter::shell_sandbox::claude_deny_write(
+            &opts.paths,
+            crate::paths::home_dir().as_deref(),
+        );
         return edit_settings(
             &file,
             args.write,
-            data_dir,
+            (data_dir, Some(&deny)),
             "the adapter's entries",
             |_, hook| {
                 let c = hook_command(hook);
@@ -223,7 +234,7 @@ pub fn import(opts: &LoadOptions, cli: &ImportCli) -> Result<u8, String> {
             code = code.max(edit_settings(
                 &file,
                 args.write,
-                opts.paths.data_dir.as_deref(),
+                (opts.paths.data_dir.as_deref(), None),
                 &what,
                 |event, hook| imported(&in_ka, event, hook_command(hook)),
             )?);
@@ -418,10 +429,12 @@ fn remove_hooks(settings: &mut Value, doomed: &dyn Fn(&str, &Value) -> bool) -> 
 }
 
 /// Remove what `doomed` picks from one settings file: print the diff, or write it with `write`.
+/// `install --remove` also takes out the sandbox paths `install` added (`deny`), and the
+/// sandbox itself when nothing but what `install` set is left of it.
 fn edit_settings(
     file: &Path,
     write: bool,
-    data_dir: Option<&Path>,
+    (data_dir, deny): (Option<&Path>, Option<&[String]>),
     what: &str,
     doomed: impl Fn(&str, &Value) -> bool,
 ) -> Result<u8, String> {
@@ -440,6 +453,9 @@ fn edit_settings(
     if removed.is_empty() {
         println!("nothing to remove: {shown} has none of {what}");
         return Ok(0);
+    }
+    if let Some(deny) = deny {
+        crate::adapter::shell_sandbox::unmerge_claude(&mut settings, deny);
     }
     let new = install::render(&settings, Some(&original))?;
     // A file `install` created and that is now empty goes, rather than leaving `{}` behind.

@@ -218,6 +218,7 @@ pub fn diagnose(
     }
 
     entries.extend(agents::entries(&gated, &start_dir));
+    entries.extend(agents::agent_entries(opts, &run_dir));
 
     Ok(Report {
         project_root: gated.project_root.clone(),

@@ -80,7 +80,8 @@ pub enum Kind {
     Layer,
     /// A configuration error.
     Config,
-    /// An agent that runs `ka-hooks <agent>`, and its own state (registered, approved, off).
+    /// An agent that runs `ka-hooks <agent>`: its own state (registered, approved, off), and
+    /// whether its shell can reach ka's state.
     Agent,
 }
 

@@ -138,7 +138,7 @@ fn keeps_the_users_settings_byte_for_byte_around_the_new_entries() {
     let s: Value = serde_json::from_str(&text).expect("json");
     assert_eq!(
         s.as_object().expect("object").keys().collect::<Vec<_>>(),
-        ["model", "permissions", "hooks", "env"]
+        ["model", "permissions", "hooks", "env", "sandbox"]
     );
     assert_eq!(
         s["hooks"]["PreToolUse"][0]["hooks"][0]["command"],

@@ -69,6 +69,7 @@ mod session;
 #[cfg(feature = "tokio")]
 mod session_async;
 mod shell_rules;
+mod shell_sandbox;
 mod trust_coverage;
 mod trust_exact;
 mod trust_moves;

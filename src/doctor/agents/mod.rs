@@ -7,6 +7,9 @@
 mod claude;
 mod codex;
 mod gemini;
+mod shell;
+
+pub(crate) use shell::agent_entries;
 
 use std::path::{Path, PathBuf};
 
