@@ -36,6 +36,7 @@ mod docs;
 mod doctor;
 mod examples;
 mod fail_open;
+mod file_identity;
 mod filters;
 mod golden;
 mod guards_hold;
