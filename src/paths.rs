@@ -116,6 +116,8 @@ pub fn agent_hook_files(root: &Path) -> Vec<PathBuf> {
         ".claude/settings.json",
         ".claude/settings.local.json",
         ".codex/hooks.json",
+        // Codex reads hooks from `[hooks]` here too, and its `features.codex_hooks` switch.
+        ".codex/config.toml",
         ".gemini/settings.json",
         ".github/hooks",
         ".cursor/hooks.json",
@@ -132,9 +134,11 @@ pub fn user_agent_hook_files() -> Vec<PathBuf> {
         .map(|dir| dir.join("settings.json"))
         .into_iter()
         .collect();
+    if let Some(codex) = codex_home() {
+        out.extend(["hooks.json", "config.toml"].map(|f| codex.join(f)));
+    }
     if let Some(home) = home_dir() {
         let rels = [
-            ".codex/hooks.json",
             ".gemini/settings.json",
             ".gemini/config/hooks.json",
             ".cursor/hooks.json",
@@ -222,6 +226,11 @@ pub fn inside_agent_tool_call() -> Option<(&'static str, &'static str)> {
                 .find(|(var, value, _)| std::env::var_os(var).is_some_and(|v| v == *value))
                 .map(|(var, _, agent)| (*var, *agent))
         })
+}
+
+/// Codex's home: `$CODEX_HOME`, else `~/.codex` (its user `hooks.json` and `config.toml`).
+pub fn codex_home() -> Option<PathBuf> {
+    env_path("CODEX_HOME").or_else(|| home_dir().map(|home| home.join(".codex")))
 }
 
 /// Copilot's home: `$COPILOT_HOME`, else `~/.copilot` (its user hooks are in `hooks/`; Copilot

@@ -42,14 +42,89 @@ pub fn check(
     let resolver = Resolver::new(config.project_root.as_deref().unwrap_or(cwd));
     targets.into_iter().find_map(|target| {
         let spellings = resolver.spellings(target);
-        let hit = spellings.iter().find(|s| protected(config, &s.absolute))?;
+        let hit = match spellings.iter().find(|s| protected(config, &s.absolute)) {
+            Some(hit) => hit.absolute.clone(),
+            None => hard_link_to_protected(config, &spellings.first()?.absolute)?,
+        };
         Some(format!(
             "this call touches {}, one of ka's own hook files; hooks guard the agent only \
              while their configuration is what a person reviewed, so a person must approve \
              this change",
-            crate::terminal::escape_path(&hit.absolute)
+            crate::terminal::escape_path(&hit)
         ))
     })
+}
+
+/// A file is its device and inode, not its name: when `path` is a regular file with more than
+/// one hard link, the protected file it is another name of (`src/hard` linked to the user's
+/// `ka.toml`). Only such a file costs a look through the protected files and folders (at most
+/// [`LINK_SEARCH_LIMIT`] entries); past that, it counts as protected, since it cannot be ruled out.
+#[cfg(unix)]
+fn hard_link_to_protected(config: &Config, path: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.nlink() < 2 {
+        return None;
+    }
+    let id = (meta.dev(), meta.ino());
+    let mut budget = LINK_SEARCH_LIMIT;
+    let roots = config.protected.iter().chain(guard_scripts(config));
+    for root in roots {
+        match find_inode(root, id, &mut budget, 0) {
+            Found::Yes(name) => return Some(name),
+            Found::GaveUp => return Some(path.to_path_buf()),
+            Found::No => {}
+        }
+    }
+    None
+}
+
+#[cfg(not(unix))]
+fn hard_link_to_protected(_: &Config, _: &Path) -> Option<PathBuf> {
+    None
+}
+
+/// How many directory entries a search for another name of a hard-linked file may look at.
+const LINK_SEARCH_LIMIT: usize = 20_000;
+
+#[cfg(unix)]
+enum Found {
+    Yes(PathBuf),
+    No,
+    GaveUp,
+}
+
+/// `path`, or a file below it (symlinks not followed), whose device and inode are `id`.
+#[cfg(unix)]
+fn find_inode(path: &Path, id: (u64, u64), budget: &mut usize, depth: usize) -> Found {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Found::No;
+    };
+    if meta.is_file() {
+        return if (meta.dev(), meta.ino()) == id {
+            Found::Yes(path.to_path_buf())
+        } else {
+            Found::No
+        };
+    }
+    if !meta.is_dir() {
+        return Found::No;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return Found::No;
+    };
+    for entry in entries.flatten() {
+        if *budget == 0 || depth > 16 {
+            return Found::GaveUp;
+        }
+        *budget -= 1;
+        match find_inode(&entry.path(), id, budget, depth + 1) {
+            Found::No => {}
+            found => return found,
+        }
+    }
+    Found::No
 }
 
 /// The files outside every project that the managed and user guards run: the absolute words of

@@ -31,6 +31,7 @@ use super::{
     fail_open_with_system_message, plain, tools, Agent, Answer, Call, EventRow, Flavour, Rejected,
     Verdict,
 };
+use crate::config::touched::{patch_files, PatchOp};
 use crate::event::Event;
 use crate::outcome::HookReport;
 
@@ -200,8 +201,6 @@ const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
 const ADD: &str = "*** Add File: ";
 const UPDATE: &str = "*** Update File: ";
-const DELETE: &str = "*** Delete File: ";
-const MOVE: &str = "*** Move to: ";
 
 /// An `apply_patch` call, as the hooks see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,24 +234,24 @@ pub(super) fn read_patch(
     let mut adds = Vec::new();
     let mut updates = Vec::new();
     let mut others = Vec::new();
-    let mut content = String::new();
     let mut moved = false;
-    for line in text.lines() {
-        // Headers are read leniently (surrounding blanks), so no header Codex would apply is missed.
-        let header = line.trim();
-        if let Some(path) = header.strip_prefix(ADD) {
-            adds.push(path.trim().to_owned());
-        } else if let Some(path) = header.strip_prefix(UPDATE) {
-            updates.push(path.trim().to_owned());
-        } else if let Some(path) = header.strip_prefix(DELETE) {
-            others.push(path.trim().to_owned());
-        } else if let Some(path) = header.strip_prefix(MOVE) {
-            moved = true;
-            others.push(path.trim().to_owned());
-        } else if let Some(added) = line.strip_prefix('+') {
-            content.push_str(added);
-            content.push('\n');
+    // The headers as the library reads them for every host (`config::touched`), so this shape
+    // and every path guard agree on the files.
+    for (op, path) in patch_files(&text) {
+        match op {
+            PatchOp::Add => adds.push(path.to_owned()),
+            PatchOp::Update => updates.push(path.to_owned()),
+            PatchOp::Delete => others.push(path.to_owned()),
+            PatchOp::MoveTo => {
+                moved = true;
+                others.push(path.to_owned());
+            }
         }
+    }
+    let mut content = String::new();
+    for added in text.lines().filter_map(|line| line.strip_prefix('+')) {
+        content.push_str(added);
+        content.push('\n');
     }
     let absolute = |p: &str| -> Value {
         let path = Path::new(p);

@@ -38,6 +38,52 @@ pub const PATH_KEYS: &[&str] = &[
 /// Keys holding a list of paths (a patch's files, Gemini's `read_many_files`).
 pub const PATH_LIST_KEYS: &[&str] = &["paths"];
 
+/// Keys holding `apply_patch` patch text (ka's `patch`; Codex's own `command` and the `input` of
+/// OpenAI's tool, when the text is a patch): the files its headers name are touched too.
+pub const PATCH_KEYS: &[&str] = &["patch", "command", "input"];
+
+/// What an `apply_patch` header does to the file it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchOp {
+    /// `*** Add File: <path>`
+    Add,
+    /// `*** Update File: <path>`
+    Update,
+    /// `*** Delete File: <path>`
+    Delete,
+    /// `*** Move to: <path>` (the new name of the file updated before it)
+    MoveTo,
+}
+
+const PATCH_HEADERS: [(&str, PatchOp); 4] = [
+    ("*** Add File:", PatchOp::Add),
+    ("*** Update File:", PatchOp::Update),
+    ("*** Delete File:", PatchOp::Delete),
+    ("*** Move to:", PatchOp::MoveTo),
+];
+
+/// The files `apply_patch` patch text touches, in order: each header's path. Headers are read
+/// leniently (blanks around them), so no header the tool would apply is missed.
+pub fn patch_files(text: &str) -> Vec<(PatchOp, &str)> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            PATCH_HEADERS.iter().find_map(|(header, op)| {
+                let path = line.strip_prefix(header)?.trim();
+                (!path.is_empty()).then_some((*op, path))
+            })
+        })
+        .collect()
+}
+
+/// The patch text of the arguments: `patch`, or a `command`/`input` that is a patch.
+fn patch_texts(args: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    PATCH_KEYS.iter().filter_map(|key| {
+        let text = args.get(*key)?.as_str()?;
+        (*key == "patch" || text.trim_start().starts_with("*** Begin Patch")).then_some(text)
+    })
+}
+
 /// The paths a tool call touches, from ka's arguments, the agent's own file argument first.
 pub fn touched(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
     let Some(args) = arguments else {
@@ -51,6 +97,9 @@ pub fn touched(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
         if let Some(Value::Array(paths)) = args.get(*key) {
             out.extend(paths.iter().filter_map(Value::as_str));
         }
+    }
+    for text in patch_texts(args) {
+        out.extend(patch_files(text).into_iter().map(|(_, path)| path));
     }
     let mut seen = Vec::with_capacity(out.len());
     out.retain(|p| {
@@ -175,8 +224,12 @@ impl Resolver {
 
     /// `written` made absolute: relative paths against the root, never the process's working
     /// directory; `/proc/self/cwd` (and `thread-self`) stand for the agent's working directory,
-    /// which is the root, not that of this process.
+    /// which is the root, not that of this process; `~` and `~/…` for the home directory, as a
+    /// tool that expands them reads them.
     fn absolute(&self, written: &str) -> PathBuf {
+        if let Some(home) = home_of(written) {
+            return home;
+        }
         let path = Path::new(written);
         for proc_cwd in ["/proc/self/cwd", "/proc/thread-self/cwd"] {
             if let Ok(rest) = lexical(Path::new("/"), path).strip_prefix(proc_cwd) {
@@ -197,6 +250,17 @@ impl Resolver {
             .map(Path::to_path_buf);
         Spelling { absolute, relative }
     }
+}
+
+/// `~` or `~/rest` as the path under the home directory (`$HOME`); `None` for any other path,
+/// or when there is no home.
+fn home_of(written: &str) -> Option<PathBuf> {
+    let rest = match written.strip_prefix('~')? {
+        "" => "",
+        rest => rest.strip_prefix('/')?,
+    };
+    let home = crate::paths::home_dir()?;
+    Some(if rest.is_empty() { home } else { home.join(rest) })
 }
 
 /// `path` (absolute) with `.`, `..` and repeated separators removed without touching the file
@@ -295,6 +359,22 @@ mod tests {
         let args =
             json!({"shadowed_path": "b", "file_path": "c", "path": "a", "paths": ["d", "a"]});
         assert_eq!(touched(args.as_object()), ["a", "c", "b", "d"]);
+    }
+
+    #[test]
+    fn a_patch_touches_every_file_its_headers_name() {
+        let patch = "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: b.rs\n\
+                     *** Move to: secrets/b.rs\n@@\n-y\n+z\n  *** Delete File: c  \n*** End Patch\n";
+        assert_eq!(
+            touched(json!({"patch": patch}).as_object()),
+            ["a.txt", "b.rs", "secrets/b.rs", "c"]
+        );
+        // Codex's own spelling, as `ka-hooks run` may get it; a command that is no patch is none.
+        assert_eq!(
+            touched(json!({"command": patch}).as_object()),
+            ["a.txt", "b.rs", "secrets/b.rs", "c"]
+        );
+        assert!(touched(json!({"command": "echo '*** Add File: x'"}).as_object()).is_empty());
     }
 
     #[test]

@@ -89,9 +89,13 @@ fn read_tokens(tokens: &[Token], depth: usize, out: &mut CommandLine) {
         match token {
             Token::Word(w) => {
                 subs(w, depth, out);
+                out.unknown.extend(evaluated(w));
                 words.push(w.clone());
             }
-            Token::Target(w) => subs(w, depth, out),
+            Token::Target(w) => {
+                subs(w, depth, out);
+                out.unknown.extend(evaluated(w));
+            }
             Token::Separator => simple(&std::mem::take(&mut words), depth, out),
         }
     }
@@ -100,13 +104,77 @@ fn read_tokens(tokens: &[Token], depth: usize, out: &mut CommandLine) {
 
 fn subs(word: &Word, depth: usize, out: &mut CommandLine) {
     for sub in &word.subs {
+        // `$(case x in x) rm …;; esac)`: this reader ends the substitution at the pattern's `)`.
+        let case = sub
+            .iter()
+            .any(|t| matches!(t, Token::Word(w) if !w.quoted && w.text == "case"));
+        if case {
+            out.unknown.push(format!(
+                "`{}` holds a `case` inside a substitution, which this reader cannot follow",
+                word.raw
+            ));
+        }
         read_tokens(sub, depth + 1, out);
     }
+}
+
+/// What bash evaluates in `word` that can run commands only known when it runs: arithmetic
+/// (`$((x))`) and indirect expansion (`${!x}`) evaluate a variable's value, and an array
+/// subscript in it (`a[$(rm …)]`) runs; `BASH_ENV=file` (and `ENV`) makes a shell run the file.
+fn evaluated(word: &Word) -> Option<String> {
+    let raw = word.raw.as_str();
+    let arithmetic = raw.match_indices("$((").any(|(at, _)| {
+        raw[at + 3..]
+            .chars()
+            .take_while(|c| *c != ')')
+            .any(|c| c.is_ascii_alphabetic() || c == '_')
+    });
+    if arithmetic || raw.contains("${!") {
+        return Some(format!(
+            "`{raw}` evaluates a variable's value as bash runs it (an array subscript in it runs \
+             commands)"
+        ));
+    }
+    let env = ["BASH_ENV=", "ENV=", "BASH_ENV+=", "ENV+="];
+    (!word.quoted && env.iter().any(|e| word.text.starts_with(e))).then(|| {
+        format!("`{raw}` makes a shell run the file it names before its commands")
+    })
+}
+
+/// Builtins that evaluate an array subscript in their arguments (`test -v 'a[$(rm …)]'`,
+/// `printf -v`, `read`, `declare`, `let`, `unset`): the subscript's substitutions run.
+const SUBSCRIPT_BUILTINS: &[&str] = &[
+    "test", "[", "[[", "printf", "read", "declare", "typeset", "local", "export", "readonly",
+    "let", "unset", "mapfile", "readarray", "wait", "getopts", "((",
+];
+
+/// An argument of a [`SUBSCRIPT_BUILTINS`] whose subscript bash evaluates at run time.
+fn subscript(program: &str, rest: &[Word]) -> Option<String> {
+    if !SUBSCRIPT_BUILTINS.contains(&program) {
+        return None;
+    }
+    let word = rest.iter().find(|w| {
+        let raw = w.raw.as_str();
+        let subscripted = raw.contains('[') && (raw.contains('$') || raw.contains('`'));
+        let arithmetic = program == "let" && raw.chars().any(|c| c.is_ascii_alphabetic());
+        subscripted || arithmetic
+    })?;
+    Some(format!(
+        "`{program}` evaluates `{}` as arithmetic or an array subscript, which can run commands",
+        word.raw
+    ))
 }
 
 /// One run of words between separators.
 fn simple(words: &[Word], depth: usize, out: &mut CommandLine) {
     let mut w = words;
+    // `coproc NAME { rm …; }`: the name is no command.
+    if let [first, _, brace, ..] = w {
+        let opens = !brace.quoted && matches!(brace.text.as_str(), "{" | "(");
+        if !first.quoted && first.text == "coproc" && opens {
+            w = &w[2..];
+        }
+    }
     while let Some(first) = w.first() {
         let keyword = !first.quoted && LEADING_KEYWORDS.contains(&first.text.as_str());
         if keyword || first.is_assignment() {
@@ -147,6 +215,7 @@ fn command(words: &[Word], depth: usize, out: &mut CommandLine) {
     let program = cmd.words[0].clone();
     out.commands.push(cmd);
     let rest = &words[1..];
+    out.unknown.extend(subscript(&program, rest));
     if let Some(inner) = unwrap(&program, rest, depth, out) {
         command(&inner, depth + 1, out);
         return;
@@ -163,16 +232,22 @@ fn command(words: &[Word], depth: usize, out: &mut CommandLine) {
                     w.raw
                 ));
             }
+            // `eval -- rm x` runs `rm x`.
+            let rest = match rest.first() {
+                Some(w) if w.text == "--" && !w.quoted => &rest[1..],
+                _ => rest,
+            };
             let text: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
             read_line(&text.join(" "), depth + 1, out);
         }
+        "trap" => trap(rest, depth, out),
         // `shopt -s expand_aliases; alias r=rm; r -f a` runs `rm`.
         "alias" if rest.iter().any(|w| w.text.contains('=')) => out.unknown.push(
             "it defines an alias, which the shell may expand in place of any later command"
                 .to_owned(),
         ),
         "source" | "." => {
-            if let Some(w) = rest.first().filter(|w| w.dynamic) {
+            if let Some(w) = rest.first().filter(|w| w.dynamic || reads_stdin(&w.text)) {
                 out.unknown.push(format!(
                     "`{program}` reads `{}`, known only when the shell runs",
                     w.raw
@@ -439,6 +514,29 @@ fn git(words: &[Word], out: &mut CommandLine) {
     }
 }
 
+/// A script path that is the shell's standard input.
+fn reads_stdin(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/proc/thread-self/fd/0"
+    )
+}
+
+/// `trap 'rm …' EXIT` runs its handler later in the same shell: read it as a command line.
+fn trap(rest: &[Word], depth: usize, out: &mut CommandLine) {
+    let mut args = rest.iter().skip_while(|w| {
+        !w.quoted && matches!(w.text.as_str(), "-p" | "-l" | "-P") || w.text == "--"
+    });
+    match args.next() {
+        Some(w) if w.dynamic => out.unknown.push(format!(
+            "`trap` runs `{}`, known only when the shell runs",
+            w.raw
+        )),
+        Some(w) if w.text != "-" => read_line(&w.text, depth + 1, out),
+        _ => {}
+    }
+}
+
 /// `bash -c '…'` runs its string; `bash` with no script reads standard input.
 fn shell(program: &str, rest: &[Word], depth: usize, out: &mut CommandLine) {
     let mut i = 0;
@@ -476,7 +574,14 @@ fn shell(program: &str, rest: &[Word], depth: usize, out: &mut CommandLine) {
             w.raw
         )),
         Some(w) if string => read_line(&w.text, depth + 1, out),
-        None if string => {}
+        // `xargs sh -c`: the command comes from the input.
+        None if string => out.unknown.push(format!(
+            "`{program} -c` takes its command from words that are not on the line"
+        )),
+        Some(w) if reads_stdin(&w.text) && !string => out.unknown.push(format!(
+            "`{program}` reads its script `{}` from standard input",
+            w.raw
+        )),
         Some(w) if w.dynamic && !stdin => out.unknown.push(format!(
             "`{program}` runs the script `{}`, known only when the shell runs",
             w.raw

@@ -41,6 +41,7 @@ mod doctor;
 mod doctor_agents;
 mod examples;
 mod fail_open;
+mod file_identity;
 mod filters;
 mod golden;
 mod guards_hold;

@@ -213,3 +213,35 @@ fn git_push_rules_see_push_past_git_global_options_and_wrappers() {
         check(&p, says, command, *want);
     }
 }
+
+#[test]
+fn rm_rules_see_the_other_ways_bash_runs_rm() {
+    let says = "no rm here";
+    let p = guarded("Bash(rm:*)", says);
+    let rows: &[(&str, Want)] = &[
+        ("eval -- rm -f x", Match),
+        ("coproc X { rm -f x; }", Match),
+        ("trap 'rm -f x' EXIT", Match),
+        ("trap -- 'rm -f x' EXIT", Match),
+        ("echo $(case x in x) rm -f x;; esac)", Unknown),
+        ("printf '%s\\0' x | xargs -0 sh -c", Unknown),
+        ("test -v 'a[$(rm -f x)]'", Unknown),
+        ("[ -v 'a[$(rm -f x)]' ]", Unknown),
+        ("printf -v 'a[$(rm -f x)]' %s y", Unknown),
+        ("read 'a[$(rm -f x)]' <<< y", Unknown),
+        ("declare 'a[$(rm -f x)]=1'", Unknown),
+        ("let 'a[$(rm -f x)]=1'", Unknown),
+        ("x='a[$(rm -f x)]'; echo $((x))", Unknown),
+        ("x='a[$(rm -f x)]'; echo ${!x}", Unknown),
+        ("echo 'rm -f x' | bash /dev/stdin", Unknown),
+        ("echo 'rm -f x' | sh /dev/fd/0", Unknown),
+        (". /dev/stdin <<< 'rm -f x'", Unknown),
+        ("BASH_ENV=./s bash -c true", Unknown),
+        // What stays plain: arithmetic on numbers, a trap that lists.
+        ("echo $((1 + 2))", Pass),
+        ("trap -p", Pass),
+    ];
+    for (command, want) in rows {
+        check(&p, says, command, *want);
+    }
+}

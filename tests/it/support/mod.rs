@@ -16,12 +16,13 @@ use ka_hooks::Event;
 use serde_json::{Map, Value};
 
 /// Environment variables the binary reads that a test must not inherit from the developer.
-pub const AMBIENT_VARS: [&str; 22] = [
+pub const AMBIENT_VARS: [&str; 23] = [
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_PROJECT_DIR",
     "GEMINI_PROJECT_DIR",
     "CURSOR_PROJECT_DIR",
     "COPILOT_HOME",
+    "CODEX_HOME",
     "KA_MANAGED_DIR",
     // Markers of an agent's tool call: `trust` refuses under them.
     "KA_AGENT_TOOL_CALL",

@@ -1,0 +1,109 @@
+//! Every spelling of a file is the same file: an `apply_patch` call's patch text names the files
+//! it touches, for every host and `ka-hooks run`; a hard link to ka's own file is that file; `~`
+//! is the home directory; Codex's `config.toml` is one of the files that call ka-hooks.
+
+use std::fs;
+
+use serde_json::{json, Value};
+
+use crate::support::{hook, Project};
+
+/// A user guard on `secrets/**` for every tool that writes files.
+fn secrets_guarded() -> Project {
+    Project::with_user_toml(&hook(
+        "no-secrets",
+        "pre_tool_use",
+        "cat >/dev/null; echo 'secrets/ is off limits' >&2; exit 2",
+        &[r#"tool = "write""#, r#"paths = ["secrets/**"]"#],
+    ))
+}
+
+const PATCH: &str = "*** Begin Patch\n*** Update File: src/a.rs\n*** Move to: secrets/key\n@@\n-a\n+b\n*** End Patch\n";
+
+#[test]
+fn an_apply_patch_reaches_paths_guards_through_run_and_the_library() {
+    let p = secrets_guarded();
+    p.write("src/a.rs", "a\n");
+    for args in [json!({"patch": PATCH}), json!({"command": PATCH})] {
+        let out = p.run_json("apply_patch", args.clone());
+        assert_eq!(out["blocked"], true, "{args}: {out:#}");
+        let outcome = p.tool_call(ka_hooks::Event::PreToolUse, "apply_patch", args);
+        assert!(outcome.blocked(), "{:?}", outcome.reason());
+    }
+    // An `Edit(…)` rule reads the patch too.
+    let q = Project::with_user_toml(&hook(
+        "no-secret-edits",
+        "pre_tool_use",
+        "cat >/dev/null; echo 'no secret edits' >&2; exit 2",
+        &[r#"if = "Edit(secrets/**)""#],
+    ));
+    let out = q.run_json("apply_patch", json!({"patch": PATCH}));
+    assert_eq!(out["blocked"], true, "{out:#}");
+    // Through Codex: the same patch, as Codex sends it.
+    let payload = json!({"session_id": "s", "turn_id": "1", "cwd": p.root,
+        "hook_event_name": "PreToolUse", "model": "gpt-5-codex", "permission_mode": "default",
+        "tool_name": "apply_patch", "tool_input": {"command": PATCH}, "tool_use_id": "c"});
+    let out = p
+        .cli()
+        .arg("codex")
+        .write_stdin(payload.to_string())
+        .output()
+        .expect("codex");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_hard_link_to_the_users_ka_toml_is_the_users_ka_toml() {
+    let p = Project::with_user_toml("");
+    fs::create_dir_all(p.root.join("src")).expect("mkdir");
+    fs::hard_link(p.config_dir.join("ka.toml"), p.root.join("src/hard")).expect("link");
+    let out = p.run_json("write", json!({"path": "src/hard", "content": "disable_all = true"}));
+    assert_eq!(out["decision"], "ask", "{out:#}");
+    let reason = out["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("one of ka's own hook files"), "{reason}");
+    // An ordinary file with one name is not asked.
+    p.write("src/plain", "x");
+    let out = p.run_json("write", json!({"path": "src/plain", "content": "y"}));
+    assert_eq!(out["decision"], Value::Null, "{out:#}");
+}
+
+#[test]
+fn a_tilde_is_the_home_directory() {
+    let p = Project::with_user_toml(&hook(
+        "no-keys",
+        "pre_tool_use",
+        "cat >/dev/null; echo 'keys stay home' >&2; exit 2",
+        &[r#"if = "Read(~/.ssh/**)""#],
+    ));
+    let home = p.base.join("home");
+    fs::create_dir_all(home.join(".ssh")).expect("mkdir");
+    let out = p
+        .cli()
+        .env("HOME", &home)
+        .args(["run", "pre_tool_use", "--tool", "read", "--input"])
+        .arg(json!({"arguments": {"path": "~/.ssh/id_rsa"}}).to_string())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn codex_config_toml_is_asked_like_hooks_json() {
+    let p = Project::with_user_toml("");
+    let codex_home = p.base.join("codex");
+    fs::create_dir_all(&codex_home).expect("mkdir");
+    for target in [
+        p.root.join(".codex/config.toml"),
+        codex_home.join("config.toml"),
+    ] {
+        let out = p
+            .cli()
+            .env("CODEX_HOME", &codex_home)
+            .args(["run", "pre_tool_use", "--tool", "write", "--json", "--input"])
+            .arg(json!({"arguments": {"path": target, "content": "[features]\ncodex_hooks = false\n"}}).to_string())
+            .output()
+            .expect("run");
+        let out: Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(out["decision"], "ask", "{}: {out:#}", target.display());
+    }
+}
