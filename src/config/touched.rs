@@ -260,7 +260,11 @@ fn home_of(written: &str) -> Option<PathBuf> {
         rest => rest.strip_prefix('/')?,
     };
     let home = crate::paths::home_dir()?;
-    Some(if rest.is_empty() { home } else { home.join(rest) })
+    Some(if rest.is_empty() {
+        home
+    } else {
+        home.join(rest)
+    })
 }
 
 /// `path` (absolute) with `.`, `..` and repeated separators removed without touching the file

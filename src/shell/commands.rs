@@ -136,16 +136,30 @@ fn evaluated(word: &Word) -> Option<String> {
         ));
     }
     let env = ["BASH_ENV=", "ENV=", "BASH_ENV+=", "ENV+="];
-    (!word.quoted && env.iter().any(|e| word.text.starts_with(e))).then(|| {
-        format!("`{raw}` makes a shell run the file it names before its commands")
-    })
+    (!word.quoted && env.iter().any(|e| word.text.starts_with(e)))
+        .then(|| format!("`{raw}` makes a shell run the file it names before its commands"))
 }
 
 /// Builtins that evaluate an array subscript in their arguments (`test -v 'a[$(rm …)]'`,
 /// `printf -v`, `read`, `declare`, `let`, `unset`): the subscript's substitutions run.
 const SUBSCRIPT_BUILTINS: &[&str] = &[
-    "test", "[", "[[", "printf", "read", "declare", "typeset", "local", "export", "readonly",
-    "let", "unset", "mapfile", "readarray", "wait", "getopts", "((",
+    "test",
+    "[",
+    "[[",
+    "printf",
+    "read",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "let",
+    "unset",
+    "mapfile",
+    "readarray",
+    "wait",
+    "getopts",
+    "((",
 ];
 
 /// An argument of a [`SUBSCRIPT_BUILTINS`] whose subscript bash evaluates at run time.

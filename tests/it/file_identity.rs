@@ -57,7 +57,10 @@ fn a_hard_link_to_the_users_ka_toml_is_the_users_ka_toml() {
     let p = Project::with_user_toml("");
     fs::create_dir_all(p.root.join("src")).expect("mkdir");
     fs::hard_link(p.config_dir.join("ka.toml"), p.root.join("src/hard")).expect("link");
-    let out = p.run_json("write", json!({"path": "src/hard", "content": "disable_all = true"}));
+    let out = p.run_json(
+        "write",
+        json!({"path": "src/hard", "content": "disable_all = true"}),
+    );
     assert_eq!(out["decision"], "ask", "{out:#}");
     let reason = out["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("one of ka's own hook files"), "{reason}");
@@ -84,7 +87,12 @@ fn a_tilde_is_the_home_directory() {
         .arg(json!({"arguments": {"path": "~/.ssh/id_rsa"}}).to_string())
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

@@ -2,9 +2,9 @@
 //! [`crate::adapter::shell_sandbox`]), and did a setting switch ka-hooks off (`disableAllHooks`, the
 //! ka-hooks entry removed)?
 
-use crate::doctor::*;
 use crate::adapter::shell_sandbox::{self as sandbox, Protection};
 use crate::agent::Agent;
+use crate::doctor::*;
 
 /// One entry per agent that runs ka-hooks here, or whose settings could: Claude Code when a
 /// settings file names it or switches hooks off, the others when their hook file runs it.
