@@ -20,12 +20,14 @@ pub(crate) fn no_pre_approval_past_a_failed_guard(outcome: &mut Outcome) {
     {
         return;
     }
-    let failed: Vec<String> = outcome
-        .hooks
-        .iter()
-        .filter(|h| h.status == Status::Error)
-        .map(|h| format!("`{}`", h.name))
-        .collect();
+    let mut failed: Vec<String> = Vec::new();
+    for h in outcome.hooks.iter().filter(|h| h.status == Status::Error) {
+        // A guard judged again after a rewrite has a report per run: name it once.
+        let shown = format!("`{}`", h.name);
+        if !failed.contains(&shown) {
+            failed.push(shown);
+        }
+    }
     if failed.is_empty() {
         return;
     }

@@ -163,7 +163,8 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
             // Codex 0.171 rejects `continue: false` on PreToolUse ("unsupported") and then runs
             // the call: the halt is sent as a plain deny, and said to the user.
             verdict.messages.push(format!(
-                "a ka hook halted the turn ({halt}); Codex cannot end a turn from a PreToolUse                  hook, so ka-hooks denied the call"
+                "a ka hook halted the turn ({halt}); Codex cannot end a turn from a PreToolUse \
+                 hook, so ka-hooks denied the call"
             ));
         }
         verdict.ask_becomes_block(Agent::Codex);
@@ -172,11 +173,14 @@ pub fn answer(call: &Call, mut verdict: Verdict) -> Answer {
         } else if verdict.block.is_none() && !verdict.failed.is_empty() {
             // Codex takes a rewrite only with `allow`, which skips its approval; a failed guard
             // must not let that happen, and running the original input would undo the rewrite.
-            let failed: Vec<String> = verdict
-                .failed
-                .iter()
-                .map(|name| format!("`{}`", crate::terminal::escape(name)))
-                .collect();
+            // A guard judged again after a rewrite reports each of its runs: name it once.
+            let mut failed: Vec<String> = Vec::new();
+            for name in &verdict.failed {
+                let shown = format!("`{}`", crate::terminal::escape(name));
+                if !failed.contains(&shown) {
+                    failed.push(shown);
+                }
+            }
             verdict.block = Some(format!(
                 "a ka hook rewrote this call's input, but guard {} failed; Codex applies a \
                  rewrite only with `permissionDecision: \"allow\"`, which skips its approval, \

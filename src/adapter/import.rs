@@ -410,29 +410,10 @@ fn import_on_error(
             OnError::Ignore,
             "Claude Code lets the action through when a hook fails (any exit but 0 and 2)",
         ),
-        Agent::Copilot if event == Event::PreToolUse => (
-            OnError::Block,
-            "Copilot denies the call when a preToolUse hook fails",
-        ),
-        Agent::Copilot => (
-            OnError::Ignore,
-            "Copilot logs and skips a failing hook on this event",
-        ),
-        Agent::Cursor if flag("failClosed", &Value::Bool(true)) => {
-            (OnError::Block, "Cursor's `failClosed: true`")
-        }
-        Agent::Cursor => (
-            OnError::Ignore,
-            "Cursor lets the action through when a hook fails (no `failClosed`)",
-        ),
-        Agent::Antigravity if event == Event::PreToolUse => (
-            OnError::Block,
-            "Antigravity denies a call whose hook gave no decision",
-        ),
-        Agent::Antigravity => (
-            OnError::Ignore,
-            "Antigravity goes on when a hook on this event fails",
-        ),
+        // The hook-file agents' entries get their `on_error` from `hookfile::faithful`, with
+        // the same semantics (Copilot: a failed `preToolUse` hook denies; Cursor: only with
+        // `failClosed: true`; Antigravity: a `PreToolUse` hook without a decision denies).
+        Agent::Copilot | Agent::Cursor | Agent::Antigravity => return,
         // Not import sources (`import` refuses them first); keep ka's default.
         Agent::Codex | Agent::Gemini => return,
     };

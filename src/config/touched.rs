@@ -98,8 +98,20 @@ pub fn touched(arguments: Option<&Map<String, Value>>) -> Vec<&str> {
             out.extend(paths.iter().filter_map(Value::as_str));
         }
     }
+    let named = out.len();
     for text in patch_texts(args) {
-        out.extend(patch_files(text).into_iter().map(|(_, path)| path));
+        for (_, path) in patch_files(text) {
+            // A host that resolved the patch's one file (Codex's `edit`: `path` absolute, the
+            // patch's header relative) names the same file twice: keep its own spelling.
+            let resolved = std::path::Path::new(path).is_relative()
+                && out[..named].iter().any(|p| {
+                    let p = std::path::Path::new(p);
+                    p.is_absolute() && p.ends_with(path)
+                });
+            if !resolved {
+                out.push(path);
+            }
+        }
     }
     let mut seen = Vec::with_capacity(out.len());
     out.retain(|p| {

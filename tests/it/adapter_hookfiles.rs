@@ -124,9 +124,13 @@ fn install_then_import_cursor_round_trips_without_loss() {
     // `failClosed: true` is what ka's `on_error = "block"` says.
     assert_eq!(validate["on_error"].as_str(), Some("block"));
     // Cursor lets a call through when a hook without `failClosed` fails: so does the import.
-    assert_eq!(
-        by_command(".cursor/hooks/format.sh").get("on_error"),
-        None,
+    assert!(
+        matches!(
+            by_command(".cursor/hooks/format.sh")
+                .get("on_error")
+                .and_then(toml::Value::as_str),
+            None | Some("ignore")
+        ),
         "an observer fails open in both: {text}"
     );
     assert_eq!(

@@ -49,14 +49,17 @@ fn claude_doctor(p: &Project, bwrap: bool) -> (Option<i32>, Value) {
         .output()
         .expect("doctor");
     let entries: Value = serde_json::from_slice(&out.stdout).expect("doctor json");
-    let claude = entries
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|e| e["kind"] == "agent" && e["name"] == "Claude Code")
-        .cloned()
-        .unwrap_or(Value::Null);
-    (out.status.code(), claude)
+    // doctor gives Claude Code two entries: its registration and its shell's reach.
+    let mut checks = Vec::new();
+    for e in entries.as_array().into_iter().flatten() {
+        if e["kind"] == "agent" && e["name"] == "Claude Code" {
+            checks.extend(e["checks"].as_array().into_iter().flatten().cloned());
+        }
+    }
+    if checks.is_empty() {
+        return (out.status.code(), Value::Null);
+    }
+    (out.status.code(), serde_json::json!({ "checks": checks }))
 }
 
 fn check<'v>(entry: &'v Value, name: &str) -> Vec<&'v Value> {
