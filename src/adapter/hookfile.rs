@@ -255,7 +255,14 @@ fn faithful(format: &HookFile, agent: Agent, event: &str, hook: &Value, mut e: E
         "ignore"
     };
     let why = if on_error == "block" {
-        format!("{} blocks the call when this hook fails", agent.display())
+        let said = format
+            .fail_closed_key
+            .map(|key| format!(" (`{key}: true`)"))
+            .unwrap_or_default();
+        format!(
+            "{} blocks the call when this hook fails{said}",
+            agent.display()
+        )
     } else {
         format!(
             "{} lets the action through when this hook fails",
