@@ -52,8 +52,7 @@ pub struct InstallArgs {
     /// Register every event the adapter supports, not only those that have ka hooks.
     #[arg(long)]
     pub all_events: bool,
-    /// The command the agent runs (default: this binary's absolute path, then the agent, e.g.
-    /// `/home/me/.local/bin/ka-hooks claude`).
+    /// The command the agent runs (default `ka-hooks <agent>`, found on PATH).
     #[arg(long, value_name = "CMD")]
     pub command: Option<String>,
 }
@@ -276,7 +275,7 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
     let command = args
         .command
         .clone()
-        .unwrap_or_else(|| super::own_binary::adapter_command(args.agent));
+        .unwrap_or_else(|| format!("ka-hooks {}", args.agent.command()));
     match args.agent.adapter().install() {
         Install::ClaudeSettings => {}
         Install::ByHand {
