@@ -326,14 +326,18 @@ def model_retrust(w):
     check(os.path.isdir(w.path("build")), "the model re-trusted its own edit and the guarded call ran")
 
 
-@case("model-disable", "the model switches hooks off from its shell: doctor reports it, with the fix")
+@case("model-disable", "the model cannot switch hooks off from its shell; switched off by hand, doctor reports it")
 def model_disable(w):
     w.ka_toml(GUARD_RM)
     install(w)
-    # Claude Code asks before a write to its settings in the other modes.
+    # Claude Code asks before a write to its settings in the other modes; the sandbox that
+    # `install` turned on refuses the shell's write in every mode.
     claude(w, [bash("""printf '{"disableAllHooks": true}' > .claude/settings.local.json"""), {"text": "done"}],
            mode="bypassPermissions")
-    check(w.read(".claude/settings.local.json") is not None, "the model's shell could not write the file")
+    check(w.read(".claude/settings.local.json") is None, "the model's shell switched hooks off")
+    # Switched off outside the agent (by a person, or a process the sandbox does not hold).
+    with open(w.path(".claude/settings.local.json"), "w") as f:
+        f.write('{"disableAllHooks": true}')
     d = w.ka("doctor", check_rc=False)
     out = d.stdout + d.stderr
     check("disableAllHooks" in out and "settings.local.json" in out, f"doctor did not report it: {out[-800:]!r}")
