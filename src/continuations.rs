@@ -17,7 +17,7 @@
 //! and bounded in number and age. The denial backstop keeps its per-turn counts in a [`Store`]
 //! of its own ([`crate::backstop`]). A kept file is read without following a symlink, and
 //! written to a fresh temporary file renamed over it, never through an existing name. Every
-//! read-modify-write holds an exclusive lock on the store's `lock` file ([`Store::update`]):
+//! read-modify-write holds an exclusive lock on the store's `lock` file (`Store::update`):
 //! agents run hooks in parallel, and each hook is its own process.
 
 use std::fs;

@@ -19,11 +19,11 @@
 //! or the watchdog, by a process that could as well signal those groups itself; a confined
 //! hook cannot (Landlock, [`crate::sandbox`]). The script kills only numbers above 1.
 //!
-//! **When** ([`Watch`]). Where ka's own spawn starts the hook (Linux), the hook's leader has
+//! **When** (`Watch`). Where ka's own spawn starts the hook (Linux), the hook's leader has
 //! `SIGKILL` as its parent-death signal, set by its child before `execve`: the kernel kills it
 //! when the thread that spawned it dies, which happens only when the host does (that thread
 //! watches the hook until it ends). So a hook goes on the list only once it has run for
-//! [`WATCH_AFTER`], and the watchdog is started then if it is not running yet: a short hook
+//! `WATCH_AFTER`, and the watchdog is started then if it is not running yet: a short hook
 //! costs no second process. A hook whose host dies before that loses its leader at once, but
 //! a process the leader started in those first milliseconds (`sleep 100 &`) survives: the
 //! parent-death signal is not inherited. Where `std` starts the hook (macOS, the forced

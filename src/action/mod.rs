@@ -16,7 +16,7 @@
 //! - Events read the keys of the event they act as ([`Event::acts_as`]): `permission_request`
 //!   as `pre_tool_use`, `post_tool_use_failure` as `post_tool_use`, `subagent_stop`,
 //!   `teammate_idle` and `task_completed` as `stop`.
-//! - GitHub Copilot's and Cursor's output forms are read as Claude Code's ([`foreign`]): Copilot's
+//! - GitHub Copilot's and Cursor's output forms are read as Claude Code's (`foreign`): Copilot's
 //!   top-level `permissionDecision`, `permissionDecisionReason`, `modifiedArgs`,
 //!   `additionalContext`, `behavior`/`message`/`interrupt`; Cursor's `permission`,
 //!   `agent_message`, `user_message`, `followup_message`, `additional_context`.

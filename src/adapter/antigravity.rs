@@ -123,7 +123,7 @@ impl AgentAdapter for Antigravity {
     }
 }
 
-/// Antigravity's hook file (see [`super::hookfile`]).
+/// Antigravity's hook file (see `super::hookfile`).
 pub const HOOK_FILE: HookFile = HookFile {
     installed: INSTALLED,
     project: ".agents/hooks.json",

@@ -26,7 +26,7 @@
 //!
 //! What Copilot's contract cannot say, and what the adapter does instead:
 //! - Copilot has no field for a message to the user, and shows an exit-0 hook's stderr only at
-//!   debug log level: messages ride a channel Copilot shows ([`deliver`]): the text the model
+//!   debug log level: messages ride a channel Copilot shows (`deliver`): the text the model
 //!   reads with the answer (`additionalContext`, a deny's reason, a block's reason), else exit 2
 //!   on the events where Copilot shows exit 2 as a warning to the user;
 //! - a hook cannot end the turn except through `permissionRequest`'s `interrupt`: a halt on a
@@ -147,7 +147,7 @@ impl AgentAdapter for Copilot {
     }
 }
 
-/// Copilot's hook files (see [`super::hookfile`]).
+/// Copilot's hook files (see `super::hookfile`).
 pub const HOOK_FILE: HookFile = HookFile {
     installed: INSTALLED,
     project: ".github/hooks/ka-hooks.json",

@@ -119,7 +119,7 @@ impl AgentAdapter for Cursor {
     }
 }
 
-/// Cursor's hook file (see [`super::hookfile`]).
+/// Cursor's hook file (see `super::hookfile`).
 pub const HOOK_FILE: HookFile = HookFile {
     installed: INSTALLED,
     project: ".cursor/hooks.json",

@@ -501,7 +501,7 @@ pub struct ToolCall {
     /// Codex's `apply_patch`, read as a write or an edit.
     pub patch: Option<codex::Patch>,
     /// The agent whose tool and argument names the payload uses: the agent itself, except
-    /// for Copilot's PascalCase events, which use Claude Code's ([`reshape::tool_names`]).
+    /// for Copilot's PascalCase events, which use Claude Code's (`reshape::tool_names`).
     pub names: Agent,
 }
 

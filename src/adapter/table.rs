@@ -90,7 +90,7 @@ pub enum Install {
         timeout_unit: u64,
         note: &'static str,
     },
-    /// Merged into a hook file of the agent's own ([`super::hookfile`]).
+    /// Merged into a hook file of the agent's own (`super::hookfile`).
     HookFile(&'static HookFile),
 }
 

@@ -413,6 +413,7 @@ fn thread_mask(how: libc::c_int, set: Option<&libc::sigset_t>) -> Option<libc::s
 }
 
 /// `set` holds `SIGPIPE`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn has_sigpipe(set: &libc::sigset_t) -> bool {
     // SAFETY: `set` is a valid sigset; sigismember only reads it.
     unsafe { libc::sigismember(set, libc::SIGPIPE) == 1 }
