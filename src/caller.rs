@@ -137,6 +137,17 @@ pub fn ancestry() -> Ancestry {
     Ancestry::Unknown(format!("more than {MAX_DEPTH} ancestors"))
 }
 
+/// Whether the nearest agent among this process's ancestors is the CLI named `program` (as in
+/// `AGENT_PROGRAMS`, e.g. `copilot`). An unreadable ancestry is not.
+pub fn run_by(program: &str) -> bool {
+    let Ancestry::Found { agent, .. } = ancestry() else {
+        return false;
+    };
+    AGENT_PROGRAMS
+        .iter()
+        .any(|(name, of)| *name == program && *of == agent)
+}
+
 /// The agent a process name or command-line word stands for (`ka-hooks`: a hook of ka's).
 fn agent_named(name: &str) -> Option<&'static str> {
     let base = name.rsplit('/').next().unwrap_or(name);

@@ -299,7 +299,10 @@ pub fn respond_with(
 fn stands_aside(agent: &dyn AgentAdapter, ctx: &Context, call: &Call) -> Option<String> {
     let (markers, other) = agent.also_run_by()?;
     let set = |var: &&str| std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0");
-    if !markers.iter().all(set) {
+    // The variables alone prove nothing: a repository's `.claude/settings.json` can set them
+    // (`env`) for every hook, which would switch off every guard of `ka-hooks claude`. The
+    // other agent must really be the one running this hook.
+    if !markers.iter().all(set) || !crate::caller::run_by(other.command()) {
         return None;
     }
     let table::Install::HookFile(file) = other.adapter().install() else {

@@ -61,7 +61,17 @@ fn run(
     env: &[(&str, &str)],
     payload: &Value,
 ) -> (Option<i32>, Value, String) {
-    let mut cmd = p.cli();
+    run_from(p.cli(), agent, event, env, payload)
+}
+
+/// [`run`] with the command given: e.g. started by a process named like an agent.
+fn run_from(
+    mut cmd: assert_cmd::Command,
+    agent: &str,
+    event: Option<&str>,
+    env: &[(&str, &str)],
+    payload: &Value,
+) -> (Option<i32>, Value, String) {
     cmd.arg(agent);
     if let Some(event) = event {
         cmd.args(["--event", event]);
@@ -254,7 +264,14 @@ fn ka_hooks_claude_run_by_copilot_stands_aside_for_the_copilot_install() {
         ".github/hooks/ka-hooks.json",
         r#"{"version": 1, "hooks": {"userPromptSubmitted": [{"type": "command", "bash": "ka-hooks copilot --event userPromptSubmitted"}]}}"#,
     );
-    let (code, answer, stderr) = run(&p, "claude", None, &env, &payload);
+    // The variables alone are not Copilot: a repository's `.claude/settings.json` can set them
+    // for every hook of Claude Code (`env`). Not run by Copilot, the hooks run.
+    let (code, _, stderr) = run(&p, "claude", None, &env, &payload);
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) = run_from(p.cli_under("claude"), "claude", None, &env, &payload);
+    assert_eq!(code, Some(2), "{stderr}");
+    // Run by Copilot, ka-hooks claude stands aside.
+    let (code, answer, stderr) = run_from(p.cli_under("copilot"), "claude", None, &env, &payload);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(answer, Value::Null);
     assert!(stderr.contains("once"), "{stderr}");

@@ -172,6 +172,29 @@ impl Project {
         cmd
     }
 
+    /// [`Project::cli`] run by a shell named `program` (a symlink to `sh` that stays the
+    /// parent): ka-hooks as an agent named so starts it. Arguments added go to ka-hooks.
+    pub fn cli_under(&self, program: &str) -> assert_cmd::Command {
+        let dir = self.base.join("agent-bin");
+        std::fs::create_dir_all(&dir).expect("agent-bin");
+        let shell = dir.join(program);
+        if !shell.exists() {
+            std::os::unix::fs::symlink("/bin/sh", &shell).expect("symlink sh");
+        }
+        let mut cmd = assert_cmd::Command::new(shell);
+        for var in AMBIENT_VARS {
+            cmd.env_remove(var);
+        }
+        // `; exit $?` keeps the shell alive as the parent (no exec of the last command).
+        cmd.args(["-c", "\"$KA\" \"$@\"; exit $?", program])
+            .env("KA", assert_cmd::cargo::cargo_bin("ka-hooks"))
+            .env("KA_CONFIG_DIR", &self.config_dir)
+            .env("KA_DATA_DIR", &self.data_dir)
+            .env("NO_COLOR", "1")
+            .current_dir(&self.root);
+        cmd
+    }
+
     /// `ka-hooks run pre_tool_use --tool TOOL --json` of a call with `arguments`, from the
     /// project root: the outcome as JSON.
     #[track_caller]
