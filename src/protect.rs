@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::config::hard_links::{self, Found};
 use crate::config::touched::{touched, Resolver};
 use crate::config::{script_names, Config, Layer};
 use crate::paths;
@@ -57,74 +58,23 @@ pub fn check(
 
 /// A file is its device and inode, not its name: when `path` is a regular file with more than
 /// one hard link, the protected file it is another name of (`src/hard` linked to the user's
-/// `ka.toml`). Only such a file costs a look through the protected files and folders (at most
-/// [`LINK_SEARCH_LIMIT`] entries); past that, it counts as protected, since it cannot be ruled out.
-#[cfg(unix)]
+/// `ka.toml`). Only such a file costs a look through the protected files and folders
+/// ([`hard_links`]); when that search gives up, it counts as protected, since it cannot be ruled
+/// out.
 fn hard_link_to_protected(config: &Config, path: &Path) -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.nlink() < 2 {
-        return None;
-    }
-    let id = (meta.dev(), meta.ino());
-    let mut budget = LINK_SEARCH_LIMIT;
-    let roots = config.protected.iter().chain(guard_scripts(config));
-    for root in roots {
-        match find_inode(root, id, &mut budget, 0) {
-            Found::Yes(name) => return Some(name),
+    let id = hard_links::linked(path)?;
+    let mut budget = hard_links::LINK_SEARCH_LIMIT;
+    for root in config.protected.iter().chain(guard_scripts(config)) {
+        match hard_links::names_under(root, id, &mut budget) {
+            Found::Names(names) => {
+                if let Some(name) = names.into_iter().next() {
+                    return Some(name);
+                }
+            }
             Found::GaveUp => return Some(path.to_path_buf()),
-            Found::No => {}
         }
     }
     None
-}
-
-#[cfg(not(unix))]
-fn hard_link_to_protected(_: &Config, _: &Path) -> Option<PathBuf> {
-    None
-}
-
-/// How many directory entries a search for another name of a hard-linked file may look at.
-const LINK_SEARCH_LIMIT: usize = 20_000;
-
-#[cfg(unix)]
-enum Found {
-    Yes(PathBuf),
-    No,
-    GaveUp,
-}
-
-/// `path`, or a file below it (symlinks not followed), whose device and inode are `id`.
-#[cfg(unix)]
-fn find_inode(path: &Path, id: (u64, u64), budget: &mut usize, depth: usize) -> Found {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return Found::No;
-    };
-    if meta.is_file() {
-        return if (meta.dev(), meta.ino()) == id {
-            Found::Yes(path.to_path_buf())
-        } else {
-            Found::No
-        };
-    }
-    if !meta.is_dir() {
-        return Found::No;
-    }
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return Found::No;
-    };
-    for entry in entries.flatten() {
-        if *budget == 0 || depth > 16 {
-            return Found::GaveUp;
-        }
-        *budget -= 1;
-        match find_inode(&entry.path(), id, budget, depth + 1) {
-            Found::No => {}
-            found => return found,
-        }
-    }
-    Found::No
 }
 
 /// The files outside every project that the managed and user guards run: the absolute words of

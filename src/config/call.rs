@@ -83,6 +83,7 @@ impl<'c> CallMatch<'c> {
                 if self.indexed && hook_root.as_os_str() == self.root.as_os_str() =>
             {
                 passes_hits(filter, i, &self.hits, &self.candidates)
+                    || self.call.linked && filter.matches(&self.call.written, hook_root)
             }
             // A nested layer's root (or no index): this filter alone.
             (Some(filter), None) => filter.matches(&self.call.written, hook_root),

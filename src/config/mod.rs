@@ -33,6 +33,7 @@ mod discover;
 mod error;
 mod filter;
 mod gate;
+pub(crate) mod hard_links;
 mod hook;
 mod merge;
 mod monotone;

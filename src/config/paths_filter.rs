@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use globset::{Candidate, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::{Map, Value};
 
+use super::hard_links::{self, Found};
 pub use super::touched::touched;
 use super::touched::{literal_dir, reaches, search_dirs, Resolver};
 
@@ -134,12 +135,37 @@ impl PathFilter {
             .collect()
     }
 
-    /// Any spelling of `written` included and not excluded.
+    /// Any spelling of `written` included and not excluded; for a file with several hard
+    /// links, any of its names (see [`PathFilter::passes_by_link`]).
     fn passes(&self, written: &str, resolver: &Resolver) -> bool {
-        resolver
-            .spellings(written)
+        let spellings = resolver.spellings(written);
+        spellings
             .iter()
             .any(|s| self.passes_candidate(&Candidate::new(s.for_globs())))
+            || spellings
+                .first()
+                .is_some_and(|s| self.passes_by_link(&s.absolute, resolver))
+    }
+
+    /// A regular file with more than one hard link is each of its names: it passes when
+    /// another name of it, found in the directories this filter's include globs name (before
+    /// their first wildcard), passes. When the search gives up, it passes: a guard rather
+    /// runs than lets a file it cannot rule out through.
+    fn passes_by_link(&self, absolute: &Path, resolver: &Resolver) -> bool {
+        let Some(id) = hard_links::linked(absolute) else {
+            return false;
+        };
+        let mut budget = hard_links::LINK_SEARCH_LIMIT;
+        self.literals.iter().any(|literal| {
+            let dir = resolver.real_root().join(literal);
+            match hard_links::names_under(&dir, id, &mut budget) {
+                Found::GaveUp => true,
+                Found::Names(names) => names.into_iter().any(|name| {
+                    let spelling = resolver.spelling(name);
+                    self.passes_candidate(&Candidate::new(spelling.for_globs()))
+                }),
+            }
+        })
     }
 }
 
@@ -150,6 +176,9 @@ pub struct CallPaths<'a> {
     pub(crate) written: Vec<&'a str>,
     /// Every spelling of every path, in the form globs match.
     normalized: Vec<PathBuf>,
+    /// Whether a path is a file with more than one hard link: its other names are looked for
+    /// only then (see [`PathFilter::passes_by_link`]).
+    pub(crate) linked: bool,
 }
 
 impl<'a> CallPaths<'a> {
@@ -165,13 +194,15 @@ impl<'a> CallPaths<'a> {
             return CallPaths {
                 written: Vec::new(),
                 normalized: Vec::new(),
+                linked: false,
             };
         }
         let written = touched(arguments);
-        let normalized = normalize_all(&written, root);
+        let (normalized, linked) = normalize_all(&written, root);
         CallPaths {
             written,
             normalized,
+            linked,
         }
     }
 }
@@ -235,20 +266,28 @@ pub fn passes_hits(
         .any(|&(_, path)| !filter.exclude.is_match_candidate(&candidates[path]))
 }
 
-/// Every spelling of each of `written`, in the form globs match (see [`Resolver::spellings`]).
-fn normalize_all(written: &[&str], root: &Path) -> Vec<PathBuf> {
+/// Every spelling of each of `written`, in the form globs match (see [`Resolver::spellings`]),
+/// and whether one of them is a file with more than one hard link.
+fn normalize_all(written: &[&str], root: &Path) -> (Vec<PathBuf>, bool) {
     if written.is_empty() {
-        return Vec::new();
+        return (Vec::new(), false);
     }
     let resolver = Resolver::new(root);
     let mut out: Vec<PathBuf> = Vec::with_capacity(written.len());
-    for spelling in written.iter().flat_map(|p| resolver.spellings(p)) {
-        let form = spelling.for_globs();
-        if !out.iter().any(|seen| seen == form) {
-            out.push(form.to_path_buf());
+    let mut linked = false;
+    for path in written {
+        let spellings = resolver.spellings(path);
+        linked |= spellings
+            .first()
+            .is_some_and(|s| hard_links::linked(&s.absolute).is_some());
+        for spelling in &spellings {
+            let form = spelling.for_globs();
+            if !out.iter().any(|seen| seen == form) {
+                out.push(form.to_path_buf());
+            }
         }
     }
-    out
+    (out, linked)
 }
 
 #[cfg(test)]
@@ -312,7 +351,7 @@ mod tests {
         let calls =
             std::iter::once(&paths[..0]).chain((1..=paths.len()).flat_map(|n| paths.windows(n)));
         for written in calls {
-            let normalized = normalize_all(written, root);
+            let (normalized, _) = normalize_all(written, root);
             let candidates: Vec<Candidate<'_>> = normalized.iter().map(Candidate::new).collect();
             let hits = index.hits(&candidates);
             for (i, f) in filters.iter().enumerate() {

@@ -39,6 +39,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use serde_json::{Map, Value};
 
 use super::filter::{FILE_READS, FILE_WRITES, SEARCHES};
+use super::hard_links;
 use super::touched::{literal_dir, reaches, search_dirs, touched, Resolver, Spelling};
 use crate::shell::CommandLine;
 
@@ -349,10 +350,11 @@ fn path_matches(
     let resolver = Resolver::new(root);
     if !SEARCHES.contains(&tool) {
         return touched(args).iter().any(|p| {
-            resolver
-                .spellings(p)
-                .iter()
-                .any(|s| globs.iter().any(|g| g.file(s)))
+            let spellings = resolver.spellings(p);
+            spellings.iter().any(|s| globs.iter().any(|g| g.file(s)))
+                || spellings
+                    .first()
+                    .is_some_and(|s| linked_name_matches(globs, &s.absolute, &resolver))
         });
     }
     search_dirs(tool, args).iter().any(|dir| {
@@ -360,6 +362,25 @@ fn path_matches(
             .spellings(&dir.to_string_lossy())
             .iter()
             .any(|s| globs.iter().any(|g| g.tree(s, &resolver)))
+    })
+}
+
+/// A regular file with more than one hard link is each of its names: whether another name of
+/// it, found in a rule's literal directory, matches (see [`super::hard_links`]). When the search
+/// gives up, it matches: the guard runs rather than lets a file it cannot rule out through.
+fn linked_name_matches(globs: &[PathGlob], absolute: &Path, resolver: &Resolver) -> bool {
+    let Some(id) = hard_links::linked(absolute) else {
+        return false;
+    };
+    let mut budget = hard_links::LINK_SEARCH_LIMIT;
+    globs.iter().any(|g| {
+        let dir = resolver.real_root().join(&g.literal);
+        match hard_links::names_under(&dir, id, &mut budget) {
+            hard_links::Found::GaveUp => true,
+            hard_links::Found::Names(names) => names
+                .into_iter()
+                .any(|name| g.file(&resolver.spelling(name))),
+        }
     })
 }
 

@@ -217,6 +217,11 @@ impl Resolver {
         &self.root
     }
 
+    /// The project root with symlinks resolved.
+    pub fn real_root(&self) -> &Path {
+        &self.real_root
+    }
+
     /// `written` as written and as resolved; one entry when both are the same.
     pub fn spellings(&self, written: &str) -> Vec<Spelling> {
         let raw = self.absolute(written);
@@ -255,7 +260,8 @@ impl Resolver {
         }
     }
 
-    fn spelling(&self, absolute: PathBuf) -> Spelling {
+    /// `absolute` (already normalised) with its path relative to the root when under it.
+    pub fn spelling(&self, absolute: PathBuf) -> Spelling {
         let relative = [&self.root, &self.real_root]
             .iter()
             .find_map(|root| absolute.strip_prefix(root).ok())

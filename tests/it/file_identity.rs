@@ -115,3 +115,51 @@ fn codex_config_toml_is_asked_like_hooks_json() {
         assert_eq!(out["decision"], "ask", "{}: {out:#}", target.display());
     }
 }
+
+#[test]
+fn a_hard_link_into_a_guarded_folder_is_guarded() {
+    let p = secrets_guarded();
+    p.write("secrets/key", "k");
+    p.write("src/ok.txt", "o");
+    fs::hard_link(p.root.join("secrets/key"), p.root.join("src/hard")).expect("link");
+    let args = json!({"path": "src/hard", "content": "overwritten"});
+    // Through `ka-hooks run` and the library.
+    let out = p.run_json("write", args.clone());
+    assert_eq!(out["blocked"], true, "{out:#}");
+    let outcome = p.tool_call(ka_hooks::Event::PreToolUse, "write", args);
+    assert!(outcome.blocked(), "{:?}", outcome.reason());
+    // Through Claude Code's Write.
+    let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": {"file_path": p.root.join("src/hard"), "content": "x"},
+        "tool_use_id": "t", "permission_mode": "acceptEdits", "transcript_path": "/dev/null"});
+    let out = p
+        .cli()
+        .arg("claude")
+        .write_stdin(payload.to_string())
+        .output()
+        .expect("claude");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.code() == Some(2) || text.contains("\"deny\""),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // An `if` rule is the same: `Edit(secrets/**)` judges the link.
+    let q = Project::with_user_toml(&hook(
+        "no-secret-edits",
+        "pre_tool_use",
+        "cat >/dev/null; echo 'no secret edits' >&2; exit 2",
+        &[r#"if = "Edit(secrets/**)""#],
+    ));
+    q.write("secrets/key", "k");
+    fs::create_dir_all(q.root.join("src")).expect("mkdir");
+    fs::hard_link(q.root.join("secrets/key"), q.root.join("src/hard")).expect("link");
+    let out = q.run_json("edit", json!({"path": "src/hard", "old": "k", "new": "x"}));
+    assert_eq!(out["blocked"], true, "{out:#}");
+    // A file with one name elsewhere is not guarded, nor one linked only outside the folder.
+    let out = p.run_json("write", json!({"path": "src/ok.txt", "content": "y"}));
+    assert_eq!(out["blocked"], false, "{out:#}");
+    fs::hard_link(p.root.join("src/ok.txt"), p.root.join("src/ok2.txt")).expect("link");
+    let out = p.run_json("write", json!({"path": "src/ok2.txt", "content": "y"}));
+    assert_eq!(out["blocked"], false, "{out:#}");
+}
