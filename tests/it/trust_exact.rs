@@ -67,7 +67,12 @@ fn the_readmes_stop_hook_keeps_going_across_writes_of_its_status_file() {
     );
     let instruction = "run the tests; write the result to test-status.txt";
     assert_eq!(stop(&p)["keep_going"], instruction, "no status file yet");
-    for status in ["3 failed", "1 failed", "still 1 failed", "0 passed, 2 failed"] {
+    for status in [
+        "3 failed",
+        "1 failed",
+        "still 1 failed",
+        "0 passed, 2 failed",
+    ] {
         p.write("test-status.txt", status);
         let outcome = stop(&p);
         assert_eq!(
