@@ -21,7 +21,7 @@
 use std::fmt;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::signal::signal_name;
 
@@ -41,6 +41,9 @@ struct Inner {
     pipe: Option<(OwnedFd, OwnedFd)>,
     /// Dispatches watching this token right now.
     watchers: AtomicUsize,
+    /// Tokens cancelled with this one ([`CancelToken::linked`]): one dispatch's own token,
+    /// cancelled by the session's or the host's, never the other way round.
+    links: Mutex<Vec<Weak<Inner>>>,
 }
 
 const BY_CALLER: i32 = -1;
@@ -55,14 +58,52 @@ impl CancelToken {
                 why: AtomicI32::new(0),
                 pipe: nonblocking_pipe(),
                 watchers: AtomicUsize::new(0),
+                links: Mutex::new(Vec::new()),
             }),
         }
+    }
+
+    /// A new token that is cancelled when this one is (now, if it already is), for one
+    /// dispatch: cancelling it leaves this one, and every other token linked to it, alone.
+    pub(crate) fn linked(&self) -> CancelToken {
+        let child = CancelToken::new();
+        self.link(&child);
+        child
+    }
+
+    /// Cancel `child` when this token is cancelled (at once, if it already is).
+    pub(crate) fn link(&self, child: &CancelToken) {
+        let mut links = self.inner.links.lock().unwrap_or_else(|e| e.into_inner());
+        let why = self.inner.why.load(Ordering::SeqCst);
+        if why != 0 {
+            drop(links);
+            child.cancel_because(why);
+            return;
+        }
+        // Dispatches that ended dropped their tokens: forget them.
+        links.retain(|l| l.strong_count() > 0);
+        links.push(Arc::downgrade(&child.inner));
     }
 
     /// Cancel every dispatch that holds this token (or a clone), now and later. Idempotent, and
     /// callable from any thread.
     pub fn cancel(&self) {
         self.cancel_because(BY_CALLER);
+        self.cancel_links();
+    }
+
+    /// Cancel the tokens [`linked`](Self::linked) to this one, with its reason. (Not from a
+    /// signal handler: it takes a lock. `ka-hooks`' own token, cancelled by signals, has no
+    /// links.)
+    fn cancel_links(&self) {
+        let why = self.inner.why.load(Ordering::SeqCst);
+        let links =
+            std::mem::take(&mut *self.inner.links.lock().unwrap_or_else(|e| e.into_inner()));
+        for link in links.iter().filter_map(Weak::upgrade) {
+            let link = CancelToken { inner: link };
+            link.cancel_because(why);
+            link.cancel_links();
+        }
     }
 
     /// Whether [`cancel`](Self::cancel) was called (or a signal interrupted `ka-hooks`).
@@ -113,11 +154,6 @@ impl CancelToken {
             .pipe
             .as_ref()
             .map(|(read_end, _)| read_end.as_raw_fd())
-    }
-
-    /// Whether `other` is a clone of this token.
-    pub(crate) fn same(&self, other: &CancelToken) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Count a dispatch as watching this token until the guard drops.
@@ -220,6 +256,23 @@ mod tests {
         token.cancel();
         assert!(readable(fd));
         assert!(readable(fd), "stays readable for every watcher");
+    }
+
+    #[test]
+    fn a_linked_token_is_cancelled_by_its_parent_and_never_cancels_it() {
+        let session = CancelToken::new();
+        let (one, two) = (session.linked(), session.linked());
+        one.cancel();
+        assert!(one.is_cancelled());
+        assert!(
+            !session.is_cancelled(),
+            "one dispatch cancelled the session"
+        );
+        assert!(!two.is_cancelled(), "one dispatch cancelled another");
+        session.cancel();
+        assert!(two.is_cancelled());
+        let later = session.linked();
+        assert_eq!(later.reason().as_deref(), Some("cancelled by the caller"));
     }
 
     #[test]

@@ -28,16 +28,24 @@ impl Drop for CancelOnDrop {
     }
 }
 
-/// Run the dispatch on the blocking pool; cancel it if this future is dropped first.
+/// Run the dispatch on the blocking pool; cancel it if this future is dropped first. The
+/// dispatch gets a token of its own (linked to the host's, when the request brought one), so a
+/// dropped future cancels this dispatch and nothing else.
 async fn run(config: Arc<Config>, mut request: Request, deliver: bool) -> Outcome {
-    let token = request.cancel.get_or_insert_with(CancelToken::new).clone();
-    let mut guard = CancelOnDrop(Some(token));
+    // The parent lives as long as this future: a link holds only a weak reference.
+    let parent = request.cancel.take();
+    let own = parent
+        .as_ref()
+        .map_or_else(CancelToken::new, CancelToken::linked);
+    request.cancel = Some(own.clone());
+    let mut guard = CancelOnDrop(Some(own));
     // What to answer if the blocking task cannot be waited for (a panic, or a runtime that is
     // shutting down): fails closed like a cancelled dispatch.
     let spare = Request::new(request.event, request.payload.clone());
     let task = tokio::task::spawn_blocking(move || dispatch_with(&config, request, None, deliver));
     let joined = task.await;
     guard.0 = None;
+    drop(parent);
     match joined {
         Ok(outcome) => outcome,
         Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
@@ -58,22 +66,14 @@ impl Session {
     /// [`Session::dispatch`] for a tokio host (feature `tokio`): the same re-check and stamps,
     /// run on the blocking pool; dropping the future cancels the dispatch and ends its hooks.
     pub async fn dispatch_async(&self, request: Request) -> Outcome {
-        let (config, request, refused, token) = self.prepare(request);
+        // `prepare` gave the request a token of its own: `run` links its drop guard to it.
+        let (config, request, refused) = self.prepare(request);
         let event = request.event;
-        // Forgets the token if this future is dropped; records the turn when it completes.
-        struct Done<'s>(&'s Session, crate::event::Event, CancelToken, Option<bool>);
-        impl Drop for Done<'_> {
-            fn drop(&mut self) {
-                self.0.settle(self.1, &self.2, self.3);
-            }
-        }
-        let mut done = Done(self, event, token, None);
         let outcome = match refused {
             Some(why) => refuse(&request, why),
             None => run(config, request, false).await,
         };
-        done.3 = Some(outcome.keep_going.is_some());
-        drop(done);
+        self.settle(event, Some(&outcome));
         outcome
     }
 }

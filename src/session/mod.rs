@@ -48,11 +48,10 @@ pub struct Session {
     cwd: PathBuf,
     state: Mutex<State>,
     turns: Mutex<turns::Turns>,
-    /// Cancelled by [`Session::shutdown`]: every dispatch that brought no token of its own
-    /// holds it (one token for all: cancelling is permanent, and so is shutdown).
+    /// Cancelled by [`Session::shutdown`]. Each dispatch holds a token of its own linked to it
+    /// (and to the host's token, when the request brought one): cancelling a dispatch, or
+    /// dropping its future, never reaches the session or another dispatch.
     token: CancelToken,
-    /// The hosts' own tokens of the dispatches in flight, and whether the session was shut down.
-    inflight: Mutex<(Vec<CancelToken>, bool)>,
 }
 
 struct State {
@@ -85,7 +84,6 @@ impl Session {
             cwd: cwd.into(),
             turns: Mutex::new(turns::Turns::default()),
             token: CancelToken::new(),
-            inflight: Mutex::new((Vec::new(), false)),
         }
     }
 
@@ -110,18 +108,20 @@ impl Session {
     /// the session's stamps (see the [module doc](self)). After [`shutdown`](Self::shutdown)
     /// nothing starts: the outcome is cancelled (and blocked, on a guarded event).
     pub fn dispatch(&self, request: Request) -> Outcome {
-        let (config, request, refused, token) = self.prepare(request);
+        let (config, request, refused) = self.prepare(request);
         let event = request.event;
         let outcome = match refused {
             Some(why) => refuse(&request, why),
             None => dispatch_with(&config, request, None, false),
         };
-        self.finish(event, &token, Some(&outcome));
+        self.settle(event, Some(&outcome));
         outcome
     }
 
-    /// Everything before the run: the re-check, the stamps, the cancel token.
-    fn prepare(&self, mut request: Request) -> (Arc<Config>, Request, Option<String>, CancelToken) {
+    /// Everything before the run: the re-check, the stamps, and the dispatch's own cancel
+    /// token, cancelled by [`Session::shutdown`] and by the host's token, never the other way
+    /// round.
+    fn prepare(&self, mut request: Request) -> (Arc<Config>, Request, Option<String>) {
         let (config, broken) = self.checked();
         let payload = &mut request.payload;
         payload.insert("session_id".into(), Value::String(self.id.clone()));
@@ -129,36 +129,18 @@ impl Session {
             .entry("cwd")
             .or_insert_with(|| Value::String(self.cwd.to_string_lossy().into_owned()));
         lock(&self.turns).stamp(request.event, &mut request.payload);
-        let token = match &request.cancel {
-            // The host's own token: cancelled too when the session shuts down.
-            Some(token) => {
-                let mut inflight = lock(&self.inflight);
-                if inflight.1 {
-                    token.cancel();
-                }
-                inflight.0.push(token.clone());
-                token.clone()
-            }
-            None => {
-                request.cancel = Some(self.token.clone());
-                self.token.clone()
-            }
-        };
-        (config, request, broken, token)
-    }
-
-    fn finish(&self, event: Event, token: &CancelToken, outcome: Option<&Outcome>) {
-        self.settle(event, token, outcome.map(|o| o.keep_going.is_some()));
-    }
-
-    /// After a dispatch (`keeps_going`: `None` when it gave no outcome): forget its token, count
-    /// the turn.
-    fn settle(&self, event: Event, token: &CancelToken, keeps_going: Option<bool>) {
-        if !token.same(&self.token) {
-            lock(&self.inflight).0.retain(|t| !t.same(token));
+        let own = self.token.linked();
+        if let Some(host) = &request.cancel {
+            host.link(&own);
         }
-        if let Some(keeps_going) = keeps_going {
-            lock(&self.turns).settle(event, keeps_going);
+        request.cancel = Some(own);
+        (config, request, broken)
+    }
+
+    /// After a dispatch (`None` when it gave no outcome, its future dropped): count the turn.
+    fn settle(&self, event: Event, outcome: Option<&Outcome>) {
+        if let Some(outcome) = outcome {
+            lock(&self.turns).settle(event, outcome.keep_going.is_some());
         }
     }
 
@@ -213,17 +195,11 @@ impl Session {
     }
 
     /// End every hook this session started: dispatches in flight are cancelled (their hooks
-    /// killed, the rest never start; a token the host gave a request is cancelled with them), async hooks are ended and waited for, and queued ones
-    /// never start. Later dispatches start nothing. Idempotent; also done on drop.
+    /// killed, the rest never start), async hooks are ended and waited for, and queued ones
+    /// never start. Later dispatches start nothing. The host's own tokens are left alone.
+    /// Idempotent; also done on drop.
     pub fn shutdown(&self) {
-        {
-            let mut inflight = lock(&self.inflight);
-            inflight.1 = true;
-            self.token.cancel();
-            for token in &inflight.0 {
-                token.cancel();
-            }
-        }
+        self.token.cancel();
         background::end_session(&self.id);
     }
 }

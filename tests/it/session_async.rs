@@ -96,3 +96,129 @@ fn session_dispatch_async_counts_the_stop_loop_itself() {
     });
     assert_eq!(rounds, 2);
 }
+
+/// Once the hook of `task` wrote its pid, abort the task: its dispatch's future is dropped
+/// mid-hook.
+fn drop_mid_hook(
+    rt: &tokio::runtime::Runtime,
+    task: tokio::task::JoinHandle<ka_hooks::Outcome>,
+    p: &Project,
+) {
+    within(10, "the guard never started", || p.exists("pid"));
+    task.abort();
+    let aborted = rt.block_on(task);
+    assert!(
+        aborted.is_err_and(|e| e.is_cancelled()),
+        "the guard answered"
+    );
+}
+
+/// Hooks for every kind of event that leave a marker when they run; the `pre_tool_use` one
+/// hangs while the file `hang` exists.
+fn marking_hooks() -> String {
+    [
+        hook(
+            "guard",
+            "pre_tool_use",
+            "if [ -f hang ]; then echo $$ > pid; exec sleep 60; fi; touch ran-pre",
+            &[],
+        ),
+        hook("prompt", "user_prompt_submit", "touch ran-prompt", &[]),
+        hook("post", "post_tool_use", "touch ran-post", &[]),
+        hook("stop", "stop", "touch ran-stop", &[]),
+        hook("end", "session_end", "touch ran-end", &[]),
+    ]
+    .concat()
+}
+
+#[test]
+fn dropping_one_session_future_cancels_that_dispatch_and_never_the_session() {
+    let p = Project::new();
+    p.user(&marking_hooks());
+    p.write("hang", "");
+    let s = Arc::new(Session::new(Arc::new(p.load()), "s-drop-one", &p.root));
+    let rt = runtime();
+    let task = rt.spawn({
+        let s = Arc::clone(&s);
+        async move { s.dispatch_async(guard_call()).await }
+    });
+    drop_mid_hook(&rt, task, &p);
+    let pid = pid_in(&p, "pid");
+    within(10, "the dropped dispatch's hook outlived it", || {
+        group_gone(pid)
+    });
+    std::fs::remove_file(p.root.join("hang")).expect("rm hang");
+
+    let steps = [
+        (
+            Event::UserPromptSubmit,
+            json!({"prompt": "go on"}),
+            "ran-prompt",
+        ),
+        (
+            Event::PreToolUse,
+            json!({"tool": "bash", "arguments": {"command": "ls"}}),
+            "ran-pre",
+        ),
+        (
+            Event::PostToolUse,
+            json!({"tool": "bash", "arguments": {"command": "ls"}, "result": "ok"}),
+            "ran-post",
+        ),
+        (Event::Stop, json!({}), "ran-stop"),
+        (Event::SessionEnd, json!({}), "ran-end"),
+    ];
+    for (event, payload, marker) in steps {
+        let o = rt.block_on(s.dispatch_async(Request::new(event, object(payload))));
+        assert_eq!(
+            o.cancelled, None,
+            "{event}: the session was cancelled: {o:?}"
+        );
+        assert!(!o.blocked(), "{event} was blocked: {o:?}");
+        assert!(p.exists(marker), "the {event} hook did not run: {o:?}");
+    }
+}
+
+#[test]
+fn dropping_one_future_leaves_the_hosts_shared_token_and_its_other_dispatches_alone() {
+    let p = Project::new();
+    p.user(&marking_hooks());
+    p.write("hang", "");
+    let config = Arc::new(p.load());
+    let esc = ka_hooks::CancelToken::new(); // the turn's Esc, given to every call of the turn
+    let rt = runtime();
+    let first = guard_call().with_cancel(esc.clone());
+    let task = rt.spawn(Arc::clone(&config).dispatch_async(first));
+    drop_mid_hook(&rt, task, &p);
+    let pid = pid_in(&p, "pid");
+    within(10, "the dropped dispatch's hook outlived it", || {
+        group_gone(pid)
+    });
+    assert!(
+        !esc.is_cancelled(),
+        "dropping one future cancelled the host's token"
+    );
+    std::fs::remove_file(p.root.join("hang")).expect("rm hang");
+    let o = rt.block_on(Arc::clone(&config).dispatch_async(guard_call().with_cancel(esc.clone())));
+    assert_eq!(o.cancelled, None, "{o:?}");
+    assert!(
+        p.exists("ran-pre"),
+        "the next call's guard did not run: {o:?}"
+    );
+    let s = Arc::new(Session::new(Arc::clone(&config), "s-shared-esc", &p.root));
+    p.write("hang", "");
+    std::fs::remove_file(p.root.join("pid")).expect("rm pid");
+    let task = rt.spawn({
+        let (s, esc) = (Arc::clone(&s), esc.clone());
+        async move { s.dispatch_async(guard_call().with_cancel(esc)).await }
+    });
+    drop_mid_hook(&rt, task, &p);
+    assert!(
+        !esc.is_cancelled(),
+        "dropping a session's future cancelled the host's token"
+    );
+    let pid = pid_in(&p, "pid");
+    within(10, "the dropped dispatch's hook outlived it", || {
+        group_gone(pid)
+    });
+}
