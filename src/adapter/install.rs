@@ -111,10 +111,13 @@ pub fn plan(config: &Config, agent: Agent, all: bool) -> Vec<Planned> {
         .collect()
 }
 
-/// The agents whose registration `install` writes or prints here (not the hook-file agents):
-/// their PreToolUse entry is registered even when no ka hook is on it.
+/// The agents whose PreToolUse entry is registered even when no ka hook is on it, so that ka's
+/// built-in protection of its own files runs (GitHub Copilot's too: its `preToolUse` denies).
 fn guards_own_files(agent: Agent) -> bool {
-    matches!(agent, Agent::Claude | Agent::Codex | Agent::Gemini)
+    matches!(
+        agent,
+        Agent::Claude | Agent::Codex | Agent::Gemini | Agent::Copilot
+    )
 }
 
 /// Claude Code events whose entry says `onFailure: "block"`: the events that can veto, where a

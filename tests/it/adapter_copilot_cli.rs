@@ -312,3 +312,25 @@ fn a_block_through_ka_hooks_claude_under_copilot_carries_its_reason() {
     let (code, _, _) = run(&p, "claude", None, &[], &payload);
     assert_eq!(code, Some(2));
 }
+
+/// A project with only a formatter: `install copilot` registers `preToolUse` all the same, so
+/// ka's protection of its own files runs (Copilot CLI 1.0.102 let the model edit `.ka/ka.toml`).
+#[test]
+fn install_copilot_registers_pre_tool_use_with_only_a_formatter() {
+    let p = support::Project::new();
+    p.project(&hook("fmt", "post_tool_use", "true", &[]));
+    let out = p
+        .cli()
+        .args(["--trust", "install", "copilot", "--write"])
+        .output()
+        .expect("install");
+    assert_eq!(out.status.code(), Some(0));
+    let text =
+        std::fs::read_to_string(p.root.join(".github/hooks/ka-hooks.json")).expect("hook file");
+    let file: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(
+        file["hooks"]["preToolUse"][0]["bash"], "ka-hooks copilot --event preToolUse",
+        "{text}"
+    );
+    assert!(file["hooks"]["postToolUse"][0].is_object(), "{text}");
+}
