@@ -32,6 +32,7 @@ AGENTS = {
     "copilot": ("@github/copilot", "copilot"),
 }
 sys.path.insert(0, HERE)
+WORLDS = "/var/tmp/ka-conformance"
 
 
 def say(msg):
@@ -87,7 +88,11 @@ def version(agent, path):
 def run_case(mod, agent, path, ka_bin, case, keep):
     """One case in a fresh world: (status, why, seconds)."""
     from lib import World, Skip
-    world = World(ka_bin)
+    # Not under /tmp: the agents' sandboxes let the model's shell write /tmp (Codex's
+    # workspace-write does), and a world there would put HOME and ka's dirs within its reach,
+    # which a real home is not.
+    os.makedirs(WORLDS, exist_ok=True)
+    world = World(ka_bin, root=WORLDS)
     started = time.monotonic()
     try:
         mod.prepare(world, path)

@@ -326,6 +326,17 @@ def model_retrust(w):
     check(os.path.isdir(w.path("build")), "the model re-trusted its own edit and the guarded call ran")
 
 
+@case("model-revoke", "the model revokes the project's trust from its shell: refused")
+def model_revoke(w):
+    w.ka_toml(GUARD_RM)
+    install(w)
+    os.makedirs(w.path("build"))
+    claude(w, [bash("env -u CLAUDECODE ka-hooks trust --revoke"), bash("rm -rf build"), {"text": "done"}])
+    check(os.path.isdir(w.path("build")), "the model revoked the trust and the guarded call ran")
+    shown = w.ka("trust", "--show", check_rc=False).stdout
+    check(": trusted" in shown, f"the trust record is gone: {shown[-400:]!r}")
+
+
 @case("model-disable", "the model cannot switch hooks off from its shell; switched off by hand, doctor reports it")
 def model_disable(w):
     w.ka_toml(GUARD_RM)

@@ -337,6 +337,34 @@ def model_retrust(w):
     check(not os.path.exists(w.path("marker")), "the model re-trusted its own edit and the guarded call ran")
 
 
+@case("model-revoke", "the model revokes the project's trust from its shell: refused")
+def model_revoke(w):
+    w.ka_toml(GUARD_TOUCH)
+    install(w)
+    ka = os.path.join(w.bin, "ka-hooks")
+    codex(w, [sh(f"env -u CODEX_SANDBOX -u CODEX_SANDBOX_NETWORK_DISABLED {ka} trust --revoke"),
+              sh("touch marker"), {"text": "done"}])
+    check(not os.path.exists(w.path("marker")), "the model revoked the trust and the guarded call ran")
+    shown = w.ka("trust", "--show", check_rc=False).stdout
+    check(": trusted" in shown, f"the trust record is gone: {shown[-400:]!r}")
+
+
+@case("model-disable", "the model cannot switch Codex's hooks off from its shell")
+def model_disable(w):
+    w.ka_toml(GUARD_TOUCH)
+    install(w)
+    home = codex_home(w)
+    targets = [os.path.join(home, "hooks.json"), os.path.join(home, "config.toml")]
+    hooks_before = open(targets[0]).read()
+    codex(w, [sh(f"printf '{{}}' > {targets[0]}"),
+              sh(f"printf '[features]\\ncodex_hooks = false\\n' >> {targets[1]}"),
+              {"text": "done"}])
+    check(open(targets[0]).read() == hooks_before, "the model's shell emptied ~/.codex/hooks.json")
+    check("codex_hooks" not in open(targets[1]).read(), "the model's shell switched hooks off in config.toml")
+    codex(w, [sh("touch marker"), {"text": "done"}])
+    check(not os.path.exists(w.path("marker")), "the guard no longer ran")
+
+
 @case("ka-missing", "a missing ka-hooks: the call does not run",
       xfail="Codex 0.171 runs the call when a hook cannot start (no fail-closed setting); doctor says so")
 def ka_missing(w):
