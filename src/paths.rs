@@ -120,6 +120,9 @@ pub fn agent_hook_files(root: &Path) -> Vec<PathBuf> {
         ".codex/config.toml",
         ".gemini/settings.json",
         ".github/hooks",
+        // Copilot's `disableAllHooks` there switches every hook off.
+        ".github/copilot/settings.json",
+        ".github/copilot/settings.local.json",
         ".cursor/hooks.json",
         ".agents/hooks.json",
     ]
@@ -145,7 +148,9 @@ pub fn user_agent_hook_files() -> Vec<PathBuf> {
         ];
         out.extend(rels.iter().map(|rel| home.join(rel)));
     }
-    out.extend(copilot_home().map(|dir| dir.join("hooks")));
+    if let Some(dir) = copilot_home() {
+        out.extend([dir.join("hooks"), dir.join("settings.json")]);
+    }
     out
 }
 

@@ -60,7 +60,8 @@ def copilot(w, turns, prompt="do the task", cwd=None, trust=True, env=None):
 
 def install(w, *more):
     r = w.ka("install", "copilot", "--write", *more)
-    return r.stdout + r.stderr
+    w.install_output = r.stdout + r.stderr
+    return w.install_output
 
 
 def sh(command):
@@ -314,6 +315,14 @@ def protect(w):
     check(w.model_saw("one of ka's own hook files") or "ka's own" in r.shown, "no one was told why")
 
 
+@case("protect-settings", "built-in protection: the model's create of .github/copilot/settings.local.json is refused")
+def protect_settings(w):
+    w.ka_toml(GUARD_RM)
+    install(w)
+    copilot(w, [create(w, ".github/copilot/settings.local.json", '{"disableAllHooks": true}'), {"text": "done"}])
+    check(w.read(".github/copilot/settings.local.json") is None, "the model switched every hook off")
+
+
 @case("protect-formatter-only", "built-in protection with only a formatter hook (install registers preToolUse)")
 def protect_formatter_only(w):
     w.ka_toml('''
@@ -487,3 +496,56 @@ def ka_crash(w):
     open(os.path.join(w.shim_log, "crash"), "w").close()
     copilot(w, [sh("echo ran > crash.txt"), {"text": "done"}])
     check(w.read("crash.txt") is None, "the call ran with ka-hooks crashing")
+
+
+@case("model-disable", "the model switches hooks off from its shell (no sandbox): doctor reports it, with the fix")
+def model_disable(w):
+    w.ka_toml(GUARD_RM)
+    install(w)
+    trust_root(w)
+    os.makedirs(w.path("build"))
+    copilot(w, [sh("""mkdir -p .github/copilot && printf '{"disableAllHooks": true}' > .github/copilot/settings.local.json"""),
+                {"text": "done"}])
+    # Copilot has no sandbox for its shell that keeps the file out of reach: the write lands,
+    # and the next session runs no hook.
+    check(w.read(".github/copilot/settings.local.json") is not None, "the shell's write did not land (a sandbox now?)")
+    copilot(w, [sh("rm -rf build"), {"text": "done"}])
+    check(not os.path.isdir(w.path("build")), "hooks still ran: disableAllHooks is not the switch this case assumes")
+    d = w.ka("doctor", check_rc=False)
+    out = d.stdout + d.stderr
+    check("disableAllHooks" in out and "settings.local.json" in out, f"doctor did not report it: {out[-800:]!r}")
+    check(d.returncode != 0, "doctor exited 0 with every hook switched off")
+
+
+@case("untrusted-folder", "in a folder Copilot does not trust (-p without --trust-folder), no ka hook runs: install and doctor say so")
+def untrusted_folder(w):
+    w.ka_toml(GUARD_RM)
+    out = install(w)
+    check("trusted folder" in out, f"install did not print Copilot's folder-trust step: {out[-400:]!r}")
+    copilot(w, [sh("echo ran > untrusted.txt"), {"text": "done"}], trust=False)
+    check(not w.calls(), "Copilot ran repository hooks in a folder it does not trust")
+    d = w.ka("doctor", check_rc=False)
+    check("trusted_folders" in d.stdout and d.returncode != 0, f"doctor did not report it: {d.stdout[-600:]!r}")
+
+
+@case("subdirectory", "-p --trust-folder in a subdirectory loads no repository hook: doctor there says so")
+def subdirectory(w):
+    w.ka_toml(GUARD_RM)
+    install(w)
+    sub = w.path("sub")
+    os.makedirs(sub)
+    copilot(w, [sh("echo ran > ../sub.txt"), {"text": "done"}], cwd=sub)
+    check(not w.calls(), "Copilot ran the root's hooks: remove this limit from doctor and the docs")
+    d = w.ka("doctor", cwd=sub, check_rc=False)
+    check("subdirectory" in d.stdout and d.returncode != 0, f"doctor did not say so: {d.stdout[-600:]!r}")
+
+
+@case("subdirectory-user", "a user-level install guards a -p start in a subdirectory")
+def subdirectory_user(w):
+    w.ka_toml(GUARD_RM)
+    install(w, "--user")
+    sub = w.path("sub")
+    os.makedirs(sub)
+    os.makedirs(w.path("build"))
+    copilot(w, [sh("rm -rf ../build"), {"text": "done"}], cwd=sub)
+    check(os.path.isdir(w.path("build")), "the guard did not run in a subdirectory start")

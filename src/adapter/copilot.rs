@@ -169,7 +169,14 @@ pub const HOOK_FILE: HookFile = HookFile {
         "an `exec` entry runs a program without a shell; ka runs commands through `sh -c`, so \
          translate it by hand",
     )],
-    note: None,
+    // Copilot CLI 1.0.102 loads `.github/hooks` only in a trusted folder (its own approval).
+    note: Some(
+        "note: Copilot runs a project's .github/hooks only in a trusted folder: start `copilot` \
+         in the project root and trust it when it asks (a `copilot -p` run needs \
+         `--trust-folder`, which trusts the working directory only: started in a subdirectory \
+         it loads no repository hook; `--user` registers in the user's hook files, read \
+         wherever Copilot starts). `ka-hooks doctor` checks it.",
+    ),
     fails_closed: |event| event == "preToolUse" || event == "PreToolUse",
     event_tools: &[],
     user_commands_from_file_dir: false,

@@ -334,3 +334,23 @@ fn install_copilot_registers_pre_tool_use_with_only_a_formatter() {
     );
     assert!(file["hooks"]["postToolUse"][0].is_object(), "{text}");
 }
+
+/// `disableAllHooks` in `.github/copilot/settings.local.json` switches every Copilot hook off
+/// (Copilot CLI 1.0.102): the model's create of that file is not let through.
+#[test]
+fn the_models_write_of_copilots_settings_is_not_let_through() {
+    let p = project();
+    for rel in [
+        ".github/copilot/settings.local.json",
+        ".github/copilot/settings.json",
+    ] {
+        let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": p.root, "toolName": "create",
+            "toolArgs": {"path": p.root.join(rel), "file_text": "{\"disableAllHooks\": true}"}});
+        let (code, answer, _) = copilot(&p, "preToolUse", &payload);
+        let decision = answer["permissionDecision"].as_str().unwrap_or_default();
+        assert!(
+            code == Some(2) || decision == "deny" || decision == "ask",
+            "{rel}: {answer}"
+        );
+    }
+}

@@ -22,6 +22,7 @@ fn doctor_from(p: &Project, dir: &Path, agent: &str) -> (i32, Value) {
     cmd.env("HOME", p.base.join("home"))
         .env_remove("CODEX_HOME")
         .env_remove("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+        .env_remove("COPILOT_HOME")
         .current_dir(dir)
         .args(["--trust", "doctor", "--json"]);
     let out = cmd.output().expect("run doctor");
@@ -234,4 +235,114 @@ fn gemini_hooks_switched_off_are_failing() {
     let (state, message) = check(&entry, "off");
     assert_eq!((state.as_str(), code), ("failing", 1));
     assert!(message.contains("hooksConfig.enabled"), "{message}");
+}
+
+/// `.github/hooks/ka-hooks.json` with `events` running `ka-hooks copilot`, and Copilot's
+/// `config.json` trusting `trusted` (none: no config).
+fn copilot_setup(p: &Project, events: &[&str], trusted: Option<&Path>) {
+    let hooks: serde_json::Map<String, Value> = events
+        .iter()
+        .map(|e| {
+            let entry = json!({"type": "command", "bash": format!("ka-hooks copilot --event {e}"),
+                               "timeoutSec": 66});
+            ((*e).to_owned(), json!([entry]))
+        })
+        .collect();
+    write_json(
+        &p.root.join(".github/hooks/ka-hooks.json"),
+        &json!({"version": 1, "hooks": hooks}),
+    );
+    let config = p.base.join("home/.copilot/config.json");
+    match trusted {
+        Some(dir) => write_json(&config, &json!({"trusted_folders": [dir]})),
+        None => {
+            let _ = std::fs::remove_file(config);
+        }
+    }
+}
+
+const COPILOT: &str = "GitHub Copilot CLI";
+
+#[test]
+fn copilot_project_hooks_need_a_trusted_folder() {
+    let p = project();
+    copilot_setup(&p, &["preToolUse"], None);
+    let (code, entry) = doctor(&p, COPILOT);
+    let (state, message) = check(&entry, "approved");
+    assert_eq!((state.as_str(), code), ("failing", 1), "{message}");
+    assert!(message.contains("trusted_folders"), "{message}");
+    // From a subdirectory, `--trust-folder` does not help either.
+    let sub = p.root.join("src");
+    std::fs::create_dir_all(&sub).expect("sub");
+    let (_, entry) = doctor_from(&p, &sub, COPILOT);
+    assert!(check(&entry, "approved").1.contains("subdirectory"));
+    // The root, or a folder holding it, trusted.
+    copilot_setup(&p, &["preToolUse"], Some(&p.root));
+    let (_, entry) = doctor(&p, COPILOT);
+    assert_eq!(check(&entry, "approved").0, "ok", "{entry:#}");
+    copilot_setup(&p, &["preToolUse"], Some(&p.base));
+    let (_, entry) = doctor_from(&p, &sub, COPILOT);
+    assert_eq!(check(&entry, "approved").0, "ok", "{entry:#}");
+}
+
+#[test]
+fn copilot_user_hook_files_need_no_folder_trust() {
+    let p = project();
+    write_json(
+        &p.base.join("home/.copilot/hooks/ka-hooks.json"),
+        &json!({"version": 1, "hooks": {"preToolUse": [
+            {"type": "command", "bash": "ka-hooks copilot --event preToolUse"}]}}),
+    );
+    let (code, entry) = doctor(&p, COPILOT);
+    assert_eq!(check(&entry, "registered").0, "ok", "{entry:#}");
+    assert!(entry["checks"]
+        .as_array()
+        .is_some_and(|c| c.iter().all(|c| c["check"] != "approved")));
+    assert_eq!(code, 0, "{entry:#}");
+}
+
+#[test]
+fn copilot_disable_all_hooks_is_failing_and_names_the_file() {
+    let p = project();
+    copilot_setup(&p, &["preToolUse"], Some(&p.root));
+    write_json(
+        &p.root.join(".github/copilot/settings.local.json"),
+        &json!({"disableAllHooks": true}),
+    );
+    let (code, entry) = doctor(&p, COPILOT);
+    let (state, message) = check(&entry, "off");
+    assert_eq!((state.as_str(), code), ("failing", 1));
+    assert!(message.contains("settings.local.json"), "{message}");
+}
+
+#[test]
+fn copilot_a_removed_entry_is_failing_and_either_spelling_counts() {
+    let p = project();
+    p.project(&format!(
+        "{}{}",
+        hook("guard", "pre_tool_use", "exit 0", &[]),
+        hook("fmt", "post_tool_use", "exit 0", &[])
+    ));
+    copilot_setup(&p, &["preToolUse"], Some(&p.root));
+    let (code, entry) = doctor(&p, COPILOT);
+    let (state, message) = check(&entry, "events");
+    assert_eq!((state.as_str(), code), ("failing", 1));
+    assert!(message.contains("postToolUse"), "{message}");
+    copilot_setup(
+        &p,
+        &["PreToolUse", "PostToolUse", "PostToolUseFailure"],
+        Some(&p.root),
+    );
+    let (_, entry) = doctor(&p, COPILOT);
+    assert_eq!(check(&entry, "events").0, "ok", "{entry:#}");
+}
+
+#[test]
+fn copilot_a_failing_ka_hooks_fails_closed() {
+    let p = project();
+    copilot_setup(&p, &["preToolUse"], Some(&p.root));
+    let (_, entry) = doctor(&p, COPILOT);
+    let (state, message) = check(&entry, "fails");
+    assert_eq!(state, "ok");
+    assert!(message.contains("denies the call"), "{message}");
 }

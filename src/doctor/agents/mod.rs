@@ -1,11 +1,12 @@
 //! Proof of firing: for each agent that runs `ka-hooks <agent>`, the agent's own state, read
 //! from its files. Is the entry where this version of the agent reads it, has the agent itself
-//! approved it (Codex's hook review, Gemini CLI's folder trust), has something switched it off
+//! approved it (Codex's hook review, Gemini CLI's and Copilot's folder trust), has something switched it off
 //! (`disableAllHooks`, an event's entry removed), and does a missing or crashing ka-hooks fail
 //! closed there. Each finding says what to do about it. Nothing is run.
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod shell;
 
@@ -30,6 +31,7 @@ pub(crate) fn entries(config: &Config, start_dir: &Path) -> Vec<Entry> {
         claude::entry(config, &root, start_dir),
         codex::entry(config, &root),
         gemini::entry(&root),
+        copilot::entry(config, &root, start_dir),
     ]
     .into_iter()
     .flatten()
