@@ -192,10 +192,79 @@ fn regex_escape(name: &str) -> String {
     out
 }
 
+/// A hook entry's `cwd` and `env` (GitHub Copilot's and Antigravity's entries have them) in
+/// ka's terms: the command changes to `cwd` first, and fails when it cannot (relative to the
+/// project root, where ka runs it, as the agent takes it relative to the repository root); a literal `env` value becomes
+/// ka's `env`, and one that expands variables (`$HOME/bin`), as the agent expands it, an
+/// `export` before the command, with only `$NAME` and `${NAME}` left to the shell.
+fn with_cwd_and_env(
+    command: &str,
+    hook: &Value,
+) -> Result<(String, Vec<(String, String)>), String> {
+    let mut prefix = String::new();
+    if let Some(cwd) = hook.get("cwd") {
+        let cwd = cwd.as_str().ok_or("`cwd` is not a string")?;
+        if !cwd.is_empty() && cwd != "." {
+            prefix.push_str(&format!("cd {} || exit; ", sh_single(cwd)));
+        }
+    }
+    let mut env = Vec::new();
+    if let Some(vars) = hook.get("env") {
+        let vars = vars.as_object().ok_or("`env` is not a JSON object")?;
+        for (name, value) in vars {
+            let value = value
+                .as_str()
+                .ok_or_else(|| format!("env `{}` is not a string", shown(name)))?;
+            let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(format!("env `{}` is not a variable name", shown(name)));
+            }
+            if value.contains('$') {
+                prefix.push_str(&format!("export {name}={}; ", sh_expanding(value)));
+            } else {
+                env.push((name.clone(), value.to_owned()));
+            }
+        }
+    }
+    Ok((format!("{prefix}{command}"), env))
+}
+
+/// `text` as one single-quoted shell word.
+fn sh_single(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// `text` as one double-quoted shell word in which `$NAME` and `${NAME}` expand and nothing else
+/// does (no command substitution, no backquotes).
+fn sh_expanding(text: &str) -> String {
+    let mut out = String::from("\"");
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '$' if chars
+                .peek()
+                .is_some_and(|n| *n == '{' || n.is_ascii_alphabetic() || *n == '_') =>
+            {
+                out.push('$')
+            }
+            '$' | '"' | '\\' | '`' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Hook keys of Claude Code the entry reads; any other is named in the comment.
 const READ_KEYS: &[&str] = &[
     "type",
     "command",
+    "cwd",
+    "env",
     "timeout",
     "statusMessage",
     "async",
@@ -242,6 +311,8 @@ pub(crate) fn entry(
     if is_adapter_command(command, agent) {
         return Ok(None);
     }
+    let (command, env) = with_cwd_and_env(command, hook)?;
+    let command = command.as_str();
     // `origin` is already shown safely (see `read_settings`).
     let mut comments = vec![format!("imported from {origin}")];
     comments.extend(said);
@@ -254,6 +325,13 @@ pub(crate) fn entry(
         lines.push(format!("matcher = {}", quote(m)?));
     }
     lines.push(format!("command = {}", quote(command)?));
+    if !env.is_empty() {
+        let pairs: Result<Vec<String>, String> = env
+            .iter()
+            .map(|(k, v)| Ok(format!("{} = {}", quote(k)?, quote(v)?)))
+            .collect();
+        lines.push(format!("env = {{ {} }}", pairs?.join(", ")));
+    }
     import_timeout(agent, hook, &mut lines, &mut comments);
     import_on_error(agent, event, hook, &mut lines, &mut comments);
     import_keys(event, hook, &mut lines, &mut comments)?;

@@ -192,3 +192,41 @@ fn cursor_user_hooks_run_from_the_cursor_folder() {
         "{text}"
     );
 }
+
+/// A Copilot entry's `cwd`, `env` and `timeoutSec` carry over: the hook runs in its folder with
+/// its variables (a literal one, and one Copilot expands), and a `cwd` that does not exist fails
+/// the hook instead of running it in the project root.
+#[test]
+fn copilot_cwd_env_and_timeout_round_trip() {
+    let p = Project::new();
+    fs::create_dir_all(p.root.join("tools")).expect("mkdir");
+    p.write(
+        ".github/hooks/audit.json",
+        r#"{"version": 1, "hooks": {"preToolUse": [
+            {"type": "command", "cwd": "tools", "timeoutSec": 7,
+             "env": {"AUDIT_TAG": "ka test", "AUDIT_BIN": "$HOME/bin", "ODD": "$(touch pwned)"},
+             "bash": "pwd > \"$KA_PROJECT_DIR/seen\"; echo \"$AUDIT_TAG|$AUDIT_BIN|$ODD\" >> \"$KA_PROJECT_DIR/seen\""},
+            {"type": "command", "cwd": "missing", "bash": "touch \"$KA_PROJECT_DIR/ran-in-root\""}
+        ]}}"#,
+    );
+    let toml = import(&p, "copilot", &[]);
+    assert!(toml.contains("timeout = 7"), "{toml}");
+    assert!(!toml.contains("not imported"), "{toml}");
+    let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": p.root, "toolName": "bash",
+        "toolArgs": {"command": "ls"}});
+    let (_, answer) = run(&p, "copilot", Some("preToolUse"), &payload);
+    let seen = fs::read_to_string(p.root.join("seen")).expect("the hook ran");
+    let home = std::env::var("HOME").unwrap_or_default();
+    let mut lines = seen.lines();
+    let cwd = lines.next().unwrap_or_default();
+    assert!(cwd.ends_with("/tools"), "{seen}");
+    assert_eq!(
+        lines.next(),
+        Some(format!("ka test|{home}/bin|$(touch pwned)").as_str()),
+        "{seen}"
+    );
+    assert!(!p.root.join("tools/pwned").exists() && !p.root.join("pwned").exists());
+    assert!(!p.root.join("ran-in-root").exists());
+    // The failing `cd` failed the guard, and Copilot blocks a preToolUse hook that fails.
+    assert_eq!(answer["permissionDecision"], "deny", "{answer}");
+}
