@@ -1270,13 +1270,19 @@ const HOSTILE_TIMEOUT: Duration = Duration::from_secs(2);
 /// process of the hook's group, nor any pid it wrote to `bg.pid`, is left.
 #[track_caller]
 fn hostile(command: &str, arguments: Value) -> (Project, Outcome) {
+    hostile_within(command, arguments, HOSTILE_TIMEOUT)
+}
+
+/// [`hostile`] with the hook's own `timeout`: a hook that must finish (not one the runner must
+/// kill) gets a long one, so a loaded machine cannot turn its result into a timeout.
+fn hostile_within(command: &str, arguments: Value, timeout: Duration) -> (Project, Outcome) {
     let p = one_hook(
         "hostile",
         "pre_tool_use",
         &format!("echo $$ > hook.pid; {command}"),
         // What the runner does with a hostile hook, not what its failure means: fail open.
         &[
-            &format!("timeout = {}", HOSTILE_TIMEOUT.as_secs()),
+            &format!("timeout = {}", timeout.as_secs()),
             r#"on_error = "ignore""#,
         ],
     );
@@ -1286,7 +1292,7 @@ fn hostile(command: &str, arguments: Value) -> (Project, Outcome) {
     let outcome = config.dispatch(request);
     let elapsed = started.elapsed();
     assert!(
-        elapsed < HOSTILE_TIMEOUT + Duration::from_secs(1),
+        elapsed < timeout + Duration::from_secs(1),
         "`{command}`: the dispatch took {elapsed:?}"
     );
     assert_no_process_left(&p);
@@ -1340,7 +1346,11 @@ fn hostile_100_mb_on_stdout_is_capped_and_marked_truncated() {
 #[test]
 fn hostile_hook_exiting_without_reading_a_10_mb_payload_is_ok() {
     let big = "x".repeat(10 * 1024 * 1024);
-    let (_p, outcome) = hostile("exit 0", json!({"content": big, "path": "src/big.txt"}));
+    let (_p, outcome) = hostile_within(
+        "exit 0",
+        json!({"content": big, "path": "src/big.txt"}),
+        Duration::from_secs(60),
+    );
     let r = report(&outcome, "hostile");
     assert_eq!(r.status, Status::Ok, "{:?}", r.error);
     assert_eq!(r.stderr, "");
