@@ -4,7 +4,9 @@
 //! `ka-hooks copilot|cursor|antigravity` against the same project as the native run, each must
 //! reach the case's verdict, or the one its `expect_by_agent` names where the agent's contract
 //! cannot express the case (the matrix of docs/agents.md). Each case's test in
-//! [`crate::adapter_corpus`] runs it here too.
+//! [`crate::adapter_corpus`] runs it here too. The files are generated from the case's Claude
+//! Code payload and one description of each agent's contract, `tests/corpus/agents.py` (a new
+//! case needs only a run of it); a test checks they are what it makes.
 
 use crate::adapter_corpus::{check, corpus_dir, corpus_project, seen, text, Seen};
 use crate::support::Project;
@@ -227,4 +229,20 @@ pub(crate) fn run_case(name: &str, case: &Value) {
         }
         check(&format!("{name} ({agent})"), &got, expect);
     }
+}
+
+/// `tests/corpus/agents/` is exactly what `tests/corpus/agents.py` makes from the cases and its
+/// description of each agent: no payload is edited by hand, and none is missing.
+#[test]
+fn the_agent_payloads_are_generated_from_one_description() {
+    let out = std::process::Command::new("python3")
+        .arg(corpus_dir().join("agents.py"))
+        .arg("--check")
+        .output()
+        .expect("python3 runs tests/corpus/agents.py");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
