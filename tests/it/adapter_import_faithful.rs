@@ -1,4 +1,4 @@
-//! Hooks published for GitHub Copilot and Cursor, imported with `ka-hooks import <agent>` and
+//! Hooks published for GitHub Copilot, Cursor and Antigravity, imported with `ka-hooks import <agent>` and
 //! run through `ka-hooks <agent>`, answer as the agent would: their own output format is read,
 //! Copilot's fail-closed `preToolUse` is kept, Cursor's per-tool events keep their scope and
 //! read the call where Cursor puts it, and every imported hook has a stable name.
@@ -229,4 +229,56 @@ fn copilot_cwd_env_and_timeout_round_trip() {
     assert!(!p.root.join("ran-in-root").exists());
     // The failing `cd` failed the guard, and Copilot blocks a preToolUse hook that fails.
     assert_eq!(answer["permissionDecision"], "deny", "{answer}");
+}
+
+/// An Antigravity guard (a named group in `.agents/hooks.json`, matcher on its own tool name,
+/// reading `toolCall.args.CommandLine`) blocks through `ka-hooks antigravity` after the import,
+/// lets other commands through, and is scoped to the tool it named.
+#[test]
+fn antigravity_guard_round_trips() {
+    let p = Project::new();
+    script(
+        &p,
+        ".agents/no-push.sh",
+        "#!/bin/sh\npython3 -c 'import json,sys; c=json.load(sys.stdin)[\"toolCall\"][\"args\"][\"CommandLine\"]; \
+         sys.exit(2) if \"git push\" in c else None' || { echo 'no pushes from the agent' >&2; exit 2; }\n",
+    );
+    p.write(
+        ".agents/hooks.json",
+        r#"{"team-guards": {"enabled": true, "PreToolUse": [
+            {"matcher": "run_command", "hooks": [{"type": "command", "command": "./.agents/no-push.sh", "timeout": 9}]}
+        ]}}"#,
+    );
+    let toml = import(&p, "antigravity", &[]);
+    assert!(toml.contains("timeout = 9"), "{toml}");
+    assert!(toml.contains("on_error = \"block\""), "{toml}");
+    let call = |command: &str| {
+        json!({"conversationId": "s", "workspacePaths": [p.root], "transcriptPath": "/tmp/t",
+            "toolCall": {"name": "run_command", "args": {"CommandLine": command}}, "stepIdx": 1})
+    };
+    let (code, answer) = run(
+        &p,
+        "antigravity",
+        Some("PreToolUse"),
+        &call("git push origin main"),
+    );
+    let said = format!("{code:?} {answer}");
+    assert!(
+        code == Some(2) || answer["decision"] == "deny",
+        "not blocked: {said}"
+    );
+    let (code, answer) = run(&p, "antigravity", Some("PreToolUse"), &call("git status"));
+    assert!(
+        code == Some(0) && answer["decision"] != "deny",
+        "{code:?} {answer}"
+    );
+    // A file tool is not the guard's business.
+    let write = json!({"conversationId": "s", "workspacePaths": [p.root], "transcriptPath": "/tmp/t",
+        "toolCall": {"name": "write_to_file", "args": {"TargetFile": "git push", "CodeContent": "x"}},
+        "stepIdx": 1});
+    let (code, answer) = run(&p, "antigravity", Some("PreToolUse"), &write);
+    assert!(
+        code == Some(0) && answer["decision"] != "deny",
+        "{code:?} {answer}"
+    );
 }
