@@ -353,7 +353,7 @@ fn describe(
         let _ = writeln!(out, "           {line}");
     }
     scripts_review(out, f, coverage, data_dir);
-    // Whether the `sandbox=` shown above holds on this system (issue 25).
+    // Whether the `sandbox=` shown above holds on this system.
     let _ = writeln!(
         out,
         "           sandbox here: {}",

@@ -149,7 +149,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     let notes = filter_notes(&hooks, &mut warnings);
     let mut protected = protected_paths(opts, &roots);
     // A covered script is as much the reviewed configuration as the file that names it: a write
-    // to it asks a person, like a write to `.ka/ka.toml` (issue 23).
+    // to it asks a person, like a write to `.ka/ka.toml`.
     protected.extend(covered.iter().map(|c| paths::absolute(&c.path())));
     let mut config = Config {
         project_root: roots.last().cloned(),

@@ -817,7 +817,7 @@ pub fn describe_entries(
             if let Some(env) = &raw.env {
                 line.push_str(&format!(" env={:?}", env.value));
             }
-            // Every key that decides what a guard guards (issue 21: a review that hides
+            // Every key that decides what a guard guards (a review that hides
             // `enforce = false` or a narrowing `paths` hides a switched-off guard).
             if let Some(enforce) = &raw.enforce {
                 line.push_str(&format!(" enforce={}", enforce.value));
@@ -837,7 +837,7 @@ pub fn describe_entries(
             if let Some(is_async) = &raw.is_async {
                 line.push_str(&format!(" async={}", is_async.value));
             }
-            // What the hook may write and reach (issue 25): a project hook that declares
+            // What the hook may write and reach: a project hook that declares
             // nothing runs with the file's default, else the `project` profile.
             match (&raw.sandbox, &file_sandbox) {
                 (Some(declared), _) => {

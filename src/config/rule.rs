@@ -8,7 +8,7 @@
 //!   ` *` also matches the bare `git`); the older `Bash(git commit:*)` is a prefix. As Claude Code
 //!   does since v2.1.89, a compound command (`ls && git push`) is matched per subcommand, and
 //!   leading `VAR=value` assignments are ignored, so a guard cannot be dodged by chaining.
-//!   ka goes further (issue 21): the command line is read as the shell reads it
+//!   ka goes further: the command line is read as the shell reads it
 //!   ([`crate::shell`]), and the pattern is matched against each simple command's words joined
 //!   by one space, after quotes and escapes are removed and wrappers peeled (`sudo rm`, `\rm`,
 //!   `/bin/rm`, `$(rm …)`, `bash -c 'rm …'`, `git -C . push` all meet `Bash(rm:*)` or

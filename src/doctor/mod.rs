@@ -228,7 +228,7 @@ pub fn diagnose(
     })
 }
 
-/// How the hook's runs are confined on this system (issue 25): ok when confined, a warning when
+/// How the hook's runs are confined on this system: ok when confined, a warning when
 /// it would be confined and is not, failing when it cannot run (`require_sandbox`).
 fn sandbox_check(hook: &Hook) -> Option<Check> {
     let text = hook.sandbox.describe(crate::sandbox::probe())?;

@@ -2,7 +2,7 @@
 //!
 //! `Bash(rm:*)` must see `rm` in `command rm`, `\rm`, `/bin/rm`, `sudo -u x rm`, `$(rm …)`,
 //! `bash -c 'rm …'` and `git -C . push` as in `git push`: matching the text as written misses
-//! almost every everyday spelling (issue 21). So a command line is first lexed by the shell's own
+//! almost every everyday spelling. So a command line is first lexed by the shell's own
 //! token rules ([`lexer`]: quotes, escapes, `$'…'`, here-documents, substitutions nested at any
 //! depth), then cut into simple commands with wrappers peeled off ([`commands`]). Everything that
 //! splits commands in ka-hooks (the `if` rules, the trust coverage of scripts) reads them here.

@@ -380,7 +380,7 @@ fn broken_hook_with_on_error_ignore_fails_open_and_says_so() {
 }
 
 /// A user file that never loaded (so no last good version of it is kept) is skipped: the other
-/// layers run, and the answer says the file's guards do not hold (issue 21, item 2; this used to
+/// layers run, and the answer says the file's guards do not hold (this used to
 /// fail the whole load open).
 #[test]
 fn config_error_in_a_user_file_that_never_loaded_is_said_in_a_system_message() {
@@ -410,7 +410,7 @@ fn fail_closed_blocks_on_a_config_error() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("--fail-closed"));
 }
 
-/// Issue 21 changed this from failing open: a model that could make the payload unreadable
+/// This used to fail open: a model that could make the payload unreadable
 /// would switch every guard off (see tests/payloads.rs).
 #[test]
 fn unreadable_payload_fails_closed() {

@@ -220,7 +220,7 @@ fn session_start_context_is_additional_context() {
 
 /// Tab completions are not agent tool calls: Cursor's `beforeTabFileRead` / `afterTabFileEdit`
 /// (cursor.com/docs/hooks, "Tab" events) run `observe`, not the read and write guards, and the
-/// adapter exits 0: every event Cursor can send is accepted (issue 27), so an entry someone
+/// adapter exits 0: every event Cursor can send is accepted, so an entry someone
 /// registers on a Tab event never fails Cursor's hook.
 #[test]
 fn tab_events_run_observe_not_the_tool_guards() {

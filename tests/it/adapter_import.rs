@@ -210,7 +210,7 @@ fn only_the_agents_whose_hook_files_it_reads_can_be_imported() {
     for agent in ["gemini", "codex"] {
         let (code, _, stderr) = import_agent(&p, agent);
         assert_eq!(code, Some(1), "{agent}: {stderr}");
-        // Not offered at all: clap refuses it with the agents it can read (issue 26).
+        // Not offered at all: clap refuses it with the agents it can read.
         assert!(
             stderr.contains("[possible values: claude, copilot, cursor, antigravity]"),
             "{stderr}"

@@ -1,4 +1,4 @@
-//! The denial backstop (issue 21, item 10): a model denied three times by one guard within a
+//! The denial backstop: a model denied three times by one guard within a
 //! turn, and then rephrasing the call so that the guard lets it through, meets a person.
 
 use crate::support;

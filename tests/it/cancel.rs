@@ -1,5 +1,5 @@
-//! Cancelling a dispatch from the library: a `CancelToken` from another thread, or a deadline
-//! (issue 10, point 3). Every hook group is killed, the cancelled hooks say so, and a cancelled
+//! Cancelling a dispatch from the library: a `CancelToken` from another thread, or a deadline.
+//! Every hook group is killed, the cancelled hooks say so, and a cancelled
 //! guard never reads as allowed.
 
 use crate::support;

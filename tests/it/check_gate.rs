@@ -1,4 +1,4 @@
-//! `ka-hooks check` is a gate (issue 26): it exits 1 when a layer file that exists is skipped
+//! `ka-hooks check` is a gate: it exits 1 when a layer file that exists is skipped
 //! (unless `--allow-skipped`), reports a skipped file's warnings without trusting or running
 //! it, and reports a hook whose script is missing or not executable, as `doctor` does.
 

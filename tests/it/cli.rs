@@ -463,7 +463,7 @@ fn regex_like_rfc3339(t: &str) -> bool {
 fn check_says_when_a_layer_was_skipped() {
     let w = World::new();
     w.project(STOP_HOOK);
-    // A gate: a skipped file that exists fails `check` unless accepted (issue 26).
+    // A gate: a skipped file that exists fails `check` unless accepted.
     w.cmd()
         .arg("check")
         .assert()

@@ -143,7 +143,7 @@ fn entry_with_same_name_merges_key_by_key_in_place() {
 }
 
 /// The local file (the user's own, per project) turns off a project hook by name. It cannot turn
-/// off the user's own hook: the merge is monotone (issue 21), and that is refused, with a warning.
+/// off the user's own hook: the merge is monotone, and that is refused, with a warning.
 #[test]
 fn enabled_false_by_name_in_the_local_file_disables_a_project_hook() {
     let w = World::new();
@@ -166,7 +166,7 @@ fn enabled_false_by_name_in_the_local_file_disables_a_project_hook() {
 }
 
 /// A later identical handler replaces an earlier one when it is as strong (here: a shorter
-/// timeout that blocks when it runs out); one of another layer that guards less does not (issue 21: de-duplication never
+/// timeout that blocks when it runs out); one of another layer that guards less does not (de-duplication never
 /// merges hooks of different layers into the weaker copy).
 #[test]
 fn identical_handlers_run_once_with_the_later_settings() {
@@ -250,7 +250,7 @@ command = "d"
     assert_eq!(
         run("edit"),
         ["mcp", "names", "all"],
-        "ka's `edit` is Claude's `Edit`; in a guard `write` stands for every writer (issue 21)"
+        "ka's `edit` is Claude's `Edit`; in a guard `write` stands for every writer"
     );
     assert_eq!(run("EDIT"), ["all"], "matching is case-sensitive");
     assert_eq!(
@@ -399,7 +399,7 @@ fn disable_all_in_the_user_file_turns_every_hook_off() {
     assert!(why.contains("disable_all"), "{why}");
 }
 
-/// The merge is monotone (issue 21): a project's `disable_all` and `timeout` apply to its own
+/// The merge is monotone: a project's `disable_all` and `timeout` apply to its own
 /// hooks, never to the user's (before, its `disable_all` turned every user hook off).
 #[test]
 fn a_projects_settings_apply_to_its_own_hooks_only() {
@@ -666,7 +666,7 @@ fn env_values_must_be_strings() {
 fn a_later_matcher_replaces_an_earlier_tool_filter() {
     let w = World::new();
     w.project(
-        // Not a guard: in one, `Edit` stands for every writer (issue 21, tool families).
+        // Not a guard: in one, `Edit` stands for every writer (tool families).
         "[[hooks]]\nname = \"g\"\nevent = \"post_tool_use\"\ntool = \"write\"\ncommand = \"c\"\n",
     )
     .local("[[hooks]]\nname = \"g\"\nmatcher = \"Edit\"\n");

@@ -1535,7 +1535,7 @@ fn cli_run_exits_1_on_malformed_input_json() {
 }
 
 #[test]
-/// A user file with an error no longer fails the whole run (issue 21, item 2): it is skipped and
+/// A user file with an error no longer fails the whole run: it is skipped and
 /// said, with the error and its fix; `check` still exits 1 on it.
 fn cli_run_says_a_configuration_error_of_the_user_file() {
     let p = Project::with_user_toml(&hook("bad", "pre_tool_use", "true", &["timout = 5"]));
@@ -1690,7 +1690,7 @@ fn missing_script_under_sh_is_a_broken_hook_not_a_veto() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Output that cannot be applied is a failure (issue 10, point 1)
+// Output that cannot be applied is a failure
 // ---------------------------------------------------------------------------------------------
 
 /// Attack: a deny with one key that does not belong to pre_tool_use voided the whole object, the

@@ -109,7 +109,7 @@ fn ka_toml_example_loads_as_a_project_file_without_errors() {
         .find(|l| l.file.ends_with(".ka/ka.toml"))
         .expect("the project layer was read");
     assert_eq!(project_layer.state, LayerState::TrustedOnce);
-    // A project file's default timeout is its own hooks' (issue 21: the merge is monotone, so
+    // A project file's default timeout is its own hooks' (the merge is monotone, so
     // it never lengthens the user's).
     assert_eq!(config.settings.timeout, None);
     assert_eq!(

@@ -1,4 +1,4 @@
-//! SIGINT, SIGTERM and SIGHUP to `ka-hooks` while hooks run (issue 10, point 2): every hook's
+//! SIGINT, SIGTERM and SIGHUP to `ka-hooks` while hooks run: every hook's
 //! process group is ended before `ka-hooks` exits with 128 + the signal; under an adapter the
 //! answer follows `--fail-closed`.
 

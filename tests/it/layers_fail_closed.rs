@@ -1,5 +1,4 @@
-//! A broken layer fails closed in its own scope, and nothing weakens a guard silently (issue 21,
-//! items 2 and 3).
+//! A broken layer fails closed in its own scope, and nothing weakens a guard silently.
 //!
 //! Each test is an attack the model can run with its shell tool, through `ka-hooks run` and
 //! through every adapter (`ka-hooks claude|codex|gemini`): one bad byte appended to the user file,

@@ -1,6 +1,6 @@
 //! The merge of layers is monotone: no layer weakens a guard of a layer it does not own.
 //!
-//! Each test is an attack from issue 21 ("Merge and de-duplication"): a trusted project entry
+//! Each test is an attack on the merge and its de-duplication: a trusted project entry
 //! named like the user's guard that switches it to report-only, moves it to another event, or
 //! narrows it with `paths` or `if`; an unnamed project copy of the user's guard that would replace
 //! it through de-duplication; the same de-duplication from the user file against a managed guard;
@@ -178,7 +178,7 @@ fn a_project_entry_named_like_the_users_guard_cannot_weaken_it() {
 
 /// A shorter timeout looks stronger, but a guard cut short by it fails, and with the default
 /// `on_error = "ignore"` a failing guard lets the call through: a project must not shorten the
-/// user's slow guard (found by review after issue 21's first pass).
+/// user's slow guard (found by review).
 #[test]
 fn a_project_cannot_cut_the_users_slow_guard_short_with_a_timeout() {
     let p = Project::new();

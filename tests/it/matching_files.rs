@@ -1,4 +1,4 @@
-//! Guards match the file, not its spelling (issue 21, items 5, 7 and 8): symlinks, `..`,
+//! Guards match the file, not its spelling: symlinks, `..`,
 //! `/proc/self/cwd`, a project reached through a symlink, a decoy `path` next to the agent's own
 //! `file_path`, every tool that writes or reads files, and placeholders in any quoting. Each
 //! attack runs through `ka-hooks run` and the adapters, with a real guard spawned through `sh`.
@@ -519,7 +519,7 @@ fn a_quoted_placeholder_stays_inert() {
 /// The scripts the user's guards run are the user's configuration too: emptying one (a write
 /// the model's own file tool can make) switches the guard off as surely as editing `ka.toml`.
 /// A write to one kept beside `ka.toml`, or anywhere outside the project, asks a human (found by
-/// review after issue 21's first pass: both writes went through).
+/// review: both writes went through).
 #[test]
 fn a_write_to_a_script_a_user_guard_runs_asks_a_human() {
     let p = Project::new();

@@ -1,4 +1,4 @@
-//! Issue 26: every message of the hook author's loop is true. Each test is one item of the
+//! Every message of the hook author's loop is true. Each test is one item of the
 //! issue that misled a new user (doctor on a stop hook's exit 2, `run --tool Bash`, the stop
 //! headline and counts, `events`, golden-case hints).
 

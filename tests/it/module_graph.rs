@@ -1,4 +1,4 @@
-//! The library's top-level modules form no cycle (issue 23: "an acyclic house"). Each module's
+//! The library's top-level modules form no cycle. Each module's
 //! non-test sources are read for the paths that reach another top-level module: `crate::x`,
 //! grouped imports (`crate::{x, y::z}`), the crate root's re-exports (`crate::Outcome` is
 //! `outcome`'s) and `super::` chains that climb out of the module. Following those never leads

@@ -1,4 +1,4 @@
-//! Issue 23, item 1: `Outcome::next()` is the typed answer a host matches, one enum per kind of
+//! `Outcome::next()` is the typed answer a host matches, one enum per kind of
 //! event, and `Outcome::for_user()` is everything the user must hear. The examples used to check
 //! only `blocked`, so a host that copied them ran calls that ka's own protection marked `ask`.
 

@@ -1,5 +1,5 @@
 //! Payloads the agents send are read, and a payload that cannot be read never lets a call
-//! through (issue 21, item 4).
+//! through.
 //!
 //! The JavaScript agents write a lone surrogate as `"\udc80"` and nest arrays as deep as the
 //! model did; both used to make the adapters and `ka-hooks run` reject the payload and fail

@@ -1,4 +1,4 @@
-//! Issue 23, item 2: a failed guard never pre-approves. When any hook of a `pre_tool_use`
+//! A failed guard never pre-approves. When any hook of a `pre_tool_use`
 //! dispatch failed (error, timeout, cannot start, voided output), an `allow` from the others is
 //! not a pre-approval: the call goes to the agent's normal permission flow, and the outcome names
 //! the failed guard.

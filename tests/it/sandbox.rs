@@ -1,4 +1,4 @@
-//! Issue 25: project hooks run confined by Landlock. A hook that writes outside its declared
+//! Project hooks run confined by Landlock. A hook that writes outside its declared
 //! places, writes `~/.bashrc` or connects to a TCP listener fails (the file stays unwritten, the
 //! listener sees no connection), while a declared write succeeds; the user's `off` runs the same
 //! hook unconfined; `require_sandbox` fails closed when the probe reports no Landlock.

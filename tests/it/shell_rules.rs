@@ -1,11 +1,11 @@
 //! `if = "Bash(rm:*)"` and `"Bash(git push *)"` meet every everyday spelling of the command
-//! (issue 21, "Shell rules understand the shell"): each row is a real `pre_tool_use` dispatch of
+//! (the shell rules understand the shell): each row is a real `pre_tool_use` dispatch of
 //! a real guard script through `sh`, once through `ka-hooks run` and once through the Claude
 //! adapter. A row that must match is blocked by the guard; a row that must not is let through
 //! without the guard running; a row the shell alone could tell is blocked (the guard runs, fail
 //! closed) and the report says why.
 //!
-//! Before issue 21 the rules were text prefixes of `&&`-split pieces: every matching row below
+//! Before, the rules were text prefixes of `&&`-split pieces: every matching row below
 //! except the plain `rm -f x`, `FOO=1 rm -f x` and the chained ones was let through.
 
 use crate::support;

@@ -1,10 +1,10 @@
-//! Trust says exactly what it covers (issue 21): a guard run as `cd .ka/hooks && ./guard.sh`,
+//! Trust says exactly what it covers: a guard run as `cd .ka/hooks && ./guard.sh`,
 //! `make -s guard`, `npm run -s guard` or `python3 -m pkg` is covered by the file that defines
 //! what runs, so editing that file after `trust` makes the guard fail closed (stale), through
 //! `ka-hooks run` and the Claude adapter; and the review names, per hook, the files it covers and
 //! what it cannot cover.
 //!
-//! Before issue 21, `./guard.sh` after `cd` was looked up at the project root ("no such file"),
+//! Before, `./guard.sh` after `cd` was looked up at the project root ("no such file"),
 //! and the Makefile, `package.json` and the package of `python3 -m` were never recorded: each
 //! edit below ran the edited file unreviewed, and the call went through.
 

@@ -1,4 +1,4 @@
-//! Trust covers what it claims to (issue 21, item 9): a covered script that is a symlink out of
+//! Trust covers what it claims to: a covered script that is a symlink out of
 //! the project is bound to its target's content, and a project that was renamed or moved keeps
 //! its guards failing closed, with the `trust` command for the new place, instead of having them
 //! all skipped as unreviewed.
