@@ -33,7 +33,12 @@ class World:
         for d in (self.home, self.tmp, self.bin, self.proj, self.shim_log, j("home/.config"),
                   j("home/.local/share"), j("home/.cache"), j("home/.local/state"), j("ka-config"), j("ka-data")):
             os.makedirs(d, exist_ok=True)
-        shutil.copy(os.path.join(HERE, "shim.sh"), os.path.join(self.bin, "ka-hooks"))
+        # `ka-hooks` execs the logging shim under another name, so that no process above the
+        # real ka-hooks is named ka-hooks (which ka-hooks reads as a hook's command of its own).
+        shutil.copy(os.path.join(HERE, "shim.sh"), os.path.join(self.bin, "ka-shim.sh"))
+        with open(os.path.join(self.bin, "ka-hooks"), "w") as f:
+            f.write('#!/bin/sh\nexec /bin/sh "$(dirname "$0")/ka-shim.sh" "$@"\n')
+        os.chmod(os.path.join(self.bin, "ka-hooks"), 0o755)
         self.extra_env = {}
         self.git("init", "-q")
         self.write(".gitignore", ".ka/ka.local.toml\n")

@@ -461,7 +461,7 @@ def project_dir(w):
     check(envs and all(f"COPILOT_PROJECT_DIR={w.proj}" in e for e in envs), f"env: {envs[:1]}")
 
 
-@case("both-installed", "install claude and install copilot: each hook runs once, the reason reaches the model")
+@case("both-installed", "install claude and install copilot: Copilot runs both entries, each ka hook runs once")
 def both_installed(w):
     w.ka_toml('''
 [[hooks]]
@@ -473,10 +473,13 @@ command = """echo x >> "$KA_PROJECT_DIR/runs.log"; grep -q 'rm -rf' && { echo 'k
     w.ka("install", "claude", "--write")
     install(w)
     os.makedirs(w.path("build"))
-    copilot(w, [sh("rm -rf build"), {"text": "done"}])
+    copilot(w, [sh("echo allowed > allowed.txt"), sh("rm -rf build"), {"text": "done"}])
+    check(w.read("allowed.txt") == "allowed\n", "the allowed call did not run")
     check(os.path.isdir(w.path("build")), "the guard did not block")
+    adapters = sorted({c["args"][0] for c in w.calls() if c["stdin"] and "echo allowed" in json.dumps(c["stdin"])})
+    check(adapters == ["claude", "copilot"], f"Copilot ran {adapters} for the allowed call (expected both entries)")
     runs = w.read("runs.log") or ""
-    check(runs.count("x") == 1, f"the guard ran {runs.count('x')} times for one call")
+    check(runs.count("x") == 2, f"the guard ran {runs.count('x')} times for two calls")
     check(w.model_saw("ka-guard: no rm -rf here"), "the model never received the reason")
 
 

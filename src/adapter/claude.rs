@@ -56,8 +56,11 @@ impl AgentAdapter for Claude {
     fn project_dir_vars(&self) -> &'static [&'static str] {
         &["CLAUDE_PROJECT_DIR"]
     }
+    /// Copilot CLI 1.0.102 runs `.claude/settings.json` hooks with `COPILOT_CLI=1`,
+    /// `COPILOT_PROJECT_DIR` and `CLAUDE_PROJECT_DIR` (`COPILOT_HOOK_DIR` only for its own
+    /// `.github/hooks` files), measured in the conformance suite.
     fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)> {
-        Some((&["COPILOT_CLI", "COPILOT_HOOK_DIR"], Agent::Copilot))
+        Some((&["COPILOT_CLI", "COPILOT_PROJECT_DIR"], Agent::Copilot))
     }
     fn markers(&self) -> &'static [&'static str] {
         &["CLAUDECODE"]

@@ -33,7 +33,7 @@ pub trait AgentAdapter: Sync + std::fmt::Debug {
     fn markers(&self) -> &'static [&'static str];
     /// Another agent that also runs this agent's registration, with the variables it sets for
     /// its hooks, all of them (GitHub Copilot runs the hooks of `.claude/settings.json`, with
-    /// `COPILOT_CLI=1` and `COPILOT_HOOK_DIR`):
+    /// `COPILOT_CLI=1` and `COPILOT_PROJECT_DIR`):
     /// where that agent's own adapter is installed too, this one stands aside, so every hook
     /// runs once.
     fn also_run_by(&self) -> Option<(&'static [&'static str], Agent)>;

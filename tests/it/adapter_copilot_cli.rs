@@ -252,10 +252,13 @@ fn ka_hooks_claude_run_by_copilot_stands_aside_for_the_copilot_install() {
     let p = project();
     let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
         "cwd": p.root, "prompt": "DROP TABLE users"});
+    // What Copilot CLI 1.0.102 sets for a `.claude/settings.json` hook (no COPILOT_HOOK_DIR,
+    // which only its own hook files get).
+    let root = p.root.display().to_string();
     let env = [
         ("COPILOT_CLI", "1"),
-        ("COPILOT_HOOK_DIR", "/tmp"),
-        ("COPILOT_PROJECT_DIR", ""),
+        ("COPILOT_PROJECT_DIR", root.as_str()),
+        ("CLAUDE_PROJECT_DIR", root.as_str()),
     ];
     // Without the Copilot install, `ka-hooks claude` runs the hooks.
     let (code, _, _) = run(&p, "claude", None, &env, &payload);
