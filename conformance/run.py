@@ -4,7 +4,7 @@ headless against a scripted model on 127.0.0.1, with `ka-hooks <agent>` register
 `ka-hooks install <agent>` writes it, and checks disk state, what the model received and what
 the user was shown.
 
-    python3 conformance/run.py [AGENT...] [--keep] [--matrix FILE]
+    python3 conformance/run.py [AGENT...] [--keep] [--case=ID]
 
 AGENT: claude, codex, gemini, copilot (default: all). Steps: build ka-hooks (cargo build, or
 $KA_HOOKS_BIN), `npm ci` the agents into conformance/node_modules (an agent whose package cannot
@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -149,7 +150,9 @@ def matrix(report):
                 ids.append(c["id"])
                 titles[c["id"]] = c["title"]
     mark = {"pass": "✓", "xfail": "✗", "skip": "–", "FAIL": "FAIL"}
-    head = "| case | " + " | ".join(f"{a} {report[a]['version']}" for a in agents) + " |\n"
+    names = {"claude": "Claude Code", "codex": "Codex CLI", "gemini": "Gemini CLI", "copilot": "Copilot CLI"}
+    number = lambda v: (re.search(r"\d+\.\d+\.\d+", v) or re.search(r".+", v or "?")).group(0)
+    head = "| case | " + " | ".join(f"{names.get(a, a)} {number(report[a]['version'])}" for a in agents) + " |\n"
     head += "|---|" + "---|" * len(agents) + "\n"
     rows = []
     for i in ids:
