@@ -8,12 +8,13 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+mod hook_keys;
+
 use super::error::{ConfigError, Text};
-use super::filter::{compile_matcher, compile_tools, ToolFilter};
+use super::filter::ToolFilter;
 use super::hook::{Layer, OnError, Source};
 use super::paths_filter::PathFilter;
 use super::rule::Rule;
-use super::template::Template;
 use crate::event::Event;
 
 /// Longest timeout accepted: anything longer is certainly a typo.
@@ -558,6 +559,19 @@ fn suggest_key(key: &str, valid: &[&str]) -> String {
     }
 }
 
+/// `read`'s value into `slot`, at `pos`; or its failure.
+fn set<T>(
+    slot: &mut Option<At<T>>,
+    read: Result<T, hook_keys::Fail>,
+    pos: (usize, usize),
+    fail: &mut impl FnMut(hook_keys::Fail),
+) {
+    match read {
+        Ok(value) => *slot = Some(At::new(value, pos)),
+        Err(why) => fail(why),
+    }
+}
+
 fn parse_hook(
     t: &Text<'_>,
     index: usize,
@@ -575,187 +589,38 @@ fn parse_hook(
         let span = value.span();
         let pos = t.position(span.start);
         let value = value.into_inner();
-        let mut fail = |message: String, help: Option<String>| {
+        let mut fail = |(message, help): hook_keys::Fail| {
             errors.push(t.error(Some(span.clone()), Some(path()), message, help));
         };
-        let expected = |what: &str| format!("expected {what}, got {}", type_name(&value));
+        let v = &value;
         match key.as_str() {
-            "name" => match value.as_str() {
-                Some(s) if !s.trim().is_empty() => hook.name = Some(At::new(s.to_owned(), pos)),
-                Some(_) => fail(
-                    "the name is empty".into(),
-                    Some("remove `name` or give it a value".into()),
-                ),
-                None => fail(expected("a string"), None),
-            },
-            "event" => match value.as_str() {
-                Some(s) => match s.parse::<Event>() {
-                    Ok(e) => hook.event = Some(At::new(e, pos)),
-                    Err(unknown) => fail(
-                        format!("unknown event `{}`", unknown.given),
-                        Some(match unknown.suggestion {
-                            Some(s) => format!(
-                                "did you mean `{s}`? valid events: {}",
-                                Event::valid_names()
-                            ),
-                            None => format!("valid events: {}", Event::valid_names()),
-                        }),
-                    ),
-                },
-                None => fail(expected("a string (the event name)"), None),
-            },
-            "tool" => {
-                let names: Option<Vec<String>> = match &value {
-                    toml::Value::String(s) => Some(vec![s.clone()]),
-                    toml::Value::Array(a) => {
-                        a.iter().map(|v| v.as_str().map(str::to_owned)).collect()
-                    }
-                    _ => None,
-                };
-                match names {
-                    Some(names) if names.is_empty() || names.iter().any(|n| n.is_empty()) => fail(
-                        "a tool name is empty".into(),
-                        Some("list tool names or globs, such as `tool = [\"write\", \"mcp__*\"]`; remove `tool` to match every tool".into()),
-                    ),
-                    Some(names) => match compiled.tools.get(&names) {
-                        Some(filter) => hook.tool = Some(At::new(filter.clone(), pos)),
-                        None => match compile_tools(names.clone()) {
-                            Ok(filter) => {
-                                compiled.tools.insert(names, filter.clone());
-                                hook.tool = Some(At::new(filter, pos));
-                            }
-                            Err(e) => fail(format!("invalid glob: {e}"), None),
-                        },
-                    },
-                    None => fail(
-                        expected("a tool name or an array of tool names"),
-                        Some("write `tool = \"write\"` or `tool = [\"write\", \"edit\"]`".into()),
-                    ),
-                }
-            }
-            "matcher" => match value.as_str() {
-                Some(s) => {
-                    let filter = match compiled.matchers.get(s) {
-                        Some(filter) => Ok(filter.clone()),
-                        None => compile_matcher(s).inspect(|filter| {
-                            compiled.matchers.insert(s.to_owned(), filter.clone());
-                        }),
-                    };
-                    match filter {
-                        Ok(filter) => hook.matcher = Some(At::new(filter, pos)),
-                        Err(e) => fail(
-                            format!("invalid matcher regex: {e}"),
-                            Some(
-                                "write an exact list such as `Edit|Write`, or a valid regex".into(),
-                            ),
-                        ),
-                    }
-                }
-                None => fail(expected("a string (Claude Code matcher)"), None),
-            },
-            "command" => match value.as_str() {
-                Some(s) if s.contains('\0') => fail(
-                    "the command contains a NUL character, which no shell command can hold".into(),
-                    Some("remove the `\\u0000` from the command".into()),
-                ),
-                Some(s) if !s.trim().is_empty() => match Template::parse(s) {
-                    Ok(_) => hook.command = Some(At::new(s.to_owned(), pos)),
-                    Err(e) => fail(e, None),
-                },
-                Some(_) => fail(
-                    "the command is empty".into(),
-                    Some("give the shell command to run".into()),
-                ),
-                None => fail(expected("a string (a shell command)"), None),
-            },
-            "timeout" => match seconds(&value) {
-                Ok(d) => hook.timeout = Some(At::new(d, pos)),
-                Err(msg) => fail(
-                    msg,
-                    Some("write a number of seconds greater than 0, such as `timeout = 10`".into()),
-                ),
-            },
-            "on_error" => match value.as_str() {
-                Some("ignore") => hook.on_error = Some(At::new(OnError::Ignore, pos)),
-                Some("block") => hook.on_error = Some(At::new(OnError::Block, pos)),
-                Some("ask") => hook.on_error = Some(At::new(OnError::Ask, pos)),
-                Some(other) => fail(
-                    format!("unknown on_error `{other}`"),
-                    Some("use `ignore` (fail open), `block` (fail closed) or `ask`".into()),
-                ),
-                None => fail(expected("a string: `ignore`, `block` or `ask`"), None),
-            },
-            "enabled" => match value.as_bool() {
-                Some(b) => hook.enabled = Some(At::new(b, pos)),
-                None => fail(expected("a boolean (`true` or `false`)"), None),
-            },
-            "paths" => {
-                let globs: Option<Vec<String>> = match &value {
-                    toml::Value::String(s) => Some(vec![s.clone()]),
-                    toml::Value::Array(a) => {
-                        a.iter().map(|v| v.as_str().map(str::to_owned)).collect()
-                    }
-                    _ => None,
-                };
-                match globs.map(PathFilter::compile) {
-                    Some(Ok(filter)) => hook.paths = Some(At::new(Box::new(filter), pos)),
-                    Some(Err(e)) => fail(
-                        e,
-                        Some("write globs relative to the project root, such as `paths = [\"src/**/*.rs\", \"!src/gen/**\"]`".into()),
-                    ),
-                    None => fail(expected("an array of globs"), Some("write `paths = [\"src/**/*.rs\"]`".into())),
-                }
-            }
-            "if" => match value.as_str().map(Rule::parse) {
-                Some(Ok(rule)) => hook.rule = Some(At::new(Box::new(rule), pos)),
-                Some(Err(e)) => fail(format!("invalid rule: {e}"), None),
-                None => fail(
-                    expected("a string: one Claude Code permission rule"),
-                    Some("write `if = \"Bash(git commit *)\"`".into()),
-                ),
-            },
-            "async" => match value.as_bool() {
-                Some(b) => hook.is_async = Some(At::new(b, pos)),
-                None => fail(expected("a boolean (`true` or `false`)"), None),
-            },
-            "enforce" => match value.as_bool() {
-                Some(b) => hook.enforce = Some(At::new(b, pos)),
-                None => fail(expected("a boolean (`true` or `false`)"), None),
-            },
-            "status_message" => match value.as_str() {
-                Some(s) => hook.status_message = Some(At::new(s.to_owned(), pos)),
-                None => fail(expected("a string (shown while the hook runs)"), None),
-            },
-            "sandbox" => match crate::sandbox::Declared::from_toml(&value) {
-                Ok(declared) => hook.sandbox = Some(At::new(declared, pos)),
-                Err(msg) => fail(msg, Some(SANDBOX_HELP.into())),
-            },
-            "env" => match &value {
-                toml::Value::Table(table) => {
-                    let mut env = BTreeMap::new();
-                    for (k, v) in table {
-                        match v.as_str() {
-                            Some(s) if valid_env_name(k) => {
-                                env.insert(k.clone(), s.to_owned());
-                            }
-                            Some(_) => fail(
-                                format!("`{k}` is not a valid environment variable name"),
-                                Some(
-                                    "use letters, digits and `_`, not starting with a digit".into(),
-                                ),
-                            ),
-                            None => fail(
-                                format!("`env.{k}` must be a string, got {}", type_name(v)),
-                                Some(format!("quote it: `{k} = \"{v}\"`")),
-                            ),
-                        }
-                    }
-                    hook.env = Some(At::new(env, pos));
-                }
-                _ => fail(
-                    expected("a table of strings"),
-                    Some("write `env = { NAME = \"value\" }`".into()),
-                ),
+            "name" => set(&mut hook.name, hook_keys::name(v), pos, &mut fail),
+            "event" => set(&mut hook.event, hook_keys::event(v), pos, &mut fail),
+            "tool" => set(&mut hook.tool, hook_keys::tool(v, compiled), pos, &mut fail),
+            "matcher" => set(
+                &mut hook.matcher,
+                hook_keys::matcher(v, compiled),
+                pos,
+                &mut fail,
+            ),
+            "command" => set(&mut hook.command, hook_keys::command(v), pos, &mut fail),
+            "timeout" => set(&mut hook.timeout, hook_keys::timeout(v), pos, &mut fail),
+            "on_error" => set(&mut hook.on_error, hook_keys::on_error(v), pos, &mut fail),
+            "enabled" => set(&mut hook.enabled, hook_keys::boolean(v), pos, &mut fail),
+            "paths" => set(&mut hook.paths, hook_keys::paths(v), pos, &mut fail),
+            "if" => set(&mut hook.rule, hook_keys::rule(v), pos, &mut fail),
+            "async" => set(&mut hook.is_async, hook_keys::boolean(v), pos, &mut fail),
+            "enforce" => set(&mut hook.enforce, hook_keys::boolean(v), pos, &mut fail),
+            "status_message" => set(
+                &mut hook.status_message,
+                hook_keys::status_message(v),
+                pos,
+                &mut fail,
+            ),
+            "sandbox" => set(&mut hook.sandbox, hook_keys::sandbox(v), pos, &mut fail),
+            "env" => match hook_keys::env(v) {
+                Ok(env) => hook.env = Some(At::new(env, pos)),
+                Err(fails) => fails.into_iter().for_each(&mut fail),
             },
             _ => errors.push(t.error(
                 Some(key_span),
@@ -778,14 +643,6 @@ fn parse_hook(
         });
     }
     (errors.len() == before).then_some(hook)
-}
-
-fn valid_env_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// One line per `[[hooks]]` entry of a file, for the trust review: what it would run.
