@@ -93,11 +93,11 @@ impl Agent {
         let outcome = self.session.dispatch(request);
         show(&outcome);
         match outcome.next() {
-            Next::Prompt(Prompt::Block { reason } | Prompt::Halt { reason }) => {
+            Next::Prompt(Prompt::Block { reason } | Prompt::Halt { reason }, _) => {
                 println!("prompt {text:?}: blocked: {reason}");
                 Ok(false)
             }
-            Next::Prompt(Prompt::Submit { .. }) => {
+            Next::Prompt(Prompt::Submit { .. }, _) => {
                 println!("prompt {text:?}: sent to the model");
                 Ok(true)
             }
@@ -127,12 +127,12 @@ impl Agent {
             None => self.session.dispatch(request),
         };
         show(&outcome);
-        let Next::ToolCall(permission) = outcome.next() else {
+        let Next::ToolCall(permission, _) = outcome.next() else {
             return Err(format!("a tool call answered {:?}", outcome.next()).into());
         };
         // Every way a tool call can end, matched whole: a new one would not compile here.
         let run = match permission {
-            Permission::Block { reason } => {
+            Permission::Block { reason, .. } => {
                 println!("tool {tool}: blocked: {reason}");
                 None
             }
@@ -140,7 +140,9 @@ impl Agent {
                 println!("tool {tool}: not run, the turn ends: {reason}");
                 None
             }
-            Permission::Ask { reason, arguments } if user_says_yes => {
+            Permission::Ask {
+                reason, arguments, ..
+            } if user_says_yes => {
                 println!("tool {tool}: asked the user ({reason}): yes");
                 Some(arguments)
             }
@@ -178,12 +180,14 @@ impl Agent {
             let outcome = self.session.dispatch(Request::new(Event::Stop, Map::new()));
             show(&outcome);
             match outcome.next() {
-                Next::Stop(Stop::KeepGoing { reason }) => println!("stop: keep going: {reason}"),
-                Next::Stop(Stop::Halt { reason }) => {
+                Next::Stop(Stop::KeepGoing { reason, .. }, _) => {
+                    println!("stop: keep going: {reason}")
+                }
+                Next::Stop(Stop::Halt { reason }, _) => {
                     println!("stop: halted: {reason}");
                     return Ok(());
                 }
-                Next::Stop(Stop::End) => {
+                Next::Stop(Stop::End { .. }, _) => {
                     println!("stop: the turn ends");
                     return Ok(());
                 }
@@ -226,10 +230,10 @@ fn main() -> Result<(), Box<dyn Error>> {
     ));
     show(&start);
     match start.next() {
-        Next::Other(Other::Continue { context }) => {
+        Next::Other(Other::Continue { context }, _) => {
             println!("session start: context {:?}", context.unwrap_or_default());
         }
-        Next::Other(Other::Halt { reason }) => return Err(reason.into()),
+        Next::Other(Other::Halt { reason }, _) => return Err(reason.into()),
         other => return Err(format!("session start answered {other:?}").into()),
     }
 

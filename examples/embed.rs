@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use ka_hooks::config::{Config, LoadOptions};
 use ka_hooks::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
 use ka_hooks::paths::Paths;
-use ka_hooks::{Event, Outcome, Request};
+use ka_hooks::{Event, Request};
 use serde_json::{json, Map, Value};
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -45,32 +45,47 @@ fn main() -> Result<(), Box<dyn Error>> {
             unreachable!("literal objects")
         };
         let outcome = config.dispatch(Request::tool_call(Event::PreToolUse, tool, args));
-        show_user(&outcome);
-        match outcome.next() {
-            Next::ToolCall(Permission::Block { reason }) => {
+        let next = outcome.next();
+        show_user(&next);
+        match next {
+            Next::ToolCall(Permission::Block { reason, context }, _) => {
                 // The reason is what the model reads, as the tool's result.
                 println!("{tool}: blocked: {reason}");
+                show_model(context);
             }
-            Next::ToolCall(Permission::Halt { reason }) => {
+            Next::ToolCall(Permission::Halt { reason }, _) => {
                 println!("{tool}: not run, and the turn ends: {reason}");
             }
-            Next::ToolCall(Permission::Ask { reason, arguments }) => {
+            Next::ToolCall(
+                Permission::Ask {
+                    reason,
+                    arguments,
+                    context,
+                },
+                _,
+            ) => {
                 // Put the call to the user; run `arguments` only if they approve.
                 println!(
                     "{tool}: ask the user first ({reason}); if approved, run {}",
                     Value::Object(arguments)
                 );
+                show_model(context);
             }
-            Next::ToolCall(Permission::Run {
-                arguments,
-                pre_approved,
-            }) => {
+            Next::ToolCall(
+                Permission::Run {
+                    arguments,
+                    pre_approved,
+                    context,
+                },
+                _,
+            ) => {
                 let how = if pre_approved {
                     "pre-approved"
                 } else {
                     "after the agent's own permission rules"
                 };
                 println!("{tool}: runs {how} with {}", Value::Object(arguments));
+                show_model(context);
             }
             other => unreachable!("a tool call answers with Next::ToolCall, not {other:?}"),
         }
@@ -80,12 +95,19 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut payload = Map::new();
     payload.insert("stop".into(), json!("done"));
     let outcome = config.dispatch(Request::new(Event::Stop, payload));
-    show_user(&outcome);
-    match outcome.next() {
-        Next::Stop(Stop::KeepGoing { reason }) => println!("stop: keep going: {reason}"),
-        Next::Stop(Stop::Halt { reason }) => println!("stop: the turn ends: {reason}"),
-        Next::Stop(Stop::End) => println!("stop: {} hook(s) ran; stop", outcome.hooks.len()),
-        Next::ToolCall(_) | Next::Prompt(_) | Next::ToolResult(_) | Next::Other(_) => {
+    let next = outcome.next();
+    show_user(&next);
+    match next {
+        Next::Stop(Stop::KeepGoing { reason, context }, _) => {
+            println!("stop: keep going: {reason}");
+            show_model(context);
+        }
+        Next::Stop(Stop::Halt { reason }, _) => println!("stop: the turn ends: {reason}"),
+        Next::Stop(Stop::End { context }, _) => {
+            println!("stop: {} hook(s) ran; stop", outcome.hooks.len());
+            show_model(context);
+        }
+        Next::ToolCall(..) | Next::Prompt(..) | Next::ToolResult(..) | Next::Other(..) => {
             unreachable!("a stop answers with Next::Stop")
         }
     }
@@ -95,31 +117,43 @@ fn main() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// Everything the user must hear: weakened or skipped guards, notes, failed hooks.
-fn show_user(outcome: &Outcome) {
-    for line in outcome.for_user().lines() {
+/// What every answer carries: the mode to switch to, and everything the user must hear
+/// (weakened or skipped guards, notes, failed hooks).
+fn show_user(next: &Next) {
+    let always = next.always();
+    if let Some(mode) = &always.mode {
+        println!("  [switch the permission mode to] {mode}");
+    }
+    for line in always.for_user.lines() {
         println!("  [for the user] {line}");
+    }
+}
+
+/// Context a hook gave for the model: it goes with what the model reads next.
+fn show_model(context: Option<String>) {
+    if let Some(context) = context {
+        println!("  [for the model] {context}");
     }
 }
 
 /// One line for any answer: what a host's main loop matches, every variant included.
 fn describe(next: &Next) {
     let text = match next {
-        Next::ToolCall(Permission::Block { .. }) => "tool call blocked",
-        Next::ToolCall(Permission::Halt { .. }) => "tool call not run; turn ends",
-        Next::ToolCall(Permission::Ask { .. }) => "ask the user",
-        Next::ToolCall(Permission::Run { .. }) => "run the tool",
-        Next::Prompt(Prompt::Block { .. }) => "prompt blocked",
-        Next::Prompt(Prompt::Halt { .. }) => "prompt not sent; turn ends",
-        Next::Prompt(Prompt::Submit { .. }) => "send the prompt",
-        Next::ToolResult(ToolResult::Halt { .. }) => "turn ends after the result",
-        Next::ToolResult(ToolResult::Block { .. }) => "result marked as an error",
-        Next::ToolResult(ToolResult::Feedback { .. }) => "result delivered",
-        Next::Stop(Stop::Halt { .. }) => "turn ends",
-        Next::Stop(Stop::KeepGoing { .. }) => "keep going",
-        Next::Stop(Stop::End) => "stop",
-        Next::Other(Other::Halt { .. }) => "turn ends",
-        Next::Other(Other::Continue { .. }) => "go on",
+        Next::ToolCall(Permission::Block { .. }, _) => "tool call blocked",
+        Next::ToolCall(Permission::Halt { .. }, _) => "tool call not run; turn ends",
+        Next::ToolCall(Permission::Ask { .. }, _) => "ask the user",
+        Next::ToolCall(Permission::Run { .. }, _) => "run the tool",
+        Next::Prompt(Prompt::Block { .. }, _) => "prompt blocked",
+        Next::Prompt(Prompt::Halt { .. }, _) => "prompt not sent; turn ends",
+        Next::Prompt(Prompt::Submit { .. }, _) => "send the prompt",
+        Next::ToolResult(ToolResult::Halt { .. }, _) => "turn ends after the result",
+        Next::ToolResult(ToolResult::Block { .. }, _) => "result marked as an error",
+        Next::ToolResult(ToolResult::Feedback { .. }, _) => "result delivered",
+        Next::Stop(Stop::Halt { .. }, _) => "turn ends",
+        Next::Stop(Stop::KeepGoing { .. }, _) => "keep going",
+        Next::Stop(Stop::End { .. }, _) => "stop",
+        Next::Other(Other::Halt { .. }, _) => "turn ends",
+        Next::Other(Other::Continue { .. }, _) => "go on",
     };
     println!("last answer: {text}");
 }

@@ -6,10 +6,14 @@
 //! language ([`action`]).
 //!
 //! # Using it from an agent
-//! Load once per session, then dispatch each event and do what [`Outcome::next`] says. It is an
-//! enum per kind of event, and a host must match every variant: a `_ =>` arm that runs the call
-//! would run calls a hook (or ka's own protection of its files) wants a human to approve.
-//! Show the user [`Outcome::for_user`] after every dispatch.
+//! Load once per session, then dispatch each event and do what [`Outcome::next`] says, and
+//! nothing else. It is an enum per kind of event, and a host must match every variant: a `_ =>`
+//! arm that runs the call would run calls a hook (or ka's own protection of its files) wants a
+//! human to approve. Each variant carries everything to deliver: the arguments to run, the
+//! reasons, the context for the model, and ([`next::Always`]) the permission mode to switch to
+//! and the lines to show the user. A host that follows `next()` alone delivers each of them
+//! exactly once; the [`Outcome`]'s fields are the dispatch's report (logs, `ka-hooks run
+//! --json`), not a second thing to deliver.
 //!
 //! ```
 //! use ka_hooks::{config::{Config, LoadOptions}, paths::Paths, Event, Request};
@@ -31,23 +35,25 @@
 //! let args = serde_json::json!({"path": "/etc/passwd"});
 //! let args = args.as_object().cloned().unwrap_or_default();
 //! let outcome = config.dispatch(Request::tool_call(Event::PreToolUse, "write", args));
-//! for line in outcome.for_user().lines() {
+//! let next = outcome.next();
+//! for line in next.always().for_user.lines() {
 //!     println!("{line}"); // weakened guards, notes, failed hooks: the user must see them
 //! }
-//! let ran = match outcome.next() {
-//!     // The reason goes to the model, as the tool's result.
-//!     Next::ToolCall(Permission::Block { reason }) => {
+//! // `next.always().mode`: a hook asked to switch the permission mode.
+//! let ran = match next {
+//!     // The reason goes to the model, as the tool's result (with `context`, if any).
+//!     Next::ToolCall(Permission::Block { reason, context: _ }, _) => {
 //!         assert_eq!(reason, "only src/ is writable");
 //!         false
 //!     }
 //!     // Not run, and the turn ends; the reason is for the user.
-//!     Next::ToolCall(Permission::Halt { .. }) => false,
+//!     Next::ToolCall(Permission::Halt { .. }, _) => false,
 //!     // A human approves first; then run `arguments` (they may have been rewritten).
-//!     Next::ToolCall(Permission::Ask { .. }) => false,
+//!     Next::ToolCall(Permission::Ask { .. }, _) => false,
 //!     // Run `arguments`, not the call as the model made it: hooks may have rewritten it.
-//!     // `pre_approved`: the host may skip its permission prompt.
-//!     Next::ToolCall(Permission::Run { arguments: _, pre_approved: _ }) => true,
-//!     Next::Prompt(_) | Next::ToolResult(_) | Next::Stop(_) | Next::Other(_) => {
+//!     // `pre_approved`: the host may skip its permission prompt. `context`: for the model.
+//!     Next::ToolCall(Permission::Run { arguments: _, pre_approved: _, context: _ }, _) => true,
+//!     Next::Prompt(..) | Next::ToolResult(..) | Next::Stop(..) | Next::Other(..) => {
 //!         unreachable!("a tool call is answered with Next::ToolCall")
 //!     }
 //! };
@@ -113,7 +119,7 @@
 //! assert!(started.elapsed() < Duration::from_secs(10));
 //! assert_eq!(outcome.hooks[0].status, Status::Cancelled);
 //! assert!(
-//!     matches!(outcome.next(), Next::ToolCall(Permission::Block { .. })),
+//!     matches!(outcome.next(), Next::ToolCall(Permission::Block { .. }, _)),
 //!     "a cancelled guard never reads as allowed"
 //! );
 //! assert_eq!(outcome.cancelled.as_deref(), Some("cancelled by the caller"));

@@ -1,6 +1,12 @@
 //! What the agent does next, as one enum per kind of event that the host must match
 //! ([`Outcome::next`]), and what it shows the user ([`Outcome::for_user`]).
 //!
+//! [`Next`] is complete: each variant carries what the agent must do and say (the arguments
+//! to run, the reasons, the context for the model) and, in [`Always`], the permission mode to
+//! switch to and the lines to show the user. A host that follows `next()` alone delivers every
+//! item exactly once; the [`Outcome`]'s fields are the report of the dispatch (logs, `--json`),
+//! not a second channel.
+//!
 //! These are the only rules that turn an [`Outcome`] into an action: the adapters
 //! (`ka-hooks claude|codex|gemini`), `ka-hooks run`'s verdict and the audit log all derive theirs
 //! from [`Outcome::next`]. The enums are deliberately not `#[non_exhaustive]`: a new way to end
@@ -13,31 +19,59 @@ use crate::config::OnError;
 use crate::event::Event;
 use crate::outcome::{Outcome, Status};
 
-/// What the agent does next, per kind of event. Match it exhaustively.
+/// What the agent does next, per kind of event. Match it exhaustively; do what [`Always`]
+/// says too, whatever the variant.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Next {
     /// `pre_tool_use` and `permission_request`: whether and how the tool call runs.
-    ToolCall(Permission),
+    ToolCall(Permission, Always),
     /// `user_prompt_submit`: whether the prompt reaches the model.
-    Prompt(Prompt),
+    Prompt(Prompt, Always),
     /// `post_tool_use` and `post_tool_use_failure`: what the model reads with the tool result.
-    ToolResult(ToolResult),
+    ToolResult(ToolResult, Always),
     /// `stop`, `subagent_stop`, `teammate_idle`, `task_completed`: whether the agent stops.
-    Stop(Stop),
+    Stop(Stop, Always),
     /// Every other event (session start and end, compaction, notifications, ...).
-    Other(Other),
+    Other(Other, Always),
+}
+
+/// What the host does after every dispatch, whatever it decided.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Always {
+    /// Switch the permission mode to this (the last hook that set one wins; the host validates
+    /// the name).
+    pub mode: Option<String>,
+    /// Show these lines to the user (see [`ForUser`]).
+    pub for_user: ForUser,
+}
+
+impl Next {
+    /// The part of every variant the host always applies: the mode and the user's lines.
+    pub fn always(&self) -> &Always {
+        match self {
+            Next::ToolCall(_, a)
+            | Next::Prompt(_, a)
+            | Next::ToolResult(_, a)
+            | Next::Stop(_, a)
+            | Next::Other(_, a) => a,
+        }
+    }
 }
 
 /// What happens to a tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Permission {
-    /// Do not run it; `reason` goes to the model as the tool's result.
+    /// Do not run it; `reason` goes to the model as the tool's result, `context` with it.
     Block {
         /// Why, for the model.
         reason: String,
+        /// Text for the model's context, when a hook gave some.
+        context: Option<String>,
     },
     /// Do not run it, and end the whole turn; `reason` is for the user (possibly empty). Tell
-    /// the model only that the call did not run.
+    /// the model only that the call did not run (the model reads nothing more this turn: a
+    /// hook's context is dropped).
     Halt {
         /// Why, for the user.
         reason: String,
@@ -49,6 +83,8 @@ pub enum Permission {
         reason: String,
         /// The arguments the call runs with once approved (rewritten by the hooks, or as sent).
         arguments: Map<String, Value>,
+        /// Text for the model's context, when a hook gave some (whatever the human decides).
+        context: Option<String>,
     },
     /// Run the call with `arguments`.
     Run {
@@ -58,6 +94,8 @@ pub enum Permission {
         /// prompt (its own hardstops, protected paths and deny rules still apply). `false`: the
         /// host's normal permission flow decides.
         pre_approved: bool,
+        /// Text for the model's context, when a hook gave some.
+        context: Option<String>,
     },
 }
 
@@ -89,10 +127,12 @@ pub enum ToolResult {
         /// Why, for the user.
         reason: String,
     },
-    /// Mark the result as an error, with `feedback` appended to it.
+    /// Mark the result as an error, with `feedback` appended to it and `context` added.
     Block {
         /// Text appended to the result, when a hook gave some.
         feedback: Option<String>,
+        /// Text for the model's context, when a hook gave some.
+        context: Option<String>,
     },
     /// Deliver the result, with `feedback` appended to it and `context` added.
     Feedback {
@@ -116,9 +156,15 @@ pub enum Stop {
     KeepGoing {
         /// The model's next input.
         reason: String,
+        /// Text for the model's context, with `reason`, when a hook gave some.
+        context: Option<String>,
     },
-    /// Stop as the agent meant to.
-    End,
+    /// Stop as the agent meant to; `context` goes with the model's next input (the user's
+    /// next prompt).
+    End {
+        /// Text for the model's context, when a hook gave some.
+        context: Option<String>,
+    },
 }
 
 /// Any other event.
@@ -170,53 +216,68 @@ impl Outcome {
     /// # fn host(outcome: &ka_hooks::Outcome) {
     /// use ka_hooks::next::{Next, Permission};
     /// match outcome.next() {
-    ///     Next::ToolCall(Permission::Block { .. }) => {}
-    ///     Next::ToolCall(Permission::Run { .. }) => {} // forgot Halt and Ask: does not compile
-    ///     Next::Prompt(_) | Next::ToolResult(_) | Next::Stop(_) | Next::Other(_) => {}
+    ///     Next::ToolCall(Permission::Block { .. }, _) => {}
+    ///     Next::ToolCall(Permission::Run { .. }, _) => {} // forgot Halt and Ask: does not compile
+    ///     Next::Prompt(..) | Next::ToolResult(..) | Next::Stop(..) | Next::Other(..) => {}
     /// }
     /// # }
     /// ```
     pub fn next(&self) -> Next {
         let halt = self.halt.clone();
+        let context = self.context.clone();
+        let always = Always {
+            mode: self.mode.clone(),
+            for_user: self.for_user(),
+        };
         match self.event.acts_as() {
-            Event::PreToolUse => Next::ToolCall(self.permission()),
-            Event::UserPromptSubmit => Next::Prompt(match halt {
-                Some(reason) => Prompt::Halt { reason },
-                // A prompt has no ask: one that asks for a human fails closed.
-                None if self.blocked || self.decision == Some(Decision::Ask) => Prompt::Block {
-                    reason: self.reason_or("blocked by a ka hook"),
+            Event::PreToolUse => Next::ToolCall(self.permission(context), always),
+            Event::UserPromptSubmit => Next::Prompt(
+                match halt {
+                    Some(reason) => Prompt::Halt { reason },
+                    // A prompt has no ask: one that asks for a human fails closed.
+                    None if self.blocked || self.decision == Some(Decision::Ask) => Prompt::Block {
+                        reason: self.reason_or("blocked by a ka hook"),
+                    },
+                    None => Prompt::Submit { context },
                 },
-                None => Prompt::Submit {
-                    context: self.context.clone(),
+                always,
+            ),
+            Event::PostToolUse => Next::ToolResult(
+                match halt {
+                    Some(reason) => ToolResult::Halt { reason },
+                    None if self.mark_error => ToolResult::Block {
+                        feedback: self.feedback.clone(),
+                        context,
+                    },
+                    None => ToolResult::Feedback {
+                        feedback: self.feedback.clone(),
+                        context,
+                    },
                 },
-            }),
-            Event::PostToolUse => Next::ToolResult(match halt {
-                Some(reason) => ToolResult::Halt { reason },
-                None if self.mark_error => ToolResult::Block {
-                    feedback: self.feedback.clone(),
+                always,
+            ),
+            Event::Stop => Next::Stop(
+                match (halt, &self.keep_going) {
+                    (Some(reason), _) => Stop::Halt { reason },
+                    (None, Some(reason)) => Stop::KeepGoing {
+                        reason: reason.clone(),
+                        context,
+                    },
+                    (None, None) => Stop::End { context },
                 },
-                None => ToolResult::Feedback {
-                    feedback: self.feedback.clone(),
-                    context: self.context.clone(),
+                always,
+            ),
+            _ => Next::Other(
+                match halt {
+                    Some(reason) => Other::Halt { reason },
+                    None => Other::Continue { context },
                 },
-            }),
-            Event::Stop => Next::Stop(match (halt, &self.keep_going) {
-                (Some(reason), _) => Stop::Halt { reason },
-                (None, Some(reason)) => Stop::KeepGoing {
-                    reason: reason.clone(),
-                },
-                (None, None) => Stop::End,
-            }),
-            _ => Next::Other(match halt {
-                Some(reason) => Other::Halt { reason },
-                None => Other::Continue {
-                    context: self.context.clone(),
-                },
-            }),
+                always,
+            ),
         }
     }
 
-    fn permission(&self) -> Permission {
+    fn permission(&self, context: Option<String>) -> Permission {
         if let Some(reason) = &self.halt {
             return Permission::Halt {
                 reason: reason.clone(),
@@ -225,6 +286,7 @@ impl Outcome {
         if self.blocked {
             return Permission::Block {
                 reason: self.reason_or("blocked by a ka hook"),
+                context,
             };
         }
         let arguments = self
@@ -236,14 +298,17 @@ impl Outcome {
             Some(Decision::Ask) => Permission::Ask {
                 reason: self.reason_or("a ka hook asks for a human"),
                 arguments,
+                context,
             },
             // A deny is always recorded as a block; read one here as a block all the same.
             Some(Decision::Deny) => Permission::Block {
                 reason: self.reason_or("denied by a ka hook"),
+                context,
             },
             decision => Permission::Run {
                 arguments,
                 pre_approved: decision == Some(Decision::Allow) && !self.any_hook_failed(),
+                context,
             },
         }
     }

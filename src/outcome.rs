@@ -1,5 +1,9 @@
 //! The result of dispatching one event: what the host must do, and one report per hook.
 //! Serialised as is for `ka-hooks run --json`.
+//!
+//! A host acts on [`Outcome::next`] alone: it carries every text to deliver, once. The public
+//! fields are the dispatch's report (for logs, tests and `--json`): reading `context` or
+//! `feedback` from them as well as from `next()` would deliver them twice.
 
 use std::collections::BTreeMap;
 
@@ -10,7 +14,8 @@ use crate::action::{Action, Decision};
 use crate::config::{OnError, Source, Untrusted};
 use crate::event::Event;
 
-/// What the hooks of one event decided, combined in declared order.
+/// What the hooks of one event decided, combined in declared order. Act on
+/// [`Outcome::next`]; the fields are the report (see the [module doc](self)).
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
 pub struct Outcome {

@@ -24,28 +24,31 @@ pub fn denied_by_json(h: &HookReport) -> bool {
 pub fn verdict(outcome: &Outcome) -> String {
     use crate::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
     match outcome.next() {
-        Next::ToolCall(Permission::Block { .. } | Permission::Halt { .. })
-        | Next::Prompt(Prompt::Block { .. } | Prompt::Halt { .. }) => {
+        Next::ToolCall(Permission::Block { .. } | Permission::Halt { .. }, _)
+        | Next::Prompt(Prompt::Block { .. } | Prompt::Halt { .. }, _) => {
             format!("blocked{}", how_blocked(outcome))
         }
-        Next::ToolCall(Permission::Ask { .. }) => "ask".to_owned(),
-        Next::ToolCall(Permission::Run {
-            pre_approved: true, ..
-        }) => "allow".to_owned(),
-        Next::ToolResult(ToolResult::Block { .. }) => "result marked as error".to_owned(),
-        Next::ToolResult(ToolResult::Halt { .. }) if outcome.mark_error => {
+        Next::ToolCall(Permission::Ask { .. }, _) => "ask".to_owned(),
+        Next::ToolCall(
+            Permission::Run {
+                pre_approved: true, ..
+            },
+            _,
+        ) => "allow".to_owned(),
+        Next::ToolResult(ToolResult::Block { .. }, _) => "result marked as error".to_owned(),
+        Next::ToolResult(ToolResult::Halt { .. }, _) if outcome.mark_error => {
             "result marked as error".to_owned()
         }
-        Next::ToolResult(ToolResult::Halt { .. })
-        | Next::Stop(Stop::Halt { .. })
-        | Next::Other(Other::Halt { .. }) => "halt".to_owned(),
-        Next::Stop(Stop::KeepGoing { .. }) => "keep going".to_owned(),
-        Next::Stop(Stop::End) if outcome.capped => "capped".to_owned(),
-        Next::ToolCall(Permission::Run { .. })
-        | Next::Prompt(Prompt::Submit { .. })
-        | Next::ToolResult(_)
-        | Next::Stop(Stop::End)
-        | Next::Other(Other::Continue { .. }) => "proceed".to_owned(),
+        Next::ToolResult(ToolResult::Halt { .. }, _)
+        | Next::Stop(Stop::Halt { .. }, _)
+        | Next::Other(Other::Halt { .. }, _) => "halt".to_owned(),
+        Next::Stop(Stop::KeepGoing { .. }, _) => "keep going".to_owned(),
+        Next::Stop(Stop::End { .. }, _) if outcome.capped => "capped".to_owned(),
+        Next::ToolCall(Permission::Run { .. }, _)
+        | Next::Prompt(Prompt::Submit { .. }, _)
+        | Next::ToolResult(..)
+        | Next::Stop(Stop::End { .. }, _)
+        | Next::Other(Other::Continue { .. }, _) => "proceed".to_owned(),
     }
 }
 

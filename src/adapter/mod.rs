@@ -766,8 +766,8 @@ impl Verdict {
             ..Verdict::default()
         };
         match outcome.next() {
-            Next::ToolCall(permission) => match permission {
-                Permission::Block { reason } => verdict.block = Some(reason),
+            Next::ToolCall(permission, _) => match permission {
+                Permission::Block { reason, .. } => verdict.block = Some(reason),
                 Permission::Halt { reason } => {
                     // The model learns only that the call did not go ahead.
                     verdict.block = Some(
@@ -787,7 +787,7 @@ impl Verdict {
                     verdict.reason = outcome.reason().map(str::to_owned);
                 }
             },
-            Next::Prompt(prompt) => match prompt {
+            Next::Prompt(prompt, _) => match prompt {
                 Prompt::Block { reason } => verdict.block = Some(reason),
                 Prompt::Halt { reason } => {
                     verdict.block = Some(
@@ -800,7 +800,7 @@ impl Verdict {
                 }
                 Prompt::Submit { .. } => {}
             },
-            Next::ToolResult(result) => match result {
+            Next::ToolResult(result, _) => match result {
                 ToolResult::Halt { reason } => {
                     verdict.mark_error = outcome.mark_error;
                     verdict.halt = Some(reason);
@@ -808,12 +808,12 @@ impl Verdict {
                 ToolResult::Block { .. } => verdict.mark_error = true,
                 ToolResult::Feedback { .. } => {}
             },
-            Next::Stop(stop) => match stop {
+            Next::Stop(stop, _) => match stop {
                 Stop::Halt { reason } => verdict.halt = Some(reason),
-                Stop::KeepGoing { reason } => verdict.keep_going = Some(reason),
-                Stop::End => {}
+                Stop::KeepGoing { reason, .. } => verdict.keep_going = Some(reason),
+                Stop::End { .. } => {}
             },
-            Next::Other(other) => match other {
+            Next::Other(other, _) => match other {
                 Other::Halt { reason } => verdict.halt = Some(reason),
                 Other::Continue { .. } => {}
             },

@@ -5,7 +5,7 @@
 use crate::support;
 
 use ka_hooks::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
-use ka_hooks::Event;
+use ka_hooks::{Event, Outcome};
 use serde_json::{json, Map, Value};
 use support::{hook, object, Project};
 
@@ -13,6 +13,47 @@ const SETTINGS: &str = "[hook_settings]\ntimeout = 10\n\n";
 
 fn project(hooks: &[String]) -> Project {
     Project::with_user_toml(&format!("{SETTINGS}{}", hooks.concat()))
+}
+
+/// The answer of a tool call (else a panic); likewise for the other kinds below.
+#[track_caller]
+fn permission(outcome: &Outcome) -> Permission {
+    match outcome.next() {
+        Next::ToolCall(permission, _) => permission,
+        other => panic!("expected a tool call's answer, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn prompt(outcome: &Outcome) -> Prompt {
+    match outcome.next() {
+        Next::Prompt(prompt, _) => prompt,
+        other => panic!("expected a prompt's answer, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn tool_result(outcome: &Outcome) -> ToolResult {
+    match outcome.next() {
+        Next::ToolResult(result, _) => result,
+        other => panic!("expected a tool result's answer, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn stop(outcome: &Outcome) -> Stop {
+    match outcome.next() {
+        Next::Stop(stop, _) => stop,
+        other => panic!("expected a stop's answer, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn other(outcome: &Outcome) -> Other {
+    match outcome.next() {
+        Next::Other(other, _) => other,
+        other => panic!("expected another event's answer, got {other:?}"),
+    }
 }
 
 fn args(value: Value) -> Map<String, Value> {
@@ -28,7 +69,12 @@ fn a_write_to_ka_toml_is_an_ask_with_its_arguments() {
     let sent = json!({"path": target, "content": "[[hooks]]\n"});
     let outcome = p.tool_call(Event::PreToolUse, "write", sent.clone());
     match outcome.next() {
-        Next::ToolCall(Permission::Ask { reason, arguments }) => {
+        Next::ToolCall(
+            Permission::Ask {
+                reason, arguments, ..
+            },
+            _,
+        ) => {
             assert!(!reason.is_empty());
             assert_eq!(arguments, args(sent));
         }
@@ -44,10 +90,13 @@ fn a_read_of_ka_toml_changes_nothing_and_is_not_asked_but_an_edit_is() {
     assert!(
         matches!(
             read.next(),
-            Next::ToolCall(Permission::Run {
-                pre_approved: false,
-                ..
-            })
+            Next::ToolCall(
+                Permission::Run {
+                    pre_approved: false,
+                    ..
+                },
+                _
+            )
         ),
         "{:?}",
         read.next()
@@ -55,7 +104,7 @@ fn a_read_of_ka_toml_changes_nothing_and_is_not_asked_but_an_edit_is() {
     let edit = json!({"path": target, "old": "a", "new": "b"});
     let edited = p.tool_call(Event::PreToolUse, "edit", edit);
     assert!(
-        matches!(edited.next(), Next::ToolCall(Permission::Ask { .. })),
+        matches!(edited.next(), Next::ToolCall(Permission::Ask { .. }, _)),
         "{:?}",
         edited.next()
     );
@@ -74,7 +123,7 @@ fn a_write_to_an_agents_file_that_calls_ka_hooks_is_an_ask() {
         let sent = json!({"path": p.root.join(rel), "content": "{}"});
         let outcome = p.tool_call(Event::PreToolUse, "write", sent);
         assert!(
-            matches!(outcome.next(), Next::ToolCall(Permission::Ask { .. })),
+            matches!(permission(&outcome), Permission::Ask { .. }),
             "{rel}: {:?}",
             outcome.next()
         );
@@ -91,10 +140,11 @@ fn a_veto_is_a_block_with_the_reason_for_the_model() {
     )]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
     assert_eq!(
-        outcome.next(),
-        Next::ToolCall(Permission::Block {
-            reason: "not here".into()
-        })
+        permission(&outcome),
+        Permission::Block {
+            reason: "not here".into(),
+            context: None
+        }
     );
 }
 
@@ -108,10 +158,10 @@ fn a_halt_is_a_halt_with_the_reason_for_the_user() {
     )]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
     assert_eq!(
-        outcome.next(),
-        Next::ToolCall(Permission::Halt {
+        permission(&outcome),
+        Permission::Halt {
             reason: "out of budget".into()
-        })
+        }
     );
 }
 
@@ -127,11 +177,12 @@ fn a_rewrite_runs_the_rewritten_arguments_and_an_allow_pre_approves() {
     )]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
     assert_eq!(
-        outcome.next(),
-        Next::ToolCall(Permission::Run {
+        permission(&outcome),
+        Permission::Run {
             arguments: args(json!({"command": "ls -la"})),
-            pre_approved: false
-        })
+            pre_approved: false,
+            context: None
+        }
     );
     let p = project(&[hook(
         "ok",
@@ -141,11 +192,12 @@ fn a_rewrite_runs_the_rewritten_arguments_and_an_allow_pre_approves() {
     )]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
     assert_eq!(
-        outcome.next(),
-        Next::ToolCall(Permission::Run {
+        permission(&outcome),
+        Permission::Run {
             arguments: args(json!({"command": "ls"})),
-            pre_approved: true
-        })
+            pre_approved: true,
+            context: None
+        }
     );
 }
 
@@ -159,10 +211,10 @@ fn a_prompt_is_blocked_or_submitted_with_context() {
     )]);
     let outcome = p.event(Event::UserPromptSubmit, json!({"prompt": "hi"}));
     assert_eq!(
-        outcome.next(),
-        Next::Prompt(Prompt::Submit {
+        prompt(&outcome),
+        Prompt::Submit {
             context: Some("the repo uses tabs".into())
-        })
+        }
     );
     let p = project(&[hook(
         "no",
@@ -172,10 +224,10 @@ fn a_prompt_is_blocked_or_submitted_with_context() {
     )]);
     let outcome = p.event(Event::UserPromptSubmit, json!({"prompt": "hi"}));
     assert_eq!(
-        outcome.next(),
-        Next::Prompt(Prompt::Block {
+        prompt(&outcome),
+        Prompt::Block {
             reason: "no secrets".into()
-        })
+        }
     );
 }
 
@@ -189,10 +241,11 @@ fn a_tool_result_is_marked_as_an_error_with_the_feedback() {
     )]);
     let outcome = p.tool_call(Event::PostToolUse, "write", json!({"path": "a.rs"}));
     assert_eq!(
-        outcome.next(),
-        Next::ToolResult(ToolResult::Block {
-            feedback: Some("lint failed".into())
-        })
+        tool_result(&outcome),
+        ToolResult::Block {
+            feedback: Some("lint failed".into()),
+            context: None
+        }
     );
 }
 
@@ -206,15 +259,16 @@ fn a_stop_keeps_going_or_ends() {
     )]);
     let outcome = p.event(Event::Stop, json!({}));
     assert_eq!(
-        outcome.next(),
-        Next::Stop(Stop::KeepGoing {
-            reason: "run the tests".into()
-        })
+        stop(&outcome),
+        Stop::KeepGoing {
+            reason: "run the tests".into(),
+            context: None
+        }
     );
     let p = project(&[hook("quiet", "stop", "true", &[])]);
     assert_eq!(
-        p.event(Event::Stop, json!({})).next(),
-        Next::Stop(Stop::End)
+        stop(&p.event(Event::Stop, json!({}))),
+        Stop::End { context: None }
     );
 }
 
@@ -228,10 +282,10 @@ fn another_event_continues_with_its_context_or_halts() {
     )]);
     let outcome = p.event(Event::SessionStart, json!({"source": "startup"}));
     assert_eq!(
-        outcome.next(),
-        Next::Other(Other::Continue {
+        other(&outcome),
+        Other::Continue {
             context: Some("hello".into())
-        })
+        }
     );
 }
 
@@ -283,11 +337,120 @@ fn a_write_to_an_agents_file_of_a_project_without_ka_is_an_ask() {
                 args(sent),
             ));
             assert!(
-                matches!(outcome.next(), Next::ToolCall(Permission::Ask { .. })),
+                matches!(permission(&outcome), Permission::Ask { .. }),
                 "{rel} from {}: {:?}",
                 start.display(),
                 outcome.next()
             );
         }
     }
+}
+
+/// What a host that follows `next()` alone delivers: every text of the answer, as often as it
+/// appears in it (the `Debug` form holds every field of every variant).
+fn times_in(next: &Next, text: &str) -> usize {
+    format!("{next:?}").matches(text).count()
+}
+
+/// A guard's `context` and `mode` used to reach the model 0 times through `next()`:
+/// `Permission::Run` had no field for them.
+#[test]
+fn a_guards_context_mode_and_message_come_with_the_answer_once() {
+    let p = project(&[hook(
+        "ok",
+        "pre_tool_use",
+        r#"echo '{"decision":"allow","context":"CTX-PRE","mode":"plan","systemMessage":"MSG-PRE"}'"#,
+        &[],
+    )]);
+    let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
+    let next = outcome.next();
+    match &next {
+        Next::ToolCall(
+            Permission::Run {
+                pre_approved: true,
+                context,
+                ..
+            },
+            always,
+        ) => {
+            assert_eq!(context.as_deref(), Some("CTX-PRE"));
+            assert_eq!(always.mode.as_deref(), Some("plan"));
+            assert_eq!(always.for_user.lines().collect::<Vec<_>>(), ["MSG-PRE"]);
+        }
+        other => panic!("expected a pre-approved run, got {other:?}"),
+    }
+    for text in ["CTX-PRE", "MSG-PRE", "plan"] {
+        assert_eq!(times_in(&next, text), 1, "{text} in {next:?}");
+    }
+    // A veto's and an ask's context reach the model too.
+    for (said, blocked) in [
+        (r#""decision":"deny""#, true),
+        (r#""decision":"ask""#, false),
+    ] {
+        let p = project(&[hook(
+            "judge",
+            "pre_tool_use",
+            &format!(r#"echo '{{{said},"reason":"no","context":"CTX-J"}}'"#),
+            &[],
+        )]);
+        let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
+        let context = match permission(&outcome) {
+            Permission::Block { context, .. } if blocked => context,
+            Permission::Ask { context, .. } if !blocked => context,
+            other => panic!("{said}: {other:?}"),
+        };
+        assert_eq!(context.as_deref(), Some("CTX-J"), "{said}");
+    }
+}
+
+/// A stop hook's `context` used to reach the model 0 times: `Stop::KeepGoing` and `Stop::End`
+/// had no field for it.
+#[test]
+fn a_stop_hooks_context_comes_with_keep_going_and_with_end() {
+    let p = project(&[hook(
+        "more",
+        "stop",
+        r#"echo '{"keep_going":"run the tests","context":"CTX-STOP"}'"#,
+        &[],
+    )]);
+    let outcome = p.event(Event::Stop, json!({}));
+    assert_eq!(
+        stop(&outcome),
+        Stop::KeepGoing {
+            reason: "run the tests".into(),
+            context: Some("CTX-STOP".into())
+        }
+    );
+    assert_eq!(times_in(&outcome.next(), "CTX-STOP"), 1);
+    let p = project(&[hook("note", "stop", r#"echo '{"context":"CTX-END"}'"#, &[])]);
+    let outcome = p.event(Event::Stop, json!({}));
+    assert_eq!(
+        stop(&outcome),
+        Stop::End {
+            context: Some("CTX-END".into())
+        }
+    );
+}
+
+/// A tool result marked as an error keeps the hook's context as well as its feedback; each
+/// text is in the answer once.
+#[test]
+fn a_result_marked_as_an_error_keeps_its_context() {
+    let p = project(&[hook(
+        "lint",
+        "post_tool_use",
+        r#"echo '{"decision":"block","reason":"FB-LINT","context":"CTX-LINT"}'"#,
+        &[],
+    )]);
+    let outcome = p.tool_call(Event::PostToolUse, "write", json!({"path": "a.rs"}));
+    assert_eq!(
+        tool_result(&outcome),
+        ToolResult::Block {
+            feedback: Some("FB-LINT".into()),
+            context: Some("CTX-LINT".into())
+        }
+    );
+    let next = outcome.next();
+    assert_eq!(times_in(&next, "FB-LINT"), 1, "{next:?}");
+    assert_eq!(times_in(&next, "CTX-LINT"), 1, "{next:?}");
 }
