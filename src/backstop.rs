@@ -16,10 +16,13 @@
 //! (`on_error`) or a stale guard of a changed layer is not counted: neither is the model
 //! retrying around a judgement. The built-in protection of ka's own files asks already.
 //!
-//! The count is the host's to keep, since only the host knows where a turn starts: it passes the
-//! turn's [`Denials`] in [`Request::denials`](crate::dispatch::Request) and keeps
-//! [`Outcome::denials`](crate::outcome::Outcome) for the next call of the same turn (a fresh
-//! `Denials` for a new turn; `None` keeps the backstop off). The adapters and `ka-hooks run`
+//! The library keeps the count for a host that embeds it: a
+//! [`Session`](crate::session::Session) counts its turns, and
+//! [`Config::dispatch`](crate::Config::dispatch) those of each payload `session_id` (a new
+//! `user_prompt_submit` starts a turn, `session_end` forgets the session). A host that counts
+//! itself passes the turn's [`Denials`] in [`Request::denials`](crate::dispatch::Request) and
+//! keeps [`Outcome::denials`](crate::outcome::Outcome) for the next call of the same turn; those
+//! are then used instead. The adapters and `ka-hooks run`
 //! (when the payload names a `session_id`) keep it in the data dir ([`Tracker`]), per session,
 //! reset by each new prompt and forgotten at session end, updated under a file lock (hooks run
 //! in parallel processes).

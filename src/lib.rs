@@ -67,9 +67,10 @@
 //! - **The agent marker.** Set `KA_AGENT_TOOL_CALL=1` in the environment of the host's own tool
 //!   processes (the model's shell commands): `ka-hooks trust` refuses to run there, so the
 //!   model cannot trust a project for itself. Every hook already gets it.
-//! - **Sessions.** Put the same `session_id` in every payload of a session: async hooks'
-//!   results come back in [`Outcome::delivered`] of that session's next dispatch, and the
-//!   continuation cap counts per turn.
+//! - **Sessions.** Dispatch through a [`session::Session`], or put the same `session_id` in
+//!   every payload of a session: the library then counts each turn itself (the continuation
+//!   cap and the denial backstop; a turn starts at each `user_prompt_submit`), and async
+//!   hooks' results come back to that session. Without either, nothing is counted.
 //! - **Reload.** Call [`Config::load`] again when the user edits the layers or trusts a
 //!   project; a loaded `Config` keeps the content it loaded.
 //! - **Sharing.** A `Config` is `Send + Sync`: share one behind an `Arc` and dispatch from
@@ -147,7 +148,7 @@
 //!   to 1024 levels, never a stack overflow: `payload`); one that still cannot be read blocks
 //!   a tool call, prompt or permission request in the adapters and in `ka-hooks run`.
 //! - A model denied several times by one guard within a turn meets a person: further calls the
-//!   guard matches ask ([`backstop`]; the host passes the turn's denials in the request).
+//!   guard matches ask ([`backstop`]; counted by the library per session, see **Sessions**).
 //!
 //! # Precedence
 //! The layers are managed (`/etc/ka/ka.toml`), user (`~/.config/ka/ka.toml`), then the project

@@ -251,7 +251,7 @@ pub fn respond_with(
             }
         })));
     }
-    let outcome = config.dispatch(request);
+    let outcome = config.dispatch_uncounted(request);
     if let Some(why) = &outcome.cancelled {
         // Interrupted (SIGINT/SIGTERM/SIGHUP): a failure like any other, so --fail-closed decides.
         return fail(

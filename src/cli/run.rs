@@ -138,7 +138,7 @@ pub fn run(
     request.cancel = crate::interrupt::token();
     let mut outcome = match &args.hook {
         Some(hook) => config.replay(request, hook).map_err(|e| e.to_string())?,
-        None => config.dispatch(request),
+        None => config.dispatch_uncounted(request),
     };
     outcome.diagnostics.extend(notes);
     if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {

@@ -57,10 +57,11 @@ pub struct Request {
     /// does (Claude Code on SessionStart and UserPromptSubmit). Natively `false`: only a JSON
     /// object acts.
     pub plain_stdout_is_context: bool,
-    /// The turn's denials so far, to turn on the denial backstop ([`crate::backstop`]): once a
-    /// guard denied `denial_backstop` calls this turn, every further call it matches asks a
-    /// human. Keep [`Outcome::denials`] for the turn's next call; `None` (the default) keeps the
-    /// backstop off.
+    /// The turn's denials so far, for a host that counts them itself ([`crate::backstop`]):
+    /// once a guard denied `denial_backstop` calls this turn, every further call it matches
+    /// asks a human. `None` (the default): a [`Session`](crate::session::Session), or
+    /// [`Config::dispatch`] for a payload with a `session_id`, uses the library's own count;
+    /// without a session, the backstop is off.
     pub denials: Option<crate::backstop::Denials>,
     /// How many times this turn really continued because of a stop hook, when the host counts
     /// them apart from the payload's `continuations`; the cap's message then shows this count
@@ -140,7 +141,19 @@ pub enum ReplayError {
 impl Config {
     /// Run the hooks of `request.event` and combine their results. It cannot fail: whatever
     /// goes wrong with a hook or a layer is in the [`Outcome`], and fails closed where it must.
+    ///
+    /// When the payload names a `session_id`, the library counts that session's turn itself, as
+    /// a [`Session`](crate::session::Session) does: the stop loop (for `max_continuations`) and
+    /// the denials of the denial backstop ([`crate::backstop`]). A turn starts at each
+    /// `user_prompt_submit`; `session_end` forgets the session. A larger `continuations` in the
+    /// payload, or [`Request::denials`] set by the host, is used instead.
     pub fn dispatch(&self, request: Request) -> Outcome {
+        crate::session::turns::counted(request, |request| dispatch(self, request, None))
+    }
+
+    /// [`Config::dispatch`] without the library's counts: the adapters, `ka-hooks run` and the
+    /// golden tests keep their own (in the data dir, or none).
+    pub(crate) fn dispatch_uncounted(&self, request: Request) -> Outcome {
         dispatch(self, request, None)
     }
 

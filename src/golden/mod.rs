@@ -117,7 +117,7 @@ pub fn run_case(
     };
     let outcome = match &case.hook {
         Some(hook) => config.replay(request, hook),
-        None => Ok(config.dispatch(request)),
+        None => Ok(config.dispatch_uncounted(request)),
     };
     match outcome {
         Ok(outcome) => {

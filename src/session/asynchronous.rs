@@ -57,8 +57,15 @@ impl Config {
     /// [`Config::dispatch`] for a tokio host (feature `tokio`): runs on the blocking pool, and
     /// dropping the future cancels the dispatch and ends its hooks (see
     /// [`crate::session`]'s `asynchronous` notes). Needs a tokio runtime.
-    pub async fn dispatch_async(self: Arc<Self>, request: Request) -> Outcome {
-        run(self, request, true).await
+    pub async fn dispatch_async(self: Arc<Self>, mut request: Request) -> Outcome {
+        let Some(id) = super::turns::session_of(&request) else {
+            return run(self, request, true).await;
+        };
+        let event = request.event;
+        let given = super::turns::before(&id, &mut request);
+        let outcome = run(self, request, true).await;
+        super::turns::after(&id, event, &outcome, given);
+        outcome
     }
 }
 
@@ -67,13 +74,13 @@ impl Session {
     /// run on the blocking pool; dropping the future cancels the dispatch and ends its hooks.
     pub async fn dispatch_async(&self, request: Request) -> Outcome {
         // `prepare` gave the request a token of its own: `run` links its drop guard to it.
-        let (config, request, refused) = self.prepare(request);
+        let (config, request, refused, given) = self.prepare(request);
         let event = request.event;
         let outcome = match refused {
             Some(why) => refuse(&request, why),
             None => run(config, request, false).await,
         };
-        self.settle(event, Some(&outcome));
+        self.settle(event, &outcome, given);
         outcome
     }
 }

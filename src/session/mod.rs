@@ -108,40 +108,41 @@ impl Session {
     /// the session's stamps (see the [module doc](self)). After [`shutdown`](Self::shutdown)
     /// nothing starts: the outcome is cancelled (and blocked, on a guarded event).
     pub fn dispatch(&self, request: Request) -> Outcome {
-        let (config, request, refused) = self.prepare(request);
+        let (config, request, refused, given) = self.prepare(request);
         let event = request.event;
         let outcome = match refused {
             Some(why) => refuse(&request, why),
             None => dispatch_with(&config, request, None, false),
         };
-        self.settle(event, Some(&outcome));
+        self.settle(event, &outcome, given);
         outcome
     }
 
     /// Everything before the run: the re-check, the stamps, and the dispatch's own cancel
     /// token, cancelled by [`Session::shutdown`] and by the host's token, never the other way
     /// round.
-    fn prepare(&self, mut request: Request) -> (Arc<Config>, Request, Option<String>) {
+    fn prepare(
+        &self,
+        mut request: Request,
+    ) -> (Arc<Config>, Request, Option<String>, turns::Given) {
         let (config, broken) = self.checked();
         let payload = &mut request.payload;
         payload.insert("session_id".into(), Value::String(self.id.clone()));
         payload
             .entry("cwd")
             .or_insert_with(|| Value::String(self.cwd.to_string_lossy().into_owned()));
-        lock(&self.turns).stamp(request.event, &mut request.payload);
+        let given = lock(&self.turns).before(&mut request);
         let own = self.token.linked();
         if let Some(host) = &request.cancel {
             host.link(&own);
         }
         request.cancel = Some(own);
-        (config, request, broken)
+        (config, request, broken, given)
     }
 
-    /// After a dispatch (`None` when it gave no outcome, its future dropped): count the turn.
-    fn settle(&self, event: Event, outcome: Option<&Outcome>) {
-        if let Some(outcome) = outcome {
-            lock(&self.turns).settle(event, outcome.keep_going.is_some());
-        }
+    /// After a dispatch: count the stop loop and the denials of the turn.
+    fn settle(&self, event: Event, outcome: &Outcome, given: turns::Given) {
+        lock(&self.turns).after(event, outcome, given);
     }
 
     /// The configuration to dispatch on, reloaded first when a watched file changed; and why

@@ -50,6 +50,7 @@ mod interrupt;
 mod keep_going;
 mod layers_fail_closed;
 mod layers_monotone;
+mod library_counts;
 mod main_thread;
 mod matching_files;
 mod messages_true;
