@@ -10,6 +10,7 @@
 
 mod pipeline;
 mod scheduling;
+pub(crate) mod turns;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -148,7 +149,7 @@ impl Config {
     /// `user_prompt_submit`; `session_end` forgets the session. A larger `continuations` in the
     /// payload, or [`Request::denials`] set by the host, is used instead.
     pub fn dispatch(&self, request: Request) -> Outcome {
-        crate::session::turns::counted(request, |request| dispatch(self, request, None))
+        turns::counted(request, |request| dispatch(self, request, None))
     }
 
     /// [`Config::dispatch`] without the library's counts: the adapters, `ka-hooks run` and the

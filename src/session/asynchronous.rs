@@ -58,13 +58,13 @@ impl Config {
     /// dropping the future cancels the dispatch and ends its hooks (see
     /// [`crate::session`]'s `asynchronous` notes). Needs a tokio runtime.
     pub async fn dispatch_async(self: Arc<Self>, mut request: Request) -> Outcome {
-        let Some(id) = super::turns::session_of(&request) else {
+        let Some(id) = crate::dispatch::turns::session_of(&request) else {
             return run(self, request, true).await;
         };
         let event = request.event;
-        let given = super::turns::before(&id, &mut request);
+        let given = crate::dispatch::turns::before(&id, &mut request);
         let outcome = run(self, request, true).await;
-        super::turns::after(&id, event, &outcome, given);
+        crate::dispatch::turns::after(&id, event, &outcome, given);
         outcome
     }
 }

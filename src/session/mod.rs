@@ -33,13 +33,12 @@ use serde_json::Value;
 use crate::background::{self, Delivered};
 use crate::cancel::CancelToken;
 use crate::config::{Config, LoadError};
-use crate::dispatch::{dispatch_with, Request};
+use crate::dispatch::{dispatch_with, turns, Request};
 use crate::event::Event;
 use crate::outcome::Outcome;
 
 #[cfg(feature = "tokio")]
 mod asynchronous;
-pub(crate) mod turns;
 pub(crate) mod watch;
 
 /// One agent session over a shared [`Config`]; see the [module doc](self).

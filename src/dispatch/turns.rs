@@ -1,6 +1,6 @@
 //! What the library counts per turn for a host: the stop loop (how many times this turn already
 //! continued because a stop hook asked it to) and the denials of the denial backstop
-//! ([`crate::backstop`]). A [`super::Session`] keeps one [`Turns`]; [`Config::dispatch`] keeps
+//! ([`crate::backstop`]). A [`Session`](crate::session::Session) keeps one [`Turns`]; [`Config::dispatch`] keeps
 //! one per payload `session_id` ([`counted`]), forgotten at `session_end`. A turn starts at each
 //! `user_prompt_submit`.
 //!
