@@ -513,6 +513,7 @@ pub(crate) fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
         ),
         input: None,
         rejudged: false,
+        blocked_without_running: finished.pid.is_none() && status == Status::Blocked,
     };
     if finished.output_held_open {
         let held = "stdout/stderr still held open by a process that left the hook's process group";
@@ -558,5 +559,6 @@ pub(crate) fn skipped_report(hook: &Hook, cancelled: bool) -> HookReport {
         sandbox_note: None,
         input: None,
         rejudged: false,
+        blocked_without_running: false,
     }
 }

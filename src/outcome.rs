@@ -316,6 +316,10 @@ pub struct HookReport {
     /// This run judged the call again: a hook after it rewrote the call it had judged.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rejudged: bool,
+    /// The hook was never started: a guard of a changed or removed layer, or a `{path}` it
+    /// cannot be given, blocks without running (its stderr says why).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub blocked_without_running: bool,
 }
 
 /// Bytes of stderr kept in a report (the whole capped stderr still becomes a block reason).

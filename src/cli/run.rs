@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::{load, parse_event, Output, EXIT_BLOCKED, EXIT_OK};
 use crate::config::LoadOptions;
 use crate::dispatch::Request;
-use crate::event::Event;
+use crate::event::{Event, ExitTwo};
 use crate::outcome::{HookReport, Outcome, Status};
 use crate::verdict::{denied_by_json, verdict};
 
@@ -339,12 +339,38 @@ fn skipped_layers(outcome: &Outcome) -> Option<String> {
     ))
 }
 
-fn hook_state(h: &HookReport) -> String {
+/// `hook NAME [layer]: how it ended, N ms`: the line of one hook in `run`'s output.
+fn hook_line(h: &HookReport, event: Event) -> String {
+    let name = crate::terminal::escape(&h.name);
+    if h.blocked_without_running {
+        return format!(
+            "hook {name} [{}]: blocked without running ({})",
+            h.source.layer,
+            first_line(&h.stderr)
+        );
+    }
+    format!(
+        "hook {name} [{}]: {}, {:.1} ms",
+        h.source.layer,
+        hook_state(h, event),
+        h.duration_ms
+    )
+}
+
+/// How a hook that ran ended, in the words of its event: an exit 2 blocks a pipeline event, but
+/// keeps a stop going and marks a tool's result as an error.
+fn hook_state(h: &HookReport, event: Event) -> String {
     if denied_by_json(h) {
         return "blocked (deny, exit 0)".to_owned();
     }
+    let stderr = match first_line(&h.stderr) {
+        line if line.is_empty() || h.error.as_deref().is_some_and(|e| e.contains(&line)) => {
+            String::new()
+        }
+        line => format!("; stderr: {line}"),
+    };
     let detail = match (&h.status, &h.error, h.exit_code) {
-        (Status::Error, Some(e), _) => format!(" ({e})"),
+        (Status::Error, Some(e), _) => format!(" ({e}{stderr})"),
         (Status::Skipped, _, _) => " (an earlier hook blocked)".to_owned(),
         (_, Some(e), Some(code)) => format!(" (exit {code}; {e})"),
         (_, _, Some(code)) => format!(" (exit {code})"),
@@ -358,7 +384,28 @@ fn hook_state(h: &HookReport) -> String {
         .filter(|_| h.action.applied)
         .map(|d| format!(", decision {d}"))
         .unwrap_or_default();
-    format!("{}{detail}{decision}", h.status.as_str())
+    let status = match (h.status, event.exit_two()) {
+        (Status::Blocked, ExitTwo::KeepGoing) => "asked to keep going",
+        (Status::Blocked, ExitTwo::MarkError) => "marked the result as an error",
+        (Status::Blocked, ExitTwo::Feedback) => "gave feedback",
+        (Status::Blocked, ExitTwo::Advisory) => "exit 2, advisory: no effect",
+        (status, _) => status.as_str(),
+    };
+    format!("{status}{detail}{decision}")
+}
+
+/// The first non-empty line of a hook's stderr, escaped and cut to fit one terminal line.
+fn first_line(stderr: &str) -> String {
+    const MAX: usize = 120;
+    let line = stderr.lines().map(str::trim).find(|l| !l.is_empty());
+    let line = line.unwrap_or("");
+    let cut: String = line.chars().take(MAX).collect();
+    let more = if line.chars().count() > MAX {
+        "…"
+    } else {
+        ""
+    };
+    format!("{}{more}", crate::terminal::escape(&cut))
 }
 
 /// `-v`: each hook's raw output and duration, escaped.
@@ -368,14 +415,7 @@ fn verbose_hooks(outcome: &Outcome) -> String {
     // Once a hook rewrote the call, each guard's line says which version of it it judged.
     let rewritten = outcome.hooks.iter().any(|h| h.input.is_some());
     for h in &outcome.hooks {
-        let _ = writeln!(
-            w,
-            "hook {} [{}]: {}, {:.1} ms",
-            crate::terminal::escape(&h.name),
-            h.source.layer,
-            hook_state(h),
-            h.duration_ms
-        );
+        let _ = writeln!(w, "{}", hook_line(h, outcome.event));
         let ran = !matches!(h.status, Status::Skipped | Status::Cancelled);
         if rewritten && ran {
             let _ = writeln!(w, "  {}", saw(h));
@@ -482,14 +522,7 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
         let _ = writeln!(w, "  no hook matched");
     }
     for h in &outcome.hooks {
-        let _ = writeln!(
-            w,
-            "  hook {} [{}]: {}, {:.1} ms",
-            escape(&h.name),
-            h.source.layer,
-            hook_state(h),
-            h.duration_ms
-        );
+        let _ = writeln!(w, "  {}", hook_line(h, outcome.event));
     }
     for b in &outcome.background {
         let state = match &b.error {

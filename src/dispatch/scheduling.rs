@@ -110,15 +110,13 @@ pub(super) fn govern_continuation(config: &Config, had: &Continuations, outcome:
     }
     if had.counted >= u64::from(max) {
         outcome.capped = true;
-        let note = format!(
-            "a stop hook asked to keep going, but this turn already {} \
+        // Said once, as a note: the user reads it, and the adapters show it.
+        outcome.notes.push(format!(
+            "a stop hook asked to keep going ({}), but this turn already {} \
              (max_continuations = {max}); the agent stops",
+            excerpt(&text),
             had.said()
-        );
-        outcome
-            .diagnostics
-            .push(format!("{note}; not applied: {}", excerpt(&text)));
-        outcome.notes.push(note);
+        ));
         return;
     }
     // It becomes the model's next input: as long as a context may be (Claude Code caps hook

@@ -43,6 +43,7 @@ mod examples;
 mod fail_open;
 mod file_identity;
 mod filters;
+mod first_hour;
 mod golden;
 mod guards_hold;
 mod hardening;
