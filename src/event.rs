@@ -110,7 +110,7 @@ impl ExitTwo {
 }
 
 /// Action keys every event takes.
-pub const COMMON_ACTIONS: &[&str] = &["note", "message", "halt", "mode"];
+pub const COMMON_ACTIONS: &[&str] = &["note", "halt", "mode"];
 
 const TOOL_FIELDS: &[(&str, &str)] = &[
     ("tool", "the tool's ka name (`bash`, `write`, ...)"),
@@ -294,7 +294,7 @@ impl Event {
                     ("is_error", "whether the call failed"),
                 ],
                 "mark the result as an error; stderr is appended to it",
-                &["feedback", "context", "mark_error"],
+                &["feedback", "context"],
                 Some("tool"),
             ),
             Event::Stop => info(

@@ -1111,3 +1111,21 @@ fn permission_decision_defer_is_recorded_as_deferred() {
     assert!(a.deferred);
     assert_eq!(a.decision, None);
 }
+
+#[test]
+fn every_action_key_an_event_documents_is_one_this_module_reads() {
+    for event in Event::ALL {
+        for key in event
+            .info()
+            .actions
+            .iter()
+            .chain(crate::event::COMMON_ACTIONS)
+        {
+            assert!(
+                super::KNOWN_KEYS.contains(key),
+                "{} documents `{key}`, which is read nowhere",
+                event.as_str()
+            );
+        }
+    }
+}

@@ -101,3 +101,57 @@ fn a_guard_that_blocked_without_running_says_so() {
     );
     assert!(!line.contains("exit 2") && !line.contains(" ms"), "{line}");
 }
+
+/// A value a hook may print for action key `key`.
+fn sample(key: &str) -> serde_json::Value {
+    match key {
+        "decision" => json!("allow"),
+        "updated_input" => json!({"path": "b.txt"}),
+        "mode" => json!("plan"),
+        _ => json!("some text"),
+    }
+}
+
+#[test]
+fn every_action_key_events_lists_is_read_on_its_event() {
+    let p = Project::new();
+    let (_, stdout, _) = run(&p, &["events", "--json"]);
+    let events: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("events --json");
+    let (_, text, _) = run(&p, &["events"]);
+    for common in ["message", "mark_error"] {
+        assert!(
+            !text.contains(&format!(" {common},")) && !text.contains(&format!(" {common}\n")),
+            "`events` offers `{common}`, which no event reads: {text}"
+        );
+    }
+    for e in &events {
+        let event = e["event"].as_str().expect("event");
+        let mut keys: Vec<&str> = e["actions"]
+            .as_array()
+            .expect("actions")
+            .iter()
+            .filter_map(|k| k.as_str())
+            .collect();
+        keys.extend(["note", "halt", "mode"]);
+        for key in keys {
+            let out = json!({ key: sample(key) }).to_string();
+            p.write_user_toml(&hook("says", event, &format!("printf '%s' '{out}'"), &[]));
+            let mut args = vec!["run", event, "--json"];
+            if e["tool_event"] == true {
+                args.extend(["--tool", "write"]);
+            }
+            let (_, stdout, stderr) = run(&p, &args);
+            let outcome: serde_json::Value =
+                serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{event}: {stderr}"));
+            let said = outcome.to_string();
+            assert!(
+                !said.contains("unknown key") && !said.contains("voided"),
+                "{event} lists `{key}`, but a hook printing it gets: {said}"
+            );
+            assert_eq!(
+                outcome["hooks"][0]["action"]["applied"], true,
+                "{event} {key}: {said}"
+            );
+        }
+    }
+}
