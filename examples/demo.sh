@@ -37,7 +37,15 @@ fi
 
 scratch="$(mktemp -d)"
 if [ "$keep" = 1 ]; then
-  trap 'echo; echo "kept the scratch project: $scratch/project (config: $scratch/config, data: $scratch/data)"' EXIT
+  kept() {
+    echo
+    echo "kept the scratch project: $scratch/project (config: $scratch/config, data: $scratch/data)"
+    echo "to use it, in a shell (its hooks are trusted in that data dir only):"
+    printf '  cd %q && export KA_CONFIG_DIR=%q KA_DATA_DIR=%q\n' \
+      "$scratch/project" "$scratch/config" "$scratch/data"
+    printf '  %q list\n' "$scratch/ka-hooks"
+  }
+  trap kept EXIT
 else
   trap 'rm -rf "$scratch"' EXIT
 fi

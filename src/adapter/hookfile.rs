@@ -585,7 +585,12 @@ pub fn install(
     }
     if args.write {
         write_atomically(&file, &new)?;
-        println!("updated {shown}:");
+        let done = if original.is_none() {
+            "created"
+        } else {
+            "updated"
+        };
+        println!("{done} {shown}:");
     } else {
         print_diff(&file, original.is_some(), &old, &new);
     }

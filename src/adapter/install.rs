@@ -359,7 +359,12 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
         } else {
             super::created::forget(opts.paths.data_dir.as_deref(), &file);
         }
-        println!("updated {}:", file.display());
+        let done = if original.is_none() {
+            "created"
+        } else {
+            "updated"
+        };
+        println!("{done} {}:", file.display());
     } else {
         print_diff(&file, original.is_some(), &old, &new);
     }

@@ -92,6 +92,11 @@ struct NoHooks {
 impl NoHooks {
     /// An error when `--trust` or `--log` was given to `command` (before or after its name).
     fn refuse(&self, global: &GlobalArgs, command: &str) -> Result<(), String> {
+        self.refuse_because(global, command, "loads and runs no hooks")
+    }
+
+    /// [`NoHooks::refuse`], saying what `command` does instead (`what`).
+    fn refuse_because(&self, global: &GlobalArgs, command: &str, what: &str) -> Result<(), String> {
         let flag = if self.trust || global.trust {
             "--trust"
         } else if self.log.is_some() || global.log.is_some() {
@@ -100,7 +105,7 @@ impl NoHooks {
             return Ok(());
         };
         Err(format!(
-            "{flag} means nothing for `ka-hooks {command}`, which loads and runs no hooks; drop it"
+            "{flag} means nothing for `ka-hooks {command}`, which {what}; drop it"
         ))
     }
 }
@@ -142,6 +147,8 @@ enum Command {
         /// Record without asking (required when there is no terminal to confirm on).
         #[arg(long, conflicts_with_all = ["show", "revoke"])]
         yes: bool,
+        #[command(flatten)]
+        no_hooks: NoHooks,
     },
     /// Run the project's golden cases (`.ka/tests/*.toml`) through the hooks; exit 1 on a failure.
     Test(test::TestArgs),
@@ -308,14 +315,26 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
             json,
             allow_skipped,
         } => check::check(&opts, json, allow_skipped, out),
-        Command::Trust { show, revoke, yes } => crate::review::run(
-            &opts,
-            match (show, revoke) {
-                (true, _) => crate::review::Mode::Show,
-                (_, true) => crate::review::Mode::Revoke,
-                _ => crate::review::Mode::Trust { yes },
-            },
-        ),
+        Command::Trust {
+            show,
+            revoke,
+            yes,
+            no_hooks,
+        } => {
+            no_hooks.refuse_because(
+                &cli.global,
+                "trust",
+                "records trust itself and runs no hooks",
+            )?;
+            crate::review::run(
+                &opts,
+                match (show, revoke) {
+                    (true, _) => crate::review::Mode::Show,
+                    (_, true) => crate::review::Mode::Revoke,
+                    _ => crate::review::Mode::Trust { yes },
+                },
+            )
+        }
         Command::Test(args) => test::run(&opts, args, out),
         Command::Init { nested } => init::init(&opts, nested),
         Command::Claude(args) => Ok(adapter_run(

@@ -73,13 +73,10 @@ pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Ma
             payload.insert("stop".into(), json!("done"));
         }
         Event::UserPromptSubmit => {
-            payload.insert(
-                "prompt".into(),
-                json!(format!("ka-hooks doctor: explain {file}")),
-            );
+            payload.insert("prompt".into(), json!(format!("explain {file}")));
         }
         Event::PreCompact => {
-            payload.insert("focus".into(), json!("ka-hooks doctor"));
+            payload.insert("focus".into(), json!("the example file"));
         }
         _ => {}
     }

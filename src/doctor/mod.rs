@@ -58,9 +58,10 @@ pub const EXEC_TIMEOUT_CAP: Duration = Duration::from_secs(10);
 /// The file the synthetic payloads name, relative to the scratch directory.
 pub const EXAMPLE_FILE: &str = "src/example.rs";
 /// Content of [`EXAMPLE_FILE`], and of `arguments.content` in write-like synthetic calls.
-pub const EXAMPLE_SOURCE: &str = "fn main() {\n    println!(\"hello from ka-hooks doctor\");\n}\n";
-/// `session_id` of every synthetic payload.
-pub const SESSION_ID: &str = "ka-hooks-doctor";
+pub const EXAMPLE_SOURCE: &str = "fn main() {\n    println!(\"hello from ka-hooks\");\n}\n";
+/// `session_id` of every synthetic payload (`doctor --exec`, `run --example`, `events`); a hook
+/// the doctor runs also sees [`DOCTOR_ENV`].
+pub const SESSION_ID: &str = "ka-hooks-example";
 
 /// Diagnose every hook that `opts` loads, and every hook of a layer the trust gate skips. With
 /// `exec`, run each runnable hook once on a synthetic payload; `progress` is told the name of each

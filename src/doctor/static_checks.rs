@@ -176,23 +176,25 @@ pub(crate) fn hook_entry(hook: &Hook, run_dir: &Path) -> Entry {
     }
 }
 
-/// A guard (a `pre_tool_use` or `user_prompt_submit` hook) that fails open: with
-/// `on_error = "ignore"` (the default), a guard that crashes, times out or prints what cannot be
+/// A guard (a hook of an event that can veto) that fails open: with `on_error = "ignore"` set for
+/// it (the default there is `block`), a guard that crashes, times out or prints what cannot be
 /// applied lets the call through, which users do not expect of a guard. A warning for `check`
 /// and `doctor`, never an error.
 pub fn fail_open_warning(hook: &Hook) -> Option<String> {
     (hook.enabled && hook.event.is_pipeline() && hook.on_error == config::OnError::Ignore).then(
         || {
             format!(
-                "hook `{}` on {} fails open: with on_error = \"ignore\" (the default), the {} \
+                "hook `{}` on {} fails open: on_error = \"ignore\" is set for it (the default on \
+                 {} is \"block\"), so the {} \
                  proceeds when the hook crashes, times out or prints what cannot be applied; \
                  set on_error = \"block\" (or \"ask\") if it is a guard",
                 hook.name,
                 hook.event,
-                if hook.event == Event::PreToolUse {
-                    "tool call"
-                } else {
+                hook.event,
+                if hook.event == Event::UserPromptSubmit {
                     "prompt"
+                } else {
+                    "tool call"
                 }
             )
         },

@@ -78,6 +78,24 @@ fn demo_finds_the_binary_in_cargo_target_dir_and_every_step_exits_as_expected() 
         .expect("the kept project's path");
     let kept = Path::new(kept);
     assert!(kept.join(".ka/ka.toml").is_file(), "{}", kept.display());
+    // It says how to use it: with the printed variables, its hooks load (trusted there).
+    let export = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("  cd "))
+        .expect("the line that sets the variables");
+    let list = Command::new("bash")
+        .arg("-c")
+        .arg(format!("cd {export} && \"$KA\" list",))
+        .env("KA", target_dir().join("debug/ka-hooks"))
+        .env_remove("KA_CONFIG_DIR")
+        .env_remove("KA_DATA_DIR")
+        .env("HOME", home.path())
+        .output()
+        .expect("ka-hooks list in the kept project");
+    let listed = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success(), "{listed}{list:?}");
+    assert!(listed.contains("guard-writes"), "{listed}");
+    assert!(!listed.contains("untrusted"), "{listed}");
     if let Some(scratch) = kept.parent() {
         let _ = std::fs::remove_dir_all(scratch);
     }

@@ -155,3 +155,94 @@ fn every_action_key_events_lists_is_read_on_its_event() {
         }
     }
 }
+
+#[test]
+fn install_says_created_for_a_file_it_created_and_updated_after() {
+    let p = Project::new();
+    let (code, stdout, stderr) = run(&p, &["install", "claude", "--write"]);
+    assert_eq!(code, 0, "{stderr}");
+    let file = p.root.join(".claude/settings.json");
+    assert!(
+        stdout.starts_with(&format!("created {}:\n", file.display())),
+        "{stdout}"
+    );
+    let p = Project::new();
+    p.write(".claude/settings.json", "{\"permissions\": {}}\n");
+    let (_, stdout, _) = run(&p, &["install", "claude", "--write"]);
+    let file = p.root.join(".claude/settings.json");
+    assert!(
+        stdout.starts_with(&format!("updated {}:\n", file.display())),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn trust_help_offers_no_global_flag_that_means_nothing_there() {
+    let p = Project::new();
+    let (_, help, _) = run(&p, &["trust", "--help"]);
+    assert!(!help.contains("--trust"), "{help}");
+    assert!(!help.contains("--log"), "{help}");
+    let (code, _, stderr) = run(&p, &["--trust", "trust", "--yes"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--trust means nothing for `ka-hooks trust`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn run_example_is_not_dressed_as_the_doctor() {
+    let p = Project::with_user_toml(&hook("seen", "pre_tool_use", "cat >/dev/null", &[]));
+    let (_, _, stderr) = run(
+        &p,
+        &["run", "pre_tool_use", "--tool", "write", "--example", "-v"],
+    );
+    assert!(
+        stderr.contains("\"session_id\": \"ka-hooks-example\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("doctor"), "{stderr}");
+}
+
+#[test]
+fn the_example_config_points_to_sections_that_exist() {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let example = std::fs::read_to_string(repo.join("ka.toml.example")).expect("ka.toml.example");
+    let mut seen = 0;
+    for (at, _) in example.match_indices(", \"") {
+        let before = &example[..at];
+        let file = before.rsplit(['(', ' ']).next().unwrap_or("");
+        let file = if file == "README" { "README.md" } else { file };
+        if !file.ends_with(".md") {
+            continue;
+        }
+        let rest = &example[at + 3..];
+        let heading = &rest[..rest.find('"').expect("closing quote")];
+        let text = std::fs::read_to_string(repo.join(file)).expect("the file it names");
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start_matches('#').trim() == heading && l.starts_with('#')),
+            "ka.toml.example points to {file}, \"{heading}\", which has no such heading"
+        );
+        seen += 1;
+    }
+    assert!(seen > 0, "no pointer found in ka.toml.example");
+}
+
+#[test]
+fn doctor_does_not_call_ignore_the_default_on_a_guard() {
+    let p = Project::with_user_toml(&hook(
+        "open",
+        "pre_tool_use",
+        "exit 0",
+        &["on_error = \"ignore\""],
+    ));
+    let (_, stdout, stderr) = run(&p, &["doctor"]);
+    let all = format!("{stdout}{stderr}");
+    assert!(all.contains("fails open"), "{all}");
+    assert!(!all.contains("(the default)"), "{all}");
+    assert!(
+        all.contains("(the default on pre_tool_use is \"block\")"),
+        "{all}"
+    );
+}
