@@ -284,7 +284,7 @@ fn faithful(format: &HookFile, agent: Agent, event: &str, hook: &Value, mut e: E
 }
 
 /// A stable 64-bit FNV-1a hash (names that do not shift when the user's file changes).
-fn fnv(text: &str) -> u64 {
+pub(super) fn fnv(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })

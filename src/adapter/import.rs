@@ -169,7 +169,7 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
                     None => (matcher, None),
                 };
                 match entry(Agent::Claude, &origin, event, matcher, hook, said) {
-                    Ok(Some(entry)) => imported.entries.push(entry),
+                    Ok(Some(entry)) => imported.entries.push(named(entry, event_name, matcher)),
                     Ok(None) => {}
                     Err(why) => imported.skipped.push(format!("{origin}: {why}")),
                 }
@@ -177,6 +177,24 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
         }
     }
     Ok(())
+}
+
+/// `entry` with a `name` of its own, from where it came (Claude's event and matcher) and its
+/// command: a default name (`pre_tool_use#2`) counts the hooks of every layer, so it would shift
+/// when the user's file gains or loses a hook, and name nothing in any file.
+fn named(mut entry: Entry, claude_event: &str, matcher: &str) -> Entry {
+    let event: String = claude_event
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let hash = super::hookfile::fnv(&format!("{matcher}\n{}", entry.command)) as u32;
+    let line = format!("name = \"claude-{event}-{hash:08x}\"\n");
+    let at = entry
+        .toml
+        .find("[[hooks]]\n")
+        .map_or(0, |at| at + "[[hooks]]\n".len());
+    entry.toml.insert_str(at, &line);
+    entry
 }
 
 /// `name` with regex metacharacters escaped (event names are plain words, but an unknown one

@@ -224,6 +224,9 @@ pub fn import(opts: &LoadOptions, cli: &ImportCli) -> Result<u8, String> {
     }
     if cli.remove_originals {
         let target = import_target(opts, args)?;
+        if !args.user {
+            replacements_run(opts, &target)?;
+        }
         let in_ka = ka_hooks_in(&target);
         let mut code = 0;
         for file in claude_sources(opts, args) {
@@ -246,6 +249,39 @@ pub fn import(opts: &LoadOptions, cli: &ImportCli) -> Result<u8, String> {
         twice_note(opts, args)?;
     }
     Ok(code)
+}
+
+/// `--remove-originals` only once the replacements run: while the project file that holds them
+/// is untrusted (or changed since it was trusted), its hooks are skipped, and removing Claude
+/// Code's own would leave the agent with neither.
+fn replacements_run(opts: &LoadOptions, target: &Path) -> Result<(), String> {
+    let gated = LoadOptions {
+        trust_once: false,
+        ..opts.clone()
+    };
+    let config = crate::config::Config::load(&gated).map_err(|e| {
+        format!(
+            "import claude --remove-originals: the hooks that would replace Claude Code's do not \
+             load ({e}); nothing removed. Fix {}, then run this again",
+            escape_path(target)
+        )
+    })?;
+    let same = |file: &Path| {
+        paths::absolute(file) == paths::absolute(target)
+            || std::fs::canonicalize(file).ok() == std::fs::canonicalize(target).ok()
+    };
+    let Some(skipped) = config.untrusted.iter().find(|u| same(&u.file)) else {
+        return Ok(());
+    };
+    let root = paths::find_project_root(&opts.start_dir).unwrap_or_else(|| opts.start_dir.clone());
+    Err(format!(
+        "import claude --remove-originals: {} is {}, so the hooks imported into it do not run; \
+         removing Claude Code's own now would leave neither. Nothing removed. Review and trust \
+         it first (`{}`), then run this again",
+        escape_path(&skipped.file),
+        skipped.status,
+        escape(&crate::config::trust_command(&root))
+    ))
 }
 
 /// After `import --write`: the Claude hooks now in ka.toml too, and the command that removes them.
@@ -288,8 +324,8 @@ fn twice_note(opts: &LoadOptions, args: &ImportArgs) -> Result<(), String> {
     }
     println!(
         "these Claude Code hooks now also run through ka; with the adapter installed (`ka-hooks \
-         install claude`) each would run twice:\n{}\nremove them from Claude Code's settings with: \
-         {}",
+         install claude`) each would run twice:\n{}\nonce ka.toml is trusted (until then its hooks \
+         do not run), remove them from Claude Code's settings with: {}",
         lines.join("\n"),
         escape(&remove)
     );

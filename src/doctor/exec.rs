@@ -39,17 +39,34 @@ pub fn synthetic_tool(hook: &Hook) -> Option<String> {
 /// [`prepare_scratch`] fills). `tool` names the tool of a tool event (see [`synthetic_tool`]). The
 /// tests use this same function, so what they check is what the doctor sends.
 pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Map<String, Value> {
-    let file = scratch.join(EXAMPLE_FILE).to_string_lossy().into_owned();
+    payload_of(event, tool.unwrap_or("write"), scratch, EXAMPLE_FILE, None)
+}
+
+/// Whether `tool` runs shell commands (its synthetic arguments are a `command`).
+pub(super) fn shell_like(tool: &str) -> bool {
+    ["bash", "shell", "sh", "exec", "run"]
+        .iter()
+        .any(|t| tool.eq_ignore_ascii_case(t))
+}
+
+/// [`synthetic_payload`] naming `rel` (relative to `scratch`), and running `command` (else
+/// `cat FILE`) on a shell tool.
+pub(super) fn payload_of(
+    event: Event,
+    tool: &str,
+    scratch: &Path,
+    rel: &str,
+    command: Option<&str>,
+) -> Map<String, Value> {
+    let file = scratch.join(rel).to_string_lossy().into_owned();
     let mut payload = Map::new();
     payload.insert("event".into(), json!(event.as_str()));
     payload.insert("cwd".into(), json!(scratch.to_string_lossy()));
     payload.insert("session_id".into(), json!(SESSION_ID));
-    let tool = tool.unwrap_or("write");
-    let shell_like = ["bash", "shell", "sh", "exec", "run"]
-        .iter()
-        .any(|t| tool.eq_ignore_ascii_case(t));
+    let shell_like = shell_like(tool);
     let arguments = if shell_like {
-        json!({ "command": format!("cat {}", quote(Path::new(&file))) })
+        let cat = || format!("cat {}", quote(Path::new(&file)));
+        json!({ "command": command.map_or_else(cat, str::to_owned) })
     } else {
         json!({ "path": file, "file_path": file, "content": EXAMPLE_SOURCE })
     };
@@ -85,7 +102,12 @@ pub fn synthetic_payload(event: Event, tool: Option<&str>, scratch: &Path) -> Ma
 
 /// Fill a scratch directory with the files the synthetic payloads name.
 pub fn prepare_scratch(scratch: &Path) -> std::io::Result<()> {
-    let file = scratch.join(EXAMPLE_FILE);
+    prepare_file(scratch, EXAMPLE_FILE)
+}
+
+/// Write [`EXAMPLE_SOURCE`] to `rel` under `scratch`, creating its folders.
+fn prepare_file(scratch: &Path, rel: &str) -> std::io::Result<()> {
+    let file = scratch.join(rel);
     if let Some(parent) = file.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -151,8 +173,27 @@ pub(crate) fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check 
         h.timeout = limit;
         h.env.push((DOCTOR_ENV.to_owned(), "1".to_owned()));
     }
-    let tool = synthetic_tool(hook);
-    let payload = synthetic_payload(hook.event, tool.as_deref(), &scratch_path);
+    let fitted = match super::fitted::fitted_call(hook, &scratch_path) {
+        Ok(fitted) => fitted,
+        Err(why) => {
+            let fix = format!(
+                "run it on a call it matches: ka-hooks run {} --tool TOOL --input \
+                 '{{\"arguments\": {{...}}}}' --hook {}",
+                hook.event,
+                shell_words::quote(&crate::terminal::escape(&hook.name))
+            );
+            return Check::warning("exec", why, Some(fix));
+        }
+    };
+    if let Err(e) = prepare_file(&scratch_path, &fitted.file) {
+        return Check::warning(
+            "exec",
+            format!("not run: failed to fill the scratch directory: {e}"),
+            None,
+        );
+    }
+    let tool = fitted.tool;
+    let payload = fitted.payload;
     let mut request = Request::new(hook.event, payload);
     request.cancel = crate::interrupt::token();
     let outcome = match config.replay(request, &hook.name) {

@@ -12,13 +12,15 @@
 //!
 //! The work is split by concern: `command.rs` resolves a command's first word the way `sh` would,
 //! `static_checks.rs` judges each hook, layer and configuration error without running anything,
-//! `exec.rs` runs a hook on a synthetic payload, `agents/` reads each agent's own state (is
+//! `exec.rs` runs a hook on a synthetic payload (`fitted.rs` makes it one the hook's filters
+//! select), `agents/` reads each agent's own state (is
 //! `ka-hooks <agent>` registered where the agent reads it, approved, switched off), and
 //! `report.rs` holds the findings and their text.
 
 mod agents;
 mod command;
 mod exec;
+mod fitted;
 mod report;
 mod static_checks;
 #[cfg(test)]

@@ -168,11 +168,27 @@ pub(crate) fn hook_entry(hook: &Hook, run_dir: &Path) -> Entry {
         checks: {
             let mut checks = command_checks(hook, run_dir);
             if let Some(message) = fail_open_warning(hook) {
-                let fix = format!("set `on_error = \"block\"` on hook `{}`", hook.name);
+                let fix = format!("set `on_error = \"block\"` on {}", which_hook(hook));
                 checks.push(Check::warning("on_error", message, Some(fix)));
             }
             checks
         },
+    }
+}
+
+/// How a message names `hook`: by its `name`, or, when it has none, by where its entry is (its
+/// default name, `pre_tool_use#2`, counts the hooks of every layer: it is in no file, and shifts
+/// when another file gains or loses a hook).
+pub(crate) fn which_hook(hook: &Hook) -> String {
+    if hook.named {
+        format!("hook `{}`", hook.name)
+    } else {
+        format!(
+            "the {} hook without a name at {}:{}",
+            hook.event,
+            crate::terminal::escape_path(&hook.source.file),
+            hook.source.line
+        )
     }
 }
 
@@ -184,11 +200,11 @@ pub fn fail_open_warning(hook: &Hook) -> Option<String> {
     (hook.enabled && hook.event.is_pipeline() && hook.on_error == config::OnError::Ignore).then(
         || {
             format!(
-                "hook `{}` on {} fails open: on_error = \"ignore\" is set for it (the default on \
+                "{} on {} fails open: on_error = \"ignore\" is set for it (the default on \
                  {} is \"block\"), so the {} \
                  proceeds when the hook crashes, times out or prints what cannot be applied; \
                  set on_error = \"block\" (or \"ask\") if it is a guard",
-                hook.name,
+                which_hook(hook),
                 hook.event,
                 hook.event,
                 if hook.event == Event::UserPromptSubmit {

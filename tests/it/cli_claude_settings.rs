@@ -157,6 +157,8 @@ fn import_write_names_the_hooks_that_would_run_twice_and_remove_originals_takes_
         "{stdout}"
     );
 
+    // The imported hooks run once the file is trusted; only then do the originals go.
+    p.cli().args(["trust", "--yes"]).assert().success();
     let (code, stdout, _) = ka(
         &p,
         &["import", "claude", "--remove-originals", "--write"],

@@ -246,3 +246,136 @@ fn doctor_does_not_call_ignore_the_default_on_a_guard() {
         "{all}"
     );
 }
+
+/// The `exec` check of hook `name` in `doctor --exec --json`.
+fn exec_check(p: &Project, name: &str) -> serde_json::Value {
+    let (_, stdout, stderr) = run(p, &["doctor", "--exec", "--json"]);
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stdout}{stderr}"));
+    entries
+        .iter()
+        .find(|e| e["name"] == name)
+        .and_then(|e| e["checks"].as_array())
+        .and_then(|c| c.iter().find(|c| c["check"] == "exec"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no exec check for {name}: {stdout}"))
+}
+
+#[test]
+fn doctor_exec_sends_a_call_the_hooks_own_filters_select() {
+    let p = Project::with_user_toml(
+        &[
+            hook(
+                "md-only",
+                "post_tool_use",
+                "grep -q '[.]md\"' || { echo 'not a Markdown file' >&2; exit 4; }",
+                &["paths = [\"docs/**/*.md\"]"],
+            ),
+            hook(
+                "no-rm",
+                "pre_tool_use",
+                "grep -q '\"rm ' || { echo 'not an rm' >&2; exit 4; }; echo 'no rm' >&2; exit 2",
+                &["if = \"Bash(rm:*)\""],
+            ),
+        ]
+        .concat(),
+    );
+    let md = exec_check(&p, "md-only");
+    assert_eq!(md["state"], "ok", "{md}");
+    let rm = exec_check(&p, "no-rm");
+    assert_eq!(rm["state"], "ok", "{rm}");
+    assert!(
+        rm["message"].as_str().unwrap_or("").contains("vetoed"),
+        "{rm}"
+    );
+}
+
+#[test]
+fn doctor_exec_says_why_it_did_not_run_a_hook_no_synthetic_call_matches() {
+    let p = Project::with_user_toml(&hook(
+        "etc-only",
+        "post_tool_use",
+        "echo ran > ran.txt; exit 4",
+        &["paths = [\"/etc/**\"]"],
+    ));
+    let check = exec_check(&p, "etc-only");
+    assert_eq!(check["state"], "warning", "{check}");
+    let message = check["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("no synthetic call matches its own filters (paths = [\"/etc/**\"])"),
+        "{check}"
+    );
+    assert!(!p.exists("ran.txt"), "the hook ran");
+}
+
+#[test]
+fn remove_originals_refuses_while_the_replacements_are_untrusted() {
+    let p = Project::new();
+    let claude = json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
+        "hooks": [{"type": "command", "command": "./no-rm.sh"}]}]}});
+    p.write(".claude/settings.json", &claude.to_string());
+    let (code, _, stderr) = run(&p, &["import", "claude", "--write"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = run(&p, &["import", "claude", "--remove-originals", "--write"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stderr.contains("untrusted, so the hooks imported into it do not run"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Review and trust it first (`ka-hooks "),
+        "{stderr}"
+    );
+    assert!(p
+        .read(".claude/settings.json")
+        .is_some_and(|s| s.contains("no-rm.sh")));
+    // Once trusted, the replacements run, and the originals go.
+    p.cli().args(["trust", "--yes"]).assert().success();
+    let (code, stdout, stderr) = run(&p, &["import", "claude", "--remove-originals", "--write"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(p
+        .read(".claude/settings.json")
+        .is_some_and(|s| !s.contains("no-rm.sh")));
+}
+
+#[test]
+fn imported_hooks_have_names_that_do_not_shift_with_the_users_file() {
+    let claude = json!({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "./no-rm.sh"}]},
+        {"matcher": "Write", "hooks": [{"type": "command", "command": "./no-env.sh"}]}]}});
+    let names = |user: &str| {
+        let p = Project::with_user_toml(user);
+        p.write(".claude/settings.json", &claude.to_string());
+        run(&p, &["import", "claude", "--write"]);
+        let (_, stdout, _) = run(&p, &["--trust", "list", "--names"]);
+        let mut names: Vec<String> = stdout.lines().map(str::to_owned).collect();
+        names.retain(|n| n != "mine" && n != "pre_tool_use#1");
+        (names, p.read(".ka/ka.toml").unwrap_or_default())
+    };
+    let (alone, file) = names("");
+    let (beside, _) = names(&hook("", "pre_tool_use", "exit 0", &[]).replace("name = \"\"\n", ""));
+    assert_eq!(alone.len(), 2, "{alone:?}");
+    assert_eq!(alone, beside);
+    for name in &alone {
+        assert!(!name.contains('#'), "{name}");
+        assert!(file.contains(&format!("name = \"{name}\"")), "{file}");
+    }
+}
+
+#[test]
+fn doctors_fix_names_an_unnamed_hook_by_where_it_is() {
+    let p = Project::with_user_toml(
+        "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"exit 0\"\non_error = \"ignore\"\n",
+    );
+    let (_, stdout, _) = run(&p, &["doctor", "--json"]);
+    let text = stdout;
+    let file = p.config_dir.join("ka.toml");
+    assert!(
+        text.contains(&format!(
+            "set `on_error = \\\"block\\\"` on the pre_tool_use hook without a name at {}:1",
+            file.display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("hook `pre_tool_use#1`"), "{text}");
+}
