@@ -1,6 +1,7 @@
 //! A small agent loop over scripted tool calls (no model), using the public API the way an agent
 //! does: one [`Session`] for the whole session; session start, prompts, guarded tool calls
-//! (block, ask, rewrite, pre-approval), an async formatter whose results arrive on their own, the
+//! (block, ask, rewrite, pre-approval), tool results passed to `post_tool_use` and its answer
+//! applied, the denial backstop the session counts, an async formatter whose results arrive on their own, the
 //! stop loop, cancelling a hook (the user pressed Esc), a configuration edit picked up mid-session,
 //! and shutdown.
 //!
@@ -14,10 +15,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ka_hooks::config::{Config, LoadOptions};
-use ka_hooks::next::{Next, Other, Permission, Prompt, Stop};
+use ka_hooks::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
 use ka_hooks::paths::Paths;
 use ka_hooks::session::Session;
-use ka_hooks::{CancelToken, Event, Outcome, Request};
+use ka_hooks::{CancelToken, Event, Request};
 use serde_json::{json, Map, Value};
 
 /// The user's hooks for this demo (a real user keeps them in `~/.config/ka/ka.toml`).
@@ -29,6 +30,11 @@ max_continuations = 2
 name = "welcome"
 event = "session_start"
 command = '''echo '{"context":"this project builds with cargo"}' '''
+
+[[hooks]]
+name = "ci-status"
+event = "user_prompt_submit"
+command = '''echo '{"context":"CI is red on main"}' '''
 
 [[hooks]]
 name = "no-passwords"
@@ -63,16 +69,33 @@ async = true
 command = '''echo '{"context":"formatted the file"}' '''
 
 [[hooks]]
+name = "no-main-in-lib"
+event = "post_tool_use"
+tool = "write"
+command = '''grep -q 'fn main' && { echo 'src/lib.rs must not define main' >&2; exit 2; }; exit 0'''
+
+[[hooks]]
 name = "tests-again"
 event = "stop"
 command = "echo 'run the tests once more' >&2; exit 2"
 "#;
 
-/// What the user should see besides the verdict: weakened or skipped guards, notes, messages,
-/// failed hooks.
-fn show(outcome: &Outcome) {
-    for line in outcome.for_user().lines() {
+/// What every answer carries besides the verdict: the permission mode to switch to, and what
+/// the user should see (weakened or skipped guards, notes, messages, failed hooks).
+fn show(next: &Next) {
+    let always = next.always();
+    if let Some(mode) = &always.mode {
+        println!("  mode -> {mode}");
+    }
+    for line in always.for_user.lines() {
         println!("  ! {line}");
+    }
+}
+
+/// Context a hook gave for the model: a real agent adds it to what the model reads next.
+fn to_model(context: Option<String>) {
+    if let Some(context) = context {
+        println!("  model context: {context}");
     }
 }
 
@@ -90,15 +113,16 @@ struct Agent {
 impl Agent {
     fn prompt(&self, text: &str) -> Result<bool, Box<dyn Error>> {
         let request = Request::new(Event::UserPromptSubmit, object(json!({ "prompt": text })));
-        let outcome = self.session.dispatch(request);
-        show(&outcome);
-        match outcome.next() {
+        let next = self.session.dispatch(request).next();
+        show(&next);
+        match next {
             Next::Prompt(Prompt::Block { reason } | Prompt::Halt { reason }, _) => {
                 println!("prompt {text:?}: blocked: {reason}");
                 Ok(false)
             }
-            Next::Prompt(Prompt::Submit { .. }, _) => {
+            Next::Prompt(Prompt::Submit { context }, _) => {
                 println!("prompt {text:?}: sent to the model");
+                to_model(context);
                 Ok(true)
             }
             other => Err(format!("a prompt answered {other:?}").into()),
@@ -126,14 +150,16 @@ impl Agent {
             }),
             None => self.session.dispatch(request),
         };
-        show(&outcome);
-        let Next::ToolCall(permission, _) = outcome.next() else {
-            return Err(format!("a tool call answered {:?}", outcome.next()).into());
+        let next = outcome.next();
+        show(&next);
+        let Next::ToolCall(permission, _) = next else {
+            return Err(format!("a tool call answered {next:?}").into());
         };
         // Every way a tool call can end, matched whole: a new one would not compile here.
         let run = match permission {
-            Permission::Block { reason, .. } => {
+            Permission::Block { reason, context } => {
                 println!("tool {tool}: blocked: {reason}");
+                to_model(context);
                 None
             }
             Permission::Halt { reason } => {
@@ -141,9 +167,12 @@ impl Agent {
                 None
             }
             Permission::Ask {
-                reason, arguments, ..
+                reason,
+                arguments,
+                context,
             } if user_says_yes => {
                 println!("tool {tool}: asked the user ({reason}): yes");
+                to_model(context);
                 Some(arguments)
             }
             Permission::Ask { reason, .. } => {
@@ -153,8 +182,9 @@ impl Agent {
             Permission::Run {
                 arguments: args,
                 pre_approved: approved,
-                ..
+                context,
             } => {
+                to_model(context);
                 let how = if approved {
                     "pre-approved"
                 } else {
@@ -168,8 +198,37 @@ impl Agent {
             }
         };
         if let Some(args) = run {
-            let post = Request::tool_call(Event::PostToolUse, tool, args);
-            show(&self.session.dispatch(post));
+            self.result(tool, args, "ok")?;
+        }
+        Ok(())
+    }
+
+    /// The tool ran: its result goes to `post_tool_use`, and what the model reads is its answer.
+    fn result(
+        &self,
+        tool: &str,
+        args: Map<String, Value>,
+        result: &str,
+    ) -> Result<(), Box<dyn Error>> {
+        let mut post = Request::tool_call(Event::PostToolUse, tool, args);
+        post.payload.insert("result".into(), json!(result));
+        let next = self.session.dispatch(post).next();
+        show(&next);
+        match next {
+            Next::ToolResult(ToolResult::Feedback { feedback, context }, _) => {
+                let feedback = feedback.map(|f| format!(" + {f}")).unwrap_or_default();
+                println!("result of {tool}: {result}{feedback}");
+                to_model(context);
+            }
+            Next::ToolResult(ToolResult::Block { feedback, context }, _) => {
+                let feedback = feedback.unwrap_or_default();
+                println!("result of {tool}: marked as an error: {feedback}");
+                to_model(context);
+            }
+            Next::ToolResult(ToolResult::Halt { reason }, _) => {
+                println!("result of {tool}: the turn ends: {reason}");
+            }
+            other => return Err(format!("a tool result answered {other:?}").into()),
         }
         Ok(())
     }
@@ -177,18 +236,23 @@ impl Agent {
     /// The end of a turn: stop hooks may keep the agent going, up to `max_continuations`.
     fn stop_loop(&self) -> Result<(), Box<dyn Error>> {
         loop {
-            let outcome = self.session.dispatch(Request::new(Event::Stop, Map::new()));
-            show(&outcome);
-            match outcome.next() {
-                Next::Stop(Stop::KeepGoing { reason, .. }, _) => {
-                    println!("stop: keep going: {reason}")
+            let next = self
+                .session
+                .dispatch(Request::new(Event::Stop, Map::new()))
+                .next();
+            show(&next);
+            match next {
+                Next::Stop(Stop::KeepGoing { reason, context }, _) => {
+                    println!("stop: keep going: {reason}");
+                    to_model(context);
                 }
                 Next::Stop(Stop::Halt { reason }, _) => {
                     println!("stop: halted: {reason}");
                     return Ok(());
                 }
-                Next::Stop(Stop::End { .. }, _) => {
+                Next::Stop(Stop::End { context }, _) => {
                     println!("stop: the turn ends");
+                    to_model(context);
                     return Ok(());
                 }
                 other => return Err(format!("a stop answered {other:?}").into()),
@@ -228,8 +292,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         Event::SessionStart,
         object(json!({ "source": "startup" })),
     ));
-    show(&start);
-    match start.next() {
+    let next = start.next();
+    show(&next);
+    match next {
         Next::Other(Other::Continue { context }, _) => {
             println!("session start: context {:?}", context.unwrap_or_default());
         }
@@ -245,7 +310,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             false,
             None,
         )?;
-        agent.tool("bash", json!({ "command": "rm -rf target" }), true, None)?;
+        // Three denials by one guard in a turn: the session counts them, and the guard's next
+        // match, which it would let through, goes to a person (the denial backstop).
+        for _ in 0..3 {
+            agent.tool("bash", json!({ "command": "rm -rf target" }), true, None)?;
+        }
+        agent.tool("bash", json!({ "command": "cargo clean" }), false, None)?;
         agent.tool("bash", json!({ "command": "git push" }), false, None)?;
         agent.tool(
             "deploy",

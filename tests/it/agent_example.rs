@@ -34,11 +34,17 @@ fn the_agent_example_runs_a_whole_session() {
     );
     let expected = [
         r#"session start: context "this project builds with cargo""#,
-        r#"prompt "fix the failing test": sent to the model"#,
+        // The prompt's context is delivered to the model.
+        "prompt \"fix the failing test\": sent to the model\n  model context: CI is red on main",
         r#"tool bash: runs pre-approved with {"command":"cargo test --quiet"}"#,
+        // The result goes to post_tool_use, and its answer is applied.
+        "result of bash: ok",
         r#"tool write: runs after the permission prompt with {"path":"src/lib.rs","content":"fn main() {}"}"#,
-        "tool bash: blocked: refusing rm -rf",
-        "tool bash: asked the user (pushing needs a person): no",
+        "result of write: marked as an error: src/lib.rs must not define main",
+        "tool bash: blocked: refusing rm -rf\ntool bash: blocked: refusing rm -rf\ntool bash: blocked: refusing rm -rf\n",
+        // The session counted the denials: the guard's next match goes to a person.
+        "tool bash: asked the user (the model was denied 3 times this turn by guard `shell-guard`",
+        "tool bash: asked the user (pushing needs a person",
         "tool deploy: blocked: hooks cancelled (cancelled by the caller)",
         "async fmt (Ok): formatted the file",
         "stop: keep going: run the tests once more\nstop: keep going: run the tests once more\n",
