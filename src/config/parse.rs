@@ -9,6 +9,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 mod hook_keys;
+mod settings_keys;
 
 use super::error::{ConfigError, Text};
 use super::filter::ToolFilter;
@@ -362,159 +363,16 @@ fn parse_settings(
     for (key, value) in table {
         let key_span = key.span();
         let key = key.into_inner();
-        let path = format!("hook_settings.{key}");
         let span = value.span();
         let value = value.into_inner();
-        let mut wrong = |expected: &str, v: &toml::Value| {
+        for problem in settings_keys::problems(layer, &key, &value) {
+            let at = if problem.on_key { &key_span } else { &span };
             errors.push(t.error(
-                Some(span.clone()),
-                Some(path.clone()),
-                format!("expected {expected}, got {}", type_name(v)),
-                None,
+                Some(at.clone()),
+                Some(format!("hook_settings.{key}")),
+                problem.message,
+                problem.help,
             ));
-        };
-        match key.as_str() {
-            "timeout" => match seconds(&value) {
-                Ok(_) => {}
-                Err(msg) => errors.push(t.error(
-                    Some(span.clone()),
-                    Some(path.clone()),
-                    msg,
-                    Some("write a number of seconds greater than 0, such as `timeout = 30`".into()),
-                )),
-            },
-            "disable_all" if !value.is_bool() => wrong("a boolean (`true` or `false`)", &value),
-            "log" if !value.is_str() => wrong("a string (the path of the audit log)", &value),
-            "max_continuations"
-                if !value
-                    .as_integer()
-                    .is_some_and(|n| (0..=MAX_CONTINUATIONS_LIMIT).contains(&n)) =>
-            {
-                errors.push(t.error(
-                    Some(span.clone()),
-                    Some(path.clone()),
-                    format!(
-                        "expected a whole number from 0 to {MAX_CONTINUATIONS_LIMIT}, got {}",
-                        crate::terminal::escape(&value.to_string())
-                    ),
-                    Some("write how many times stop hooks may keep one turn going, such as \
-                          `max_continuations = 8`"
-                        .into()),
-                ))
-            }
-            "denial_backstop"
-                if !value
-                    .as_integer()
-                    .is_some_and(|n| (0..=DENIAL_BACKSTOP_LIMIT).contains(&n)) =>
-            {
-                errors.push(t.error(
-                    Some(span.clone()),
-                    Some(path.clone()),
-                    format!(
-                        "expected a whole number from 0 to {DENIAL_BACKSTOP_LIMIT}, got {}",
-                        crate::terminal::escape(&value.to_string())
-                    ),
-                    Some("write after how many denials by one guard in a turn its calls ask \
-                          you, such as `denial_backstop = 3` (0 turns it off)"
-                        .into()),
-                ))
-            }
-            k if GATE_KEYS.contains(&k) && !matches!(layer, Layer::User | Layer::Managed) => {
-                errors.push(t.error(
-                    Some(key_span.clone()),
-                    Some(path.clone()),
-                    if key.contains("sandbox") {
-                        format!("a {layer} file cannot loosen or set the sandbox policy (`{key}`)")
-                    } else {
-                        format!("a {layer} file cannot change the trust gate (`{key}`)")
-                    },
-                    Some(format!(
-                        "move `{key}` to your user file ($KA_CONFIG_DIR/ka.toml, \
-                         ~/.config/ka/ka.toml)"
-                    )),
-                ))
-            }
-            k if USER_ONLY_KEYS.contains(&k) && layer.is_gated() => errors.push(t.error(
-                Some(key_span.clone()),
-                Some(path.clone()),
-                format!(
-                    "a {layer} file cannot set `{key}`: it acts beyond the project ({})",
-                    if key == "log" {
-                        "ka-hooks itself, unconfined, appends the audit log where it points"
-                    } else {
-                        "it caps the stop hooks of every layer, yours included"
-                    }
-                ),
-                Some(
-                    "remove it; set it in your user file ($KA_CONFIG_DIR/ka.toml, \
-                     ~/.config/ka/ka.toml) if you want it"
-                        .into(),
-                ),
-            )),
-            "allow_managed_hooks_only" if layer != Layer::Managed => errors.push(t.error(
-                Some(key_span.clone()),
-                Some(path.clone()),
-                format!("only the managed file can restrict hooks to managed ones, not a {layer} file"),
-                Some("remove it, or set it in /etc/ka/ka.toml ($KA_MANAGED_DIR)".into()),
-            )),
-            "trusted_roots" => match value.as_array() {
-                Some(roots) if roots.iter().all(toml::Value::is_str) => {
-                    for root in roots.iter().filter_map(toml::Value::as_str) {
-                        if !(root.starts_with('/') || root == "~" || root.starts_with("~/")) {
-                            errors.push(t.error(
-                                Some(span.clone()),
-                                Some(path.clone()),
-                                format!("`{}` is not an absolute path", crate::terminal::escape(root)),
-                                Some("write an absolute directory, or one under `~/`".into()),
-                            ));
-                        }
-                    }
-                }
-                _ => wrong("an array of directory paths", &value),
-            },
-            "stale" if !matches!(value.as_str(), Some("block" | "skip")) => errors.push(t.error(
-                Some(span.clone()),
-                Some(path.clone()),
-                "expected `block` (the guards of a changed or removed project file fail closed) \
-                 or `skip` (they are skipped)"
-                    .to_owned(),
-                None,
-            )),
-            "protect_ka_files" | "allow_managed_hooks_only" if !value.is_bool() => {
-                wrong("a boolean (`true` or `false`)", &value)
-            }
-            "sandbox" => {
-                if let Err(msg) = crate::sandbox::Declared::from_toml(&value) {
-                    errors.push(t.error(
-                        Some(span.clone()),
-                        Some(path.clone()),
-                        msg,
-                        Some(SANDBOX_HELP.into()),
-                    ))
-                }
-            }
-            "sandbox_project_hooks" => {
-                if let Err(msg) = crate::sandbox::Declared::from_toml(&value) {
-                    errors.push(t.error(
-                        Some(span.clone()),
-                        Some(path.clone()),
-                        msg,
-                        Some("write `sandbox_project_hooks = \"read-only\"` (stricter than the \
-                              default `project`) or `\"off\"`"
-                            .into()),
-                    ))
-                }
-            }
-            "require_sandbox" if !value.is_bool() => wrong("a boolean (`true` or `false`)", &value),
-            "require_sandbox" => {}
-            "stale" | "protect_ka_files" | "allow_managed_hooks_only" | "denial_backstop" => {}
-            "disable_all" | "log" | "max_continuations" => {}
-            _ => errors.push(t.error(
-                Some(key_span),
-                Some(path.clone()),
-                format!("unknown key `{key}`"),
-                Some(suggest_key(&key, SETTINGS_KEYS)),
-            )),
         }
         out.insert(key, value);
     }
