@@ -565,7 +565,7 @@ pub fn install(
     let base = args
         .command
         .clone()
-        .unwrap_or_else(|| format!("ka-hooks {}", agent.command()));
+        .unwrap_or_else(|| super::own_binary::adapter_command(agent));
     let changes = merge(agent, &mut object, &planned, &base, mode)
         .map_err(|e| format!("{shown}: {e}; fix it, then run again"))?;
     let new = render(&Value::Object(object), original.as_deref())?;

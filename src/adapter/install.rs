@@ -52,7 +52,8 @@ pub struct InstallArgs {
     /// Register every event the adapter supports, not only those that have ka hooks.
     #[arg(long)]
     pub all_events: bool,
-    /// The command the agent runs (default `ka-hooks <agent>`, found on PATH).
+    /// The command the agent runs (default: this binary's absolute path, then the agent, e.g.
+    /// `/home/me/.local/bin/ka-hooks claude`).
     #[arg(long, value_name = "CMD")]
     pub command: Option<String>,
 }
@@ -278,7 +279,7 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
     let command = args
         .command
         .clone()
-        .unwrap_or_else(|| format!("ka-hooks {}", args.agent.command()));
+        .unwrap_or_else(|| super::own_binary::adapter_command(args.agent));
     match args.agent.adapter().install() {
         Install::ClaudeSettings => {}
         Install::ByHand {

@@ -47,6 +47,8 @@ pub mod import;
 #[cfg(feature = "cli")]
 pub mod install;
 pub mod jsonedit;
+#[cfg(feature = "cli")]
+pub(crate) mod own_binary;
 pub mod plain;
 pub mod reshape;
 #[cfg(feature = "cli")]

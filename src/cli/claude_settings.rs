@@ -119,7 +119,7 @@ pub fn install(opts: &LoadOptions, cli: &InstallCli) -> Result<u8, String> {
         let command = args
             .command
             .clone()
-            .unwrap_or_else(|| format!("ka-hooks {}", args.agent.command()));
+            .unwrap_or_else(|| crate::adapter::own_binary::adapter_command(args.agent));
         if let Some(warning) = unresolved(&command, &opts.start_dir) {
             eprintln!("warning: {warning}");
         }

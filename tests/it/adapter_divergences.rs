@@ -107,7 +107,7 @@ fn install_claude_registers_pre_tool_use_fail_closed_with_only_a_formatter() {
     let text = std::fs::read_to_string(p.root.join(".claude/settings.json")).expect("settings");
     let settings: Value = serde_json::from_str(&text).expect("json");
     let pre = &settings["hooks"]["PreToolUse"][0]["hooks"][0];
-    assert_eq!(pre["command"], "ka-hooks claude");
+    assert_eq!(pre["command"], support::adapter_command("claude"));
     assert_eq!(pre["onFailure"], "block");
     assert!(settings["hooks"]["PostToolUse"][0]["hooks"][0]
         .get("onFailure")

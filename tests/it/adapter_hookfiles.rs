@@ -54,12 +54,15 @@ fn install_cursor_keeps_the_file_is_idempotent_and_removes_only_its_own() {
     let pre = after["hooks"]["preToolUse"].as_array().expect("array");
     assert_eq!(pre.len(), 2, "{after}");
     assert_eq!(pre[0]["command"], ".cursor/hooks/validate.sh");
-    assert_eq!(pre[1]["command"], "ka-hooks cursor");
+    assert_eq!(pre[1]["command"], support::adapter_command("cursor"));
     assert_eq!(pre[1]["failClosed"], true);
     assert!(pre[1]["timeout"].as_u64().is_some_and(|t| t >= 11));
     assert_eq!(after["hooks"]["afterFileEdit"][0]["timeout"], 20);
     assert_eq!(after["hooks"]["stop"][0]["loop_limit"], 10);
-    assert_eq!(after["hooks"]["stop"][1]["command"], "ka-hooks cursor");
+    assert_eq!(
+        after["hooks"]["stop"][1]["command"],
+        support::adapter_command("cursor")
+    );
     // Again: nothing changes.
     let text = fs::read_to_string(&file).expect("file");
     p.cli()
@@ -74,7 +77,9 @@ fn install_cursor_keeps_the_file_is_idempotent_and_removes_only_its_own() {
         .args(["install", "cursor", "--print"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("\"ka-hooks cursor\""));
+        .stdout(predicate::str::contains(
+            json!(support::adapter_command("cursor")).to_string(),
+        ));
     assert_eq!(fs::read_to_string(&file).expect("file"), CURSOR_FILE);
     // --remove takes out the adapter's entries and nothing else.
     p.cli()
@@ -167,7 +172,7 @@ fn install_then_import_copilot_round_trips_without_loss() {
     assert_eq!(ours["version"], 1);
     assert_eq!(
         ours["hooks"]["preToolUse"][0]["bash"],
-        "ka-hooks copilot --event preToolUse"
+        format!("{} --event preToolUse", support::adapter_command("copilot"))
     );
     assert!(ours["hooks"]["agentStop"][0]["timeoutSec"]
         .as_u64()
@@ -231,11 +236,17 @@ fn install_antigravity_writes_one_named_entry() {
     assert_eq!(file["ka-hooks"]["enabled"], true);
     assert_eq!(
         file["ka-hooks"]["PreToolUse"][0]["hooks"][0]["command"],
-        "ka-hooks antigravity --event PreToolUse"
+        format!(
+            "{} --event PreToolUse",
+            support::adapter_command("antigravity")
+        )
     );
     assert_eq!(
         file["ka-hooks"]["PostInvocation"][0]["command"],
-        "ka-hooks antigravity --event PostInvocation"
+        format!(
+            "{} --event PostInvocation",
+            support::adapter_command("antigravity")
+        )
     );
     p.cli()
         .args(["install", "antigravity", "--remove", "--write"])

@@ -68,8 +68,9 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     assert!(stdout.contains("+++ "), "{stdout}");
     assert!(stdout.contains("--- /dev/null\n"), "{stdout}");
     assert!(stdout.contains("+    \"PreToolUse\": ["), "{stdout}");
+    let command = json!(support::adapter_command("claude")).to_string();
     assert!(
-        stdout.contains("\"command\": \"ka-hooks claude\""),
+        stdout.contains(&format!("\"command\": {command}")),
         "{stdout}"
     );
     assert!(stdout.contains("dry run: nothing written"), "{stdout}");
@@ -103,7 +104,7 @@ fn entries_run_the_adapter_for_events_with_hooks_only() {
     );
     assert_eq!(
         s["hooks"]["PreToolUse"][0],
-        json!({"matcher": "*", "hooks": [{"type": "command", "command": "ka-hooks claude", "timeout": 21,
+        json!({"matcher": "*", "hooks": [{"type": "command", "command": support::adapter_command("claude"), "timeout": 21,
                                           "onFailure": "block"}]})
     );
 }
@@ -145,7 +146,7 @@ fn keeps_the_users_settings_byte_for_byte_around_the_new_entries() {
     );
     assert_eq!(
         s["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
-        "ka-hooks claude"
+        support::adapter_command("claude")
     );
     // New lines use the file's own four-space indent.
     assert!(
@@ -175,7 +176,69 @@ fn user_flag_writes_to_claude_config_dir() {
     assert_eq!(code, Some(0));
     assert!(!settings_file(&p).exists());
     let text = fs::read_to_string(claude_dir(&p).join("settings.json")).expect("user settings");
-    assert!(text.contains("ka-hooks claude"));
+    let s: Value = serde_json::from_str(&text).expect("json");
+    assert_eq!(
+        s["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        support::adapter_command("claude")
+    );
+}
+
+/// `install claude` from a `ka-hooks` on `PATH` that is a link or a launcher, as package
+/// managers make them: the command written is the one without the launcher.
+fn install_through(p: &Project, launcher: &std::path::Path) -> Value {
+    let mut cmd = std::process::Command::new(launcher);
+    for var in support::AMBIENT_VARS {
+        cmd.env_remove(var);
+    }
+    let path = format!(
+        "{}:/usr/bin:/bin",
+        launcher.parent().expect("dir").display()
+    );
+    let output = cmd
+        .args(["install", "claude", "--write"])
+        .env("PATH", path)
+        .env("KA_CONFIG_DIR", &p.config_dir)
+        .env("KA_DATA_DIR", &p.data_dir)
+        .env("CLAUDE_CONFIG_DIR", claude_dir(p))
+        .current_dir(&p.root)
+        .output()
+        .expect("the launcher runs");
+    assert!(output.status.success(), "{output:?}");
+    settings(p)["hooks"]["PreToolUse"][0]["hooks"][0]["command"].clone()
+}
+
+#[test]
+fn the_entry_names_the_native_binary_not_a_launcher_in_front_of_it() {
+    // npm's `ka-hooks` is a script that starts the native binary: the agent must not start it
+    // (and Node with it) on every event.
+    let p = two_event_project();
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_ka-hooks")).expect("binary");
+    let launcher = p.base.join("npm-bin").join("ka-hooks");
+    fs::create_dir_all(launcher.parent().expect("dir")).expect("mkdir");
+    let script = format!("#!/bin/sh\nexec '{}' \"$@\"\n", exe.display());
+    fs::write(&launcher, script).expect("write the launcher");
+    let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    fs::set_permissions(&launcher, mode).expect("chmod");
+    assert_eq!(
+        install_through(&p, &launcher),
+        support::adapter_command("claude")
+    );
+}
+
+#[test]
+fn the_entry_keeps_a_link_on_path_that_leads_to_this_binary() {
+    // Homebrew's /opt/homebrew/bin/ka-hooks links into a versioned directory that an upgrade
+    // deletes: the link is what stays valid.
+    let p = two_event_project();
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_ka-hooks")).expect("binary");
+    let bin = p.base.join("brew-bin");
+    fs::create_dir_all(&bin).expect("mkdir");
+    std::os::unix::fs::symlink(&exe, bin.join("ka-hooks")).expect("symlink");
+    let link = std::fs::canonicalize(&bin).expect("dir").join("ka-hooks");
+    assert_eq!(
+        install_through(&p, &link),
+        json!(format!("{} claude", link.display()))
+    );
 }
 
 #[test]
@@ -255,7 +318,7 @@ fn codex_and_gemini_print_the_entries_and_exit_1() {
         let snippet: Value = serde_json::from_slice(&output.stdout).expect("json snippet");
         assert_eq!(
             snippet["hooks"][pre][0]["hooks"][0]["command"],
-            format!("ka-hooks {agent}")
+            support::adapter_command(agent)
         );
         assert_eq!(snippet["hooks"][pre][0]["hooks"][0]["timeout"], timeout);
     }

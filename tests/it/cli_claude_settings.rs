@@ -44,9 +44,19 @@ fn guarded() -> Project {
 }
 
 #[test]
-fn install_warns_when_ka_hooks_is_not_on_path_and_suggests_the_absolute_command() {
+fn install_warns_when_its_command_is_not_on_path_and_suggests_the_absolute_command() {
     let p = guarded();
+    // By default the entry names this binary by its absolute path: nothing to warn about.
     let (code, _, stderr) = ka(&p, &["install", "claude", "--write"], "/usr/bin:/bin");
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert_eq!(
+        settings(&p)["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        support::adapter_command("claude")
+    );
+    // A bare name that PATH does not resolve.
+    let bare = ["install", "claude", "--command", "ka-hooks claude"];
+    let (code, _, stderr) = ka(&p, &bare, "/usr/bin:/bin");
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
         stderr.contains("warning: `ka-hooks` is not found on PATH"),
@@ -56,7 +66,7 @@ fn install_warns_when_ka_hooks_is_not_on_path_and_suggests_the_absolute_command(
     assert!(stderr.contains("--command"), "{stderr}");
     assert!(stderr.contains(&exe.display().to_string()), "{stderr}");
     // On PATH: no warning.
-    let (code, _, stderr) = ka(&p, &["install", "claude"], &path_with_ka());
+    let (code, _, stderr) = ka(&p, &bare, &path_with_ka());
     assert_eq!(code, Some(0));
     assert!(!stderr.contains("warning"), "{stderr}");
     // An absolute --command that exists: no warning.

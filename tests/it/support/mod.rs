@@ -214,6 +214,13 @@ impl Project {
     }
 }
 
+/// What `install <agent>` registers by default: the binary under test by its absolute,
+/// canonical path, then the agent (`/…/target/debug/ka-hooks claude`).
+pub fn adapter_command(agent: &str) -> String {
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_ka-hooks")).expect("the binary's path");
+    format!("{} {agent}", shell_words::quote(&exe.to_string_lossy()))
+}
+
 /// A JSON value that must be an object.
 #[track_caller]
 pub fn object(value: Value) -> Map<String, Value> {
