@@ -3,6 +3,7 @@ config dir, a git project, the logging ka-hooks shim first on PATH, and the mode
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -35,10 +36,11 @@ class World:
             os.makedirs(d, exist_ok=True)
         # `ka-hooks` execs the logging shim under another name, so that no process above the
         # real ka-hooks is named ka-hooks (which ka-hooks reads as a hook's command of its own).
+        self.shim = os.path.join(self.bin, "ka-hooks")
         shutil.copy(os.path.join(HERE, "shim.sh"), os.path.join(self.bin, "ka-shim.sh"))
-        with open(os.path.join(self.bin, "ka-hooks"), "w") as f:
+        with open(self.shim, "w") as f:
             f.write('#!/bin/sh\nexec /bin/sh "$(dirname "$0")/ka-shim.sh" "$@"\n')
-        os.chmod(os.path.join(self.bin, "ka-hooks"), 0o755)
+        os.chmod(self.shim, 0o755)
         self.extra_env = {}
         self.git("init", "-q")
         self.write(".gitignore", ".ka/ka.local.toml\n")
@@ -89,7 +91,13 @@ class World:
         subprocess.run(["git", *args], cwd=self.proj, env=self.env(), check=True, capture_output=True)
 
     def ka(self, *args, cwd=None, check_rc=True):
-        """The real ka-hooks (not the shim), as the user runs it."""
+        """The real ka-hooks (not the shim), as the user runs it. `install <agent>` registers
+        the binary that runs it by its absolute path (the real one here, which the shim would
+        never see): the suite's installs name the shim instead, with `--command`, and everything
+        else of the entries is what `install` writes."""
+        args = list(args)
+        if args[:1] == ["install"] and len(args) > 1 and "--command" not in args:
+            args += ["--command", f"{shlex.quote(self.shim)} {args[1]}"]
         r = subprocess.run([self.ka_bin, *args], cwd=cwd or self.proj, env=self.env(),
                            capture_output=True, text=True, timeout=60)
         if check_rc and r.returncode != 0:
