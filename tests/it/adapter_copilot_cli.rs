@@ -332,7 +332,8 @@ fn install_copilot_registers_pre_tool_use_with_only_a_formatter() {
         std::fs::read_to_string(p.root.join(".github/hooks/ka-hooks.json")).expect("hook file");
     let file: Value = serde_json::from_str(&text).expect("json");
     assert_eq!(
-        file["hooks"]["preToolUse"][0]["bash"], "ka-hooks copilot --event preToolUse",
+        file["hooks"]["preToolUse"][0]["bash"],
+        format!("{} --event preToolUse", support::adapter_command("copilot")),
         "{text}"
     );
     assert!(file["hooks"]["postToolUse"][0].is_object(), "{text}");
