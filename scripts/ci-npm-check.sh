@@ -12,7 +12,7 @@
 #   native binary (an ELF file identical to the release's x86_64 binary; not node, npx or the
 #   JavaScript launcher), and that entry, run by `sh -c` as Claude Code runs it with a PATH
 #   holding neither node nor ka-hooks, blocks the same call.
-# Called by scripts/ci-packages.sh after scripts/release.sh.
+# Called by scripts/ci-packages.sh after scripts/release.sh, which wrote to $KA_HOOKS_OUT (else dist/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +33,7 @@ version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
 release_binary="$(mktemp)"
 trap 'rm -f "$release_binary"' EXIT
 name="ka-hooks-$version-x86_64-unknown-linux-musl"
-tar -xzOf "dist/$name.tar.gz" "$name/ka-hooks" >"$release_binary"
+tar -xzOf "${KA_HOOKS_OUT:-dist}/$name.tar.gz" "$name/ka-hooks" >"$release_binary"
 
 rm -rf "$scratch"
 mkdir -p "$scratch/home" "$scratch/config" "$scratch/data" "$scratch/project"

@@ -30,6 +30,9 @@
 #   and SHA-256 sums), and install.sh (scripts/install.sh installing this version).
 # Every version is the crate's (Cargo.toml). The download URLs are those of the GitHub release
 # `v<version>`; KA_HOOKS_RELEASE_URL sets another folder (a mirror, or file:// for a test).
+# KA_HOOKS_OUT writes to another folder than dist/; KA_HOOKS_PROFILE builds with another cargo
+# profile than `dist` (scripts/ci-packages.sh: `package-check`, which compiles in a fraction of
+# the time; such a build is a check of the packaging, not a release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +49,17 @@ version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
 [ -n "$version" ] || die "no version in Cargo.toml"
 repository="$(sed -n 's/^repository = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
 release_url="${KA_HOOKS_RELEASE_URL:-$repository/releases/download/v$version}"
+out="${KA_HOOKS_OUT:-dist}"
+out="${out%/}"
+[ -n "$out" ] || die "KA_HOOKS_OUT is /"
+profile="${KA_HOOKS_PROFILE:-dist}"
+# The folder cargo writes a profile's binaries to.
+profile_dir="$profile"
+case "$profile" in
+  dev) profile_dir=debug ;;
+  release | dist | package-check) ;;
+  *) die "KA_HOOKS_PROFILE=$profile: not a profile of Cargo.toml (dist, package-check, release, dev)" ;;
+esac
 target_dir="$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')" ||
   die "cargo metadata"
@@ -102,18 +116,18 @@ for target in "${targets[@]}"; do
     *) linux+=(--target "$target") ;;
   esac
 done
-build=(--locked --profile dist --bin ka-hooks)
+build=(--locked --profile "$profile" --bin ka-hooks)
 if [ "${#linux[@]}" -gt 0 ]; then
   flags=()
   # No aarch64 cc here: link with the lld rustup ships, against Rust's self-contained musl.
   [ "${host%%-*}" = aarch64 ] ||
     flags=(--config 'target.aarch64-unknown-linux-musl.linker="rust-lld"')
-  printf '==> cargo build --profile dist %s\n' "${linux[*]}" >&2
+  printf '==> cargo build --profile %s %s\n' "$profile" "${linux[*]}" >&2
   cargo build "${build[@]}" "${linux[@]}" "${flags[@]}" || die "cargo build ${linux[*]}"
 fi
 if [ "${#apple[@]}" -gt 0 ]; then
   cargo-zigbuild --version >/dev/null 2>&1 ||
-    die "cargo zigbuild is missing: pip install cargo-zigbuild ziglang (it builds the macOS binaries)"
+    die "cargo zigbuild is missing: cargo install --locked cargo-zigbuild, and zig (pip install ziglang); it builds the macOS binaries"
 fi
 for ((i = 1; i < ${#apple[@]}; i += 2)); do
   target="${apple[$i]}"
@@ -123,69 +137,69 @@ for ((i = 1; i < ${#apple[@]}; i += 2)); do
     x86_64-*) minimum=10.12 ;;
     *) minimum=11.0 ;;
   esac
-  printf '==> cargo zigbuild --profile dist --target %s (macOS %s)\n' "$target" "$minimum" >&2
+  printf '==> cargo zigbuild --profile %s --target %s (macOS %s)\n' "$profile" "$target" "$minimum" >&2
   MACOSX_DEPLOYMENT_TARGET="$minimum" cargo zigbuild "${build[@]}" --target "$target" ||
     die "cargo zigbuild --target $target"
 done
 
-mkdir -p dist
-rm -f dist/sha256sum
+mkdir -p "$out"
+rm -f "$out/sha256sum"
 epoch="$(git log -1 --format=%ct 2>/dev/null || echo 0)"
 declare -A binaries=()
 for target in "${targets[@]}"; do
-  bin="$target_dir/$target/dist/ka-hooks"
+  bin="$target_dir/$target/$profile_dir/ka-hooks"
   check_binary "$bin" "$target"
   if [ "$target" = "$host" ] || [ "$target" = "${host%-gnu}-musl" ]; then
     "$bin" --version >/dev/null || die "$bin does not run"
   fi
   binaries[$target]="$bin"
   name="ka-hooks-$version-$target"
-  rm -rf "dist/$name"
-  mkdir "dist/$name"
-  cp "$bin" "dist/$name/ka-hooks"
-  cp README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md "dist/$name/"
+  rm -rf "${out:?}/$name"
+  mkdir "$out/$name"
+  cp "$bin" "$out/$name/ka-hooks"
+  cp README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md "$out/$name/"
   # Same bytes for the same binary: sorted names, no owner, the commit's time.
-  tar -C dist --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
-    -cf - "$name" | gzip -n >"dist/$name.tar.gz"
-  rm -rf "dist/$name"
-  (cd dist && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
-  cat "dist/$name.tar.gz.sha256" >>dist/sha256sum
-  printf '==> dist/%s.tar.gz\n' "$name" >&2
+  tar -C "$out" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
+    -cf - "$name" | gzip -n >"$out/$name.tar.gz"
+  rm -rf "${out:?}/$name"
+  (cd "$out" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
+  cat "$out/$name.tar.gz.sha256" >>"$out/sha256sum"
+  printf '==> %s/%s.tar.gz\n' "$out" "$name" >&2
 done
-(cd dist && sha256sum -c --quiet sha256sum) || die "sha256sum"
+(cd "$out" && sha256sum -c --quiet sha256sum) || die "sha256sum"
 
 if [ "${#targets[@]}" -lt "${#all_targets[@]}" ]; then
   printf '==> not every target built: no npm packages, formula or install script\n' >&2
-  cat dist/sha256sum
+  cat "$out/sha256sum"
   exit 0
 fi
 
 # The npm packages, from the binaries just checked.
-rm -rf dist/npm
+rm -rf "$out/npm"
 pairs=()
 for target in "${targets[@]}"; do
   pairs+=("$target=${binaries[$target]}")
 done
-node npm/stage.js dist/npm/staged "$version" "${pairs[@]}" || die "npm/stage.js"
-for dir in dist/npm/staged/*/; do
-  (cd dist/npm && npm pack --silent "./staged/$(basename "$dir")" >/dev/null) ||
+node npm/stage.js "$out/npm/staged" "$version" "${pairs[@]}" || die "npm/stage.js"
+for dir in "$out"/npm/staged/*/; do
+  (cd "$out/npm" && npm pack --silent "./staged/$(basename "$dir")" >/dev/null) ||
     die "npm pack $dir"
 done
-rm -rf dist/npm/staged
-printf '==> dist/npm/%s\n' "$(cd dist/npm && ls)" >&2
+rm -rf "$out/npm/staged"
+printf '==> %s/npm/%s\n' "$out" "$(cd "$out/npm" && ls)" >&2
 
 # The Homebrew formula and the install script, naming this version's tarballs.
-mkdir -p dist/homebrew
+mkdir -p "$out/homebrew"
 substitute=(-e "s|@VERSION@|$version|g" -e "s|@RELEASE_URL@|$release_url|g")
 for target in "${targets[@]}"; do
-  sum="$(cut -d' ' -f1 "dist/ka-hooks-$version-$target.tar.gz.sha256")"
+  sum="$(cut -d' ' -f1 "$out/ka-hooks-$version-$target.tar.gz.sha256")"
   substitute+=(-e "s|@SHA256_$target@|$sum|g")
 done
-sed "${substitute[@]}" packaging/homebrew/ka-hooks.rb >dist/homebrew/ka-hooks.rb
-if grep -n '@[A-Z0-9_a-z-]*@' dist/homebrew/ka-hooks.rb >&2; then
-  die "dist/homebrew/ka-hooks.rb: a placeholder is left (above)"
+sed "${substitute[@]}" packaging/homebrew/ka-hooks.rb >"$out/homebrew/ka-hooks.rb"
+if grep -n '@[A-Z0-9_a-z-]*@' "$out/homebrew/ka-hooks.rb" >&2; then
+  die "$out/homebrew/ka-hooks.rb: a placeholder is left (above)"
 fi
-sed "s|^default_version=.*|default_version=$version|" scripts/install.sh >dist/install.sh
-grep -qx "default_version=$version" dist/install.sh || die "dist/install.sh: no default_version"
-printf '==> dist/homebrew/ka-hooks.rb, dist/install.sh\n' >&2
-cat dist/sha256sum
+sed "s|^default_version=.*|default_version=$version|" scripts/install.sh >"$out/install.sh"
+grep -qx "default_version=$version" "$out/install.sh" || die "$out/install.sh: no default_version"
+printf '==> %s/homebrew/ka-hooks.rb, %s/install.sh\n' "$out" "$out" >&2
+cat "$out/sha256sum"
