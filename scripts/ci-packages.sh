@@ -6,7 +6,7 @@
 #
 # 1. Installs what it needs when missing, into ~/.cache/ka-hooks-ci (kept for the next run):
 #    zig from the PyPI package `ziglang`, `cargo-zigbuild` from crates.io (`cargo install
-#    --locked`), shellcheck and ruby from Debian's packages (optional: a missing one is skipped,
+#    --locked --debug`: a wrapper, compiled unoptimised in half the time), shellcheck and ruby from Debian's packages (optional: a missing one is skipped,
 #    loudly).
 # 2. `scripts/release.sh` builds the four targets into a scratch folder with the `package-check`
 #    profile (Cargo.toml: unoptimised, so the check costs minutes, not the `dist` build's quarter
@@ -66,7 +66,7 @@ fi
 export PYTHONPATH="$zig_dir${PYTHONPATH:+:$PYTHONPATH}"
 zigbuild_root="$tools/cargo-zigbuild-$zigbuild_version"
 if ! "$zigbuild_root/bin/cargo-zigbuild" --version >/dev/null 2>&1; then
-  CARGO_TARGET_DIR="$scratch/cargo-install" cargo install --quiet --locked \
+  CARGO_TARGET_DIR="$scratch/cargo-install" cargo install --quiet --locked --debug \
     --root "$zigbuild_root" --version "$zigbuild_version" cargo-zigbuild ||
     die "cargo install cargo-zigbuild@$zigbuild_version"
 fi
