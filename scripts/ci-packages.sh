@@ -6,8 +6,8 @@
 #
 # 1. Installs what it needs when missing, into ~/.cache/ka-hooks-ci (kept for the next run):
 #    zig from the PyPI package `ziglang`, `cargo-zigbuild` from crates.io (`cargo install
-#    --locked --debug`: a wrapper, compiled unoptimised in half the time), shellcheck and ruby from Debian's packages (optional: a missing one is skipped,
-#    loudly).
+#    --locked --debug`: a wrapper, compiled unoptimised in half the time), shellcheck and ruby
+#    from Debian's packages (optional: a missing one is skipped, loudly).
 # 2. `scripts/release.sh` builds the four targets into a scratch folder with the `package-check`
 #    profile (Cargo.toml: unoptimised, so the check costs minutes, not the `dist` build's quarter
 #    hour; a release is built with `dist`), checks each binary is the right format and CPU (ELF:
@@ -60,6 +60,7 @@ if ! [ -x "$zig_dir/ziglang/zig" ]; then
   python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
   # --target: a folder of its own, which Debian's "externally managed" Python allows.
   python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+    --root-user-action=ignore \
     --target "$zig_dir" "ziglang==$zig_version" || die "pip install ziglang==$zig_version"
 fi
 # cargo-zigbuild runs `python3 -m ziglang` first: this one.
