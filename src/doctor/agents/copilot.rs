@@ -50,28 +50,14 @@ fn runs_flat(entry: &Value) -> bool {
     })
 }
 
-fn json_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
-}
-
 pub(super) fn entry(config: &Config, root: &Path, start: &Path) -> Option<Entry> {
     let home = crate::paths::copilot_home()?;
     let project_dir = root.join(".github/hooks");
     let mut checks = Vec::new();
     let mut regs: Vec<(PathBuf, Vec<String>)> = Vec::new();
-    for file in json_files(&home.join("hooks"))
+    for file in super::shell::hook_files(&home.join("hooks"))
         .into_iter()
-        .chain(json_files(&project_dir))
+        .chain(super::shell::hook_files(&project_dir))
     {
         match read_json(&file) {
             None => {}

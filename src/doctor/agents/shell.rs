@@ -113,8 +113,9 @@ fn claude_entry(root: &Path, state: &[PathBuf], home: Option<&Path>) -> Option<E
     Some(agent_entry(Agent::Claude, checks))
 }
 
-fn hook_files(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
+/// The `*.json` files of `dir`, in name order (none when it cannot be read).
+pub(super) fn hook_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .filter_map(Result::ok)
@@ -122,7 +123,9 @@ fn hook_files(dir: &Path) -> Vec<PathBuf> {
                 .filter(|p| p.extension().is_some_and(|x| x == "json"))
                 .collect()
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    files.sort();
+    files
 }
 
 fn protection_check(protection: Protection) -> Check {
