@@ -5,6 +5,8 @@
 /// An agent whose hooks can run `ka.toml` hooks through an adapter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+// A library build reads only the hook-file agents' rows of the tool table (`tool = "create"`).
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub enum Agent {
     Claude,
     Codex,
@@ -14,6 +16,7 @@ pub enum Agent {
     Antigravity,
 }
 
+#[cfg(feature = "cli")]
 impl Agent {
     pub const ALL: [Agent; 6] = [
         Agent::Claude,

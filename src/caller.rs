@@ -139,6 +139,7 @@ pub fn ancestry() -> Ancestry {
 
 /// Whether the nearest agent among this process's ancestors is the CLI named `program` (as in
 /// `AGENT_PROGRAMS`, e.g. `copilot`). An unreadable ancestry is not.
+#[cfg(feature = "cli")]
 pub fn run_by(program: &str) -> bool {
     let Ancestry::Found { agent, .. } = ancestry() else {
         return false;

@@ -130,6 +130,7 @@ impl CancelToken {
 
     /// Cancel because of `signal`. Async-signal-safe: atomics and one `write(2)`, no allocation,
     /// no lock.
+    #[cfg(feature = "cli")]
     pub(crate) fn cancel_by_signal(&self, signal: i32) {
         self.cancel_because(signal);
     }
@@ -163,6 +164,7 @@ impl CancelToken {
     }
 
     /// Dispatches watching this token right now.
+    #[cfg(feature = "cli")]
     pub(crate) fn watchers(&self) -> usize {
         self.inner.watchers.load(Ordering::SeqCst)
     }

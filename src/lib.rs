@@ -63,7 +63,7 @@
 //!
 //! # Embedding checklist
 //! - **Children.** `SIGCHLD` must not be ignored (`SIG_IGN`) in the host, and nothing else may
-//!   reap its children with `waitpid(-1)`: the runner waits for each hook itself ([`process`]).
+//!   reap its children with `waitpid(-1)`: the runner waits for each hook itself.
 //! - **The agent marker.** Set `KA_AGENT_TOOL_CALL=1` in the environment of the host's own tool
 //!   processes (the model's shell commands): `ka-hooks trust` refuses to run there, so the
 //!   model cannot trust a project for itself. Every hook already gets it.
@@ -81,7 +81,7 @@
 //! # Cancelling a dispatch
 //! When the user presses Esc or the turn is aborted, cancel the dispatch in flight from another
 //! thread with a [`CancelToken`] (or give the [`Request`] a deadline). Every running hook's
-//! process group is killed (TERM, then KILL after [`process::KILL_GRACE`]), hooks not started yet
+//! process group is killed (TERM, then KILL after half a second), hooks not started yet
 //! never start, and `dispatch` returns promptly with them reported as
 //! [`Status::Cancelled`](outcome::Status::Cancelled). A cancelled `pre_tool_use` or
 //! `user_prompt_submit` is blocked: a guard that was cut short never reads as allowed.
@@ -148,7 +148,19 @@
 //!   to 1024 levels, never a stack overflow: `payload`); one that still cannot be read blocks
 //!   a tool call, prompt or permission request in the adapters and in `ka-hooks run`.
 //! - A model denied several times by one guard within a turn meets a person: further calls the
-//!   guard matches ask ([`backstop`]; counted by the library per session, see **Sessions**).
+//!   guard matches ask ([the denial backstop](#the-denial-backstop)).
+//!
+//! # The denial backstop
+//! A guard that says no tells the model why, and a model that wants the call badly enough
+//! rephrases it: another spelling of the command, another tool, the same write in two steps.
+//! So denials are counted per turn and per guard (its name and the file that defines it); once
+//! one guard has denied `denial_backstop` calls in a turn (3 unless the user or managed file
+//! sets `[hook_settings] denial_backstop`; 0 turns it off), every further `pre_tool_use` call
+//! its filter matches in that turn asks a human ([`next::Permission::Ask`]), including calls
+//! the guard itself would allow: those are the rephrasings. A call a guard still denies stays
+//! denied. A guard that fails (`on_error`) is not counted. The library counts for a
+//! [`session::Session`] and, for [`Config::dispatch`], per payload `session_id`; a host that
+//! counts itself passes [`Request::denials`] and keeps [`Outcome::denials`].
 //!
 //! # Precedence
 //! The layers are managed (`/etc/ka/ka.toml`), user (`~/.config/ka/ka.toml`), then the project
@@ -163,8 +175,7 @@
 //!
 //! A project file comes from a repository someone cloned, and it runs commands. It therefore
 //! loads only after a person has trusted its exact content and that of the files of the project
-//! its hooks execute (the scripts they run, not the data they read; [`trust`],
-//! [`config::scripts`]); the record binds the project root,
+//! its hooks execute (the scripts they run, not the data they read; [`trust`]); the record binds the project root,
 //! so a symlink to another project's trusted file never loads. When a trusted file or a covered
 //! script changes or vanishes, its new content never runs and the guards of the reviewed version
 //! fail closed: they block every call they would have matched until a person reviews the change
@@ -181,7 +192,7 @@
 //! an edit no one reviewed.
 //! Settings of the gate are read only from the user's own file (or the managed one). Trust does
 //! not cover programs on `PATH`, files outside the project, or what a script runs in turn. The
-//! hook sandbox ([`sandbox`], Linux Landlock) covers them for project hooks: they run confined by
+//! hook sandbox (`docs/sandbox.md`, Linux Landlock) covers them for project hooks: they run confined by
 //! default, writing only their project root and the temp dir and reaching no TCP port unless
 //! they declare more (shown in the review; a change of it makes the file stale). It confines
 //! hooks, not the agent's own tools: the model can still run any program its agent lets it, and
@@ -189,26 +200,43 @@
 //!
 //! A hook is trusted to run, but not to behave. It may hang, fork daemons, flood its output,
 //! ignore its stdin, print garbage, or die by a signal. None of that can wedge the caller, leave a
-//! process behind, or change state through unparsable output ([`process`], [`action`]). A hook
+//! process behind, or change state through unparsable output ([`action`]). A hook
 //! that breaks is reported as broken, never as a hook that allowed or vetoed; `on_error` decides
 //! whether broken fails open or closed.
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod action;
-#[doc(hidden)] // `ka-hooks claude|codex|gemini`: the binary's, public for its tests
+// The command line's modules and the internals its tests reach: public (and hidden) only in a
+// build with the `cli` feature, which the binary, the integration tests and the benches have;
+// private in a library build (`default-features = false`), where an embedder cannot name them.
+#[cfg(feature = "cli")]
+#[doc(hidden)] // `ka-hooks claude|codex|...`: the binary's, public for its tests
 pub mod adapter;
+#[cfg(feature = "cli")]
 #[doc(hidden)] // the adapters' agents: the binary's, public for its tests
 pub mod agent;
+#[cfg(not(feature = "cli"))]
+mod agent;
 pub(crate) mod audit;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // async hooks' supervisor: the binary runs it, the tests read its handover
 pub mod background;
+#[cfg(not(feature = "cli"))]
+mod background;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the denial backstop's counts: the adapters' and the tests'
 pub mod backstop;
-pub mod caller;
-pub mod cancel;
+#[cfg(not(feature = "cli"))]
+mod backstop;
+mod caller;
+mod cancel;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod cli;
 pub mod config;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the adapters' continuation counts across processes, public for their tests
 pub mod continuations;
 pub mod dispatch;
 #[cfg(feature = "cli")]
@@ -221,28 +249,45 @@ mod fd;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod golden;
+#[cfg(feature = "cli")]
 pub(crate) mod interrupt;
 mod judge;
 pub mod next;
 pub mod outcome;
 pub mod paths;
+#[cfg(feature = "cli")]
 pub(crate) mod payload;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the hook runner, public for its tests
 pub mod process;
+#[cfg(not(feature = "cli"))]
+mod process;
 pub(crate) mod protect;
 pub mod review;
-pub mod sandbox;
+mod sandbox;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests
 pub mod schema;
 pub mod session;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the shell command splitter, public for its property tests
 pub mod shell;
+#[cfg(not(feature = "cli"))]
+mod shell;
 mod signal;
 pub(crate) mod terminal;
-#[doc(hidden)] // the adapters' tool table: the binary's, public for its tests
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the tool table (`tool = "Write"` matches `write`): public for the adapters' tests
 pub mod tools;
+#[cfg(not(feature = "cli"))]
+mod tools;
 pub mod trust;
 pub(crate) mod verdict;
+#[cfg(feature = "cli")]
+#[doc(hidden)] // the subreaper watchdog, public for its tests
 pub mod watchdog;
+#[cfg(not(feature = "cli"))]
+mod watchdog;
 
 pub use cancel::CancelToken;
 

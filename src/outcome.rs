@@ -89,7 +89,7 @@ pub struct Outcome {
     /// rewrites anything.
     pub delivered: Vec<Delivered>,
     /// The turn's denials per guard after this call, for the host to pass in the turn's next
-    /// [`Request`](crate::dispatch::Request) (see [`crate::backstop`]); `None` when the request
+    /// [`Request`](crate::dispatch::Request) (see [the denial backstop](crate#the-denial-backstop)); `None` when the request
     /// carried none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub denials: Option<Denials>,
@@ -302,7 +302,7 @@ pub struct HookReport {
     /// What happened to its stdout.
     pub action: ActionReport,
     /// How the hook ran as far as the sandbox goes (`confined: project (write …)`, `unconfined:
-    /// …`); absent for a hook that was never meant to be confined (see [`crate::sandbox`]).
+    /// …`); absent for a hook that was never meant to be confined (see `docs/sandbox.md`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
     /// A confined hook failed with `EACCES`/`EPERM` on stderr: the sandbox may have refused it,
@@ -328,7 +328,7 @@ pub const STDERR_EXCERPT: usize = 4096;
 /// The denials of one turn, per guard.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Denials {
-    /// Denials so far, by guard ([`guard_key`](crate::backstop::guard_key): the hook's name and its file).
+    /// Denials so far, by guard (the hook's name and the file that first defined it).
     pub counts: BTreeMap<String, u32>,
     /// The count was lost (its store deleted or unreadable within a known session): every
     /// guard counts as tripped, so the backstop fails closed.

@@ -5,7 +5,7 @@
 //! printed through `crate::terminal::escape`, so a `\r` or an escape sequence cannot make
 //! `curl … | sh` read as `cargo fmt --check`. On a terminal it asks before recording; without one
 //! it records only with `--yes`. Inside an agent's tool call it refuses: the model must not
-//! approve its own edits ([`crate::caller`]).
+//! approve its own edits (`caller`).
 
 use std::fmt::Write as _;
 use std::io::{BufRead, IsTerminal, Write};
@@ -31,7 +31,7 @@ pub enum Mode {
 }
 
 /// Why a command that weakens a guard refuses to run here: inside an agent's tool call (see
-/// [`crate::caller`]).
+/// `caller`).
 pub fn refusal_inside_agent(what: &str) -> Option<String> {
     let why = crate::caller::tool_call()?;
     Some(format!(

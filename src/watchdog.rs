@@ -17,7 +17,7 @@
 //! group (so a recycled pgid is never killed), one `pwrite` each that does not wake the
 //! watchdog. Having no name, the list can be reached only through `/proc/<pid>/fd` of the host
 //! or the watchdog, by a process that could as well signal those groups itself; a confined
-//! hook cannot (Landlock, [`crate::sandbox`]). The script kills only numbers above 1.
+//! hook cannot (Landlock, `crate::sandbox`). The script kills only numbers above 1.
 //!
 //! **When** (`Watch`). Where ka's own spawn starts the hook (Linux), the hook's leader has
 //! `SIGKILL` as its parent-death signal, set by its child before `execve`: the kernel kills it

@@ -7,11 +7,17 @@
 //! reported and removed. A forged result can at most add text to a later outcome's context or
 //! notes: delivered results never block, ask or rewrite anything.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::{self, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+#[cfg(feature = "cli")]
+use std::{
+    fs::File,
+    io::Write,
+    os::unix::fs::DirBuilderExt,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
 
 use sha2::{Digest, Sha256};
 
@@ -22,6 +28,7 @@ use crate::trust::hex;
 pub(crate) const MAX_PER_DISPATCH: usize = 32;
 /// Largest result file read (notes and feedback are capped well below this).
 const MAX_FILE_BYTES: u64 = 1 << 20;
+#[cfg(feature = "cli")]
 /// Results older than this are dropped (their session never dispatched again).
 const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -42,6 +49,7 @@ impl Mailbox {
         self.root.join("results").join(hex(&digest[..16]))
     }
 
+    #[cfg(feature = "cli")]
     /// `<data dir>/async/running`, created: supersede locks.
     pub fn running_dir(&self) -> Result<PathBuf, String> {
         let dir = self.root.join("running");
@@ -50,6 +58,7 @@ impl Mailbox {
         Ok(dir)
     }
 
+    #[cfg(feature = "cli")]
     /// Keep `delivered` for the next dispatch of its session; also drops expired results.
     pub fn put(&self, session: Option<&str>, delivered: &Delivered) -> Result<(), String> {
         let dir = self.session_dir(session);
@@ -115,6 +124,7 @@ impl Mailbox {
         out
     }
 
+    #[cfg(feature = "cli")]
     /// Drop results older than [`MAX_AGE`], and session dirs left empty.
     fn prune(&self) {
         let now = SystemTime::now();
@@ -166,6 +176,7 @@ fn read_result(path: &Path) -> Result<Delivered, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("not a result: {e}"))
 }
 
+#[cfg(feature = "cli")]
 /// Create `dir` (mode 0700) if needed; it must then be a real directory, not a symlink to one.
 pub(crate) fn private_dir(dir: &Path) -> Result<(), String> {
     match fs::DirBuilder::new().mode(0o700).create(dir) {
@@ -188,6 +199,7 @@ fn is_real_dir(dir: &Path) -> bool {
     fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
 }
 
+#[cfg(feature = "cli")]
 /// Open (create) a lock file in a private dir without following a symlink.
 pub(crate) fn open_lock(path: &Path) -> Result<File, String> {
     OpenOptions::new()

@@ -40,6 +40,8 @@ mod detached;
 mod job;
 mod local;
 mod mailbox;
+#[cfg(feature = "cli")]
+mod supervisor;
 
 pub(crate) use batch::{Batch, Later};
 pub(crate) use job::Job;
@@ -64,14 +66,16 @@ struct Detached {
 /// that exits right after its dispatch (the CLI, the adapters). `exe` is `ka-hooks` itself (on
 /// Linux `/proc/self/exe`, which stays right even if the file is replaced). Call once, before
 /// dispatching; later calls do nothing.
+#[cfg(feature = "cli")]
 pub fn detach(exe: PathBuf, data_dir: Option<PathBuf>) {
     let _ = DETACHED.set(Detached { exe, data_dir });
 }
 
 /// The entry point of a supervisor process (`ka-hooks __async-hook`, started by a dispatch of a
 /// detached process): reads its job from stdin, runs it, keeps the result. Returns the exit code.
+#[cfg(feature = "cli")]
 pub fn supervise() -> u8 {
-    detached::supervise()
+    supervisor::supervise()
 }
 
 /// Start the async hooks of one call in the background: in process (handed to the reaper,

@@ -156,7 +156,7 @@ pub struct Hook {
     /// Set on a guard of a trusted layer that changed or vanished: the hook is not run, and
     /// every call it would have matched is blocked with this reason (see `super::stale`).
     pub stale: Option<String>,
-    /// What its runs may write and reach (see [`crate::sandbox`]).
+    /// What its runs may write and reach (see `docs/sandbox.md`).
     pub sandbox: crate::sandbox::Plan,
     /// The command as it runs, when a trusted layer's hook executes covered scripts: each run
     /// from its reviewed copy in the data dir (see `super::pinned`). `command` stays as written.

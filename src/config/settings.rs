@@ -14,7 +14,7 @@ use super::hook::Layer;
 use super::parse::{seconds, ParsedFile, GATE_KEYS, USER_ONLY_KEYS};
 use crate::paths::{self, Paths};
 
-/// `denial_backstop` when no user or managed file sets it (see [`crate::backstop`]).
+/// `denial_backstop` when no user or managed file sets it (see [the denial backstop](crate#the-denial-backstop)).
 pub const DEFAULT_DENIAL_BACKSTOP: u32 = 3;
 
 /// `[hook_settings]` keys that, in a project or local file, apply to the hooks that file may
@@ -55,13 +55,14 @@ pub struct Settings {
     pub protect_ka_files: bool,
     /// Managed only: run managed hooks and no others.
     pub managed_only: bool,
-    /// How many times stop hooks may keep one turn going (see [`crate::continuations`]).
+    /// How many times stop hooks may keep one turn going (counted per turn by the library: **Sessions** on the
+    /// [front page](crate)).
     pub max_continuations: u32,
     /// User or managed only: denials by one guard in a turn after which every call it matches
-    /// asks a human (see [`crate::backstop`]); 0 is off.
+    /// asks a human (see [the denial backstop](crate#the-denial-backstop)); 0 is off.
     pub denial_backstop: u32,
     /// User or managed only: `sandbox_project_hooks` and `require_sandbox` (see
-    /// [`crate::sandbox`]).
+    /// `docs/sandbox.md`).
     pub sandbox: crate::sandbox::Policy,
 }
 

@@ -46,10 +46,11 @@ pub struct Request {
     /// Called on the payload after each pipeline patch of `arguments`, so fields that restate the
     /// arguments in another shape (an adapter's `tool_input`) stay in step: every later guard
     /// must judge what will really run, whichever field it reads.
+    #[doc(hidden)] // the adapters' (an agent's own payload shape); a native host has none
     pub on_patch: Option<PayloadMirror>,
     /// Cancels the dispatch from another thread (the user pressed Esc, the turn was aborted):
     /// running hooks are killed, the rest never start, and the [`Outcome`] says so (see
-    /// [`crate::cancel`]).
+    /// [`CancelToken`]).
     pub cancel: Option<CancelToken>,
     /// Cancels the dispatch at this instant, the same way; each hook's own `timeout` still
     /// applies within it.
@@ -58,24 +59,27 @@ pub struct Request {
     /// does (Claude Code on SessionStart and UserPromptSubmit). Natively `false`: only a JSON
     /// object acts.
     pub plain_stdout_is_context: bool,
-    /// The turn's denials so far, for a host that counts them itself ([`crate::backstop`]):
+    /// The turn's denials so far, for a host that counts them itself ([the denial backstop](crate#the-denial-backstop)):
     /// once a guard denied `denial_backstop` calls this turn, every further call it matches
     /// asks a human. `None` (the default): a [`Session`](crate::session::Session), or
     /// [`Config::dispatch`] for a payload with a `session_id`, uses the library's own count;
     /// without a session, the backstop is off.
-    pub denials: Option<crate::backstop::Denials>,
+    pub denials: Option<crate::outcome::Denials>,
     /// How many times this turn really continued because of a stop hook, when the host counts
     /// them apart from the payload's `continuations`; the cap's message then shows this count
     /// where the two differ. The adapters and `ka-hooks run` set it from
-    /// their [`Tracker`](crate::adapter::continuations::Tracker).
+    /// their `continuations::Tracker`.
+    #[doc(hidden)] // the adapters' and `ka-hooks run`'s, which count across processes
     pub continued: Option<u32>,
 }
 
-/// See [`Request::on_patch`].
+/// See `Request::on_patch`.
+#[doc(hidden)] // the adapters'
 #[derive(Clone)]
 pub struct PayloadMirror(pub Arc<MirrorFn>);
 
 /// Rewrites the agent-shaped fields of a payload from its `arguments`.
+#[doc(hidden)] // the adapters'
 pub type MirrorFn = dyn Fn(&mut Map<String, Value>) + Send + Sync;
 
 impl std::fmt::Debug for PayloadMirror {
@@ -145,7 +149,7 @@ impl Config {
     ///
     /// When the payload names a `session_id`, the library counts that session's turn itself, as
     /// a [`Session`](crate::session::Session) does: the stop loop (for `max_continuations`) and
-    /// the denials of the denial backstop ([`crate::backstop`]). A turn starts at each
+    /// the denials of [the denial backstop](crate#the-denial-backstop). A turn starts at each
     /// `user_prompt_submit`; `session_end` forgets the session. A larger `continuations` in the
     /// payload, or [`Request::denials`] set by the host, is used instead.
     pub fn dispatch(&self, request: Request) -> Outcome {
@@ -154,6 +158,7 @@ impl Config {
 
     /// [`Config::dispatch`] without the library's counts: the adapters, `ka-hooks run` and the
     /// golden tests keep their own (in the data dir, or none).
+    #[cfg(feature = "cli")]
     pub(crate) fn dispatch_uncounted(&self, request: Request) -> Outcome {
         dispatch(self, request, None)
     }

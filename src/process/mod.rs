@@ -328,14 +328,14 @@ mod spawn;
 mod vfork;
 
 use child::HookChild;
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "cli"))]
 pub(crate) use polled::signal_leader;
 use spawn::spawn;
 mod threaded;
 
 /// A pidfd for `pid` (Linux ≥ 5.3), unless the thread fallback is forced
 /// ([`fallback_forced`]): callers then take the path they take on macOS.
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "cli"))]
 pub(crate) fn pidfd_open(pid: u32) -> Option<std::os::fd::OwnedFd> {
     if fallback_forced() {
         return None;

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 mod landlock;
 mod probe;
 
-pub use probe::{probe, Probe, PROBE_VAR};
+pub use probe::{probe, Probe};
 
 /// Profiles a `sandbox` key can name.
 pub const PROFILES: [&str; 3] = ["project", "read-only", "off"];

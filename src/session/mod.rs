@@ -19,7 +19,7 @@
 //!
 //! [`Session::shutdown`] (also on drop) cancels the session's dispatches in flight, ends its
 //! async hooks (TERM, then KILL, and waits for them) and keeps queued ones from starting. Hooks
-//! die with the host process even on SIGKILL ([`crate::watchdog`]).
+//! die with the host process even on SIGKILL (a watchdog process, `watchdog`).
 //!
 //! A `Session` is `Send + Sync`: share it (`Arc<Session>`) between the UI thread that cancels
 //! and the worker that dispatches.
@@ -39,6 +39,12 @@ use crate::outcome::Outcome;
 
 #[cfg(feature = "tokio")]
 mod asynchronous;
+
+/// Whether this process has the watchdog that ends its hooks when it dies, even by SIGKILL
+/// (`Err`: why not: no `/bin/sh`, or no writable temp directory where the list needs one).
+/// Starts it if no hook did yet.
+pub use crate::watchdog::status as watchdog_status;
+pub use crate::watchdog::Unavailable as WatchdogUnavailable;
 pub(crate) mod watch;
 
 /// One agent session over a shared [`Config`]; see the [module doc](self).

@@ -67,6 +67,7 @@ pub struct LexError {
 
 impl LexError {
     /// What is wrong, in words.
+    #[cfg(feature = "cli")]
     pub fn message(&self) -> &str {
         &self.message
     }

@@ -20,8 +20,10 @@
 pub mod commands;
 pub mod lexer;
 
-pub use commands::{simple_commands, simple_commands_of, CommandLine, SimpleCommand};
-pub use lexer::{tokens, LexError, Token, Word};
+pub use commands::{simple_commands, simple_commands_of, CommandLine};
+pub use lexer::{tokens, Token, Word};
+#[cfg(feature = "cli")] // the property tests' (tests/it)
+pub use {commands::SimpleCommand, lexer::LexError};
 
 #[cfg(test)]
 mod tests;

@@ -138,6 +138,7 @@ pub const AGENT_TOOLS: &[AgentTool] = &[
 ];
 
 /// `agent`'s row for its tool `name`.
+#[cfg(feature = "cli")]
 pub fn by_agent_name(agent: Agent, name: &str) -> Option<&'static AgentTool> {
     AGENT_TOOLS
         .iter()
@@ -145,6 +146,7 @@ pub fn by_agent_name(agent: Agent, name: &str) -> Option<&'static AgentTool> {
 }
 
 /// `agent`'s (first) row for ka's tool `ka`.
+#[cfg(feature = "cli")]
 pub fn by_ka_name(agent: Agent, ka: &str) -> Option<&'static AgentTool> {
     AGENT_TOOLS.iter().find(|t| t.agent == agent && t.ka == ka)
 }
@@ -158,6 +160,7 @@ pub fn names_of(ka: &str) -> impl Iterator<Item = &'static str> + '_ {
 }
 
 /// Whether an agent's tools are in this table rather than in [`crate::tools::TOOLS`].
+#[cfg(feature = "cli")]
 pub const fn is_listed_here(agent: Agent) -> bool {
     match agent {
         Agent::Claude | Agent::Codex | Agent::Gemini => false,
@@ -166,11 +169,13 @@ pub const fn is_listed_here(agent: Agent) -> bool {
 }
 
 /// The renames of `agent`'s tool `name` as `(ka, agent)` pairs (none for a tool not listed).
+#[cfg(feature = "cli")]
 pub fn renames(agent: Agent, name: &str) -> &'static [(&'static str, &'static str)] {
     by_agent_name(agent, name).map_or(&[], |t| t.args)
 }
 
 /// The renames of ka's tool `ka` in `agent`.
+#[cfg(feature = "cli")]
 pub fn renames_from_ka(agent: Agent, ka: &str) -> &'static [(&'static str, &'static str)] {
     by_ka_name(agent, ka).map_or(&[], |t| t.args)
 }
