@@ -188,7 +188,8 @@ pub enum Other {
 pub struct ForUser {
     /// What weakened or skipped guards: announced weakenings (a file that does not load,
     /// `disable_all`, `KA_HOOKS_DISABLE`, an unreviewed edit that removed a guard) and layers
-    /// the trust gate skipped. Show these on every dispatch they come with.
+    /// the trust gate skipped (these at the first dispatch of each session on a loaded
+    /// configuration). Show these on every dispatch they come with.
     pub guards: Vec<String>,
     /// Transcript notes, hooks' messages, hooks that failed, and objects a hook printed that
     /// were ignored whole, in that order.
@@ -325,7 +326,9 @@ impl Outcome {
             .iter()
             .map(|a| format!("ka-hooks: {a}"))
             .collect();
-        guards.extend(self.untrusted.iter().map(ToString::to_string));
+        if !self.untrusted_told {
+            guards.extend(self.untrusted.iter().map(ToString::to_string));
+        }
         let mut hooks: Vec<String> = self.notes.clone();
         hooks.extend(self.messages.iter().cloned());
         let said_in_reason = |on_error| self.blocked && on_error == OnError::Block;

@@ -101,6 +101,10 @@ pub struct Outcome {
     /// (`hookSpecificOutput.decision.updatedPermissions`), distinct, in hook order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub permission_updates: Vec<Value>,
+    /// This session was already told about `untrusted` by an earlier dispatch on the same
+    /// configuration: [`Outcome::for_user`] leaves them out (they stay in the report).
+    #[serde(skip)]
+    pub(crate) untrusted_told: bool,
 }
 
 fn event_name<S: serde::Serializer>(event: &Event, s: S) -> Result<S::Ok, S::Error> {
@@ -137,6 +141,7 @@ impl Outcome {
             denials: None,
             deferred: false,
             permission_updates: Vec::new(),
+            untrusted_told: false,
         }
     }
 

@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::config::scripts::{self, Coverage};
 use crate::config::{self, describe_entries, review_files, LoadOptions, Reviewed};
@@ -41,7 +41,7 @@ pub fn refusal_inside_agent(what: &str) -> Option<String> {
 }
 
 /// Run `trust`; the text goes to stdout, the result is the exit code or an error. The command
-/// line's own (an embedder records trust with [`record_current`] after its own review).
+/// line's own: a host uses [`review`], [`record`] and [`revoke`].
 #[doc(hidden)]
 pub fn run(opts: &LoadOptions, mode: Mode) -> Result<u8, String> {
     let store = TrustStore::load(opts.paths.trust_file().as_deref()).map_err(|e| e.to_string())?;
@@ -60,7 +60,7 @@ pub fn run(opts: &LoadOptions, mode: Mode) -> Result<u8, String> {
             }
             Ok(0)
         }
-        Mode::Revoke => revoke(opts, &files),
+        Mode::Revoke => revoke_and_say(opts, &files),
         Mode::Trust { yes } => trust(opts, &files, yes),
     }
 }
@@ -88,20 +88,13 @@ fn show(f: &Reviewed) {
     }
 }
 
-fn revoke(opts: &LoadOptions, files: &[Reviewed]) -> Result<u8, String> {
+fn revoke_and_say(opts: &LoadOptions, files: &[Reviewed]) -> Result<u8, String> {
     // Revoking a stale record drops the guards that fail closed, and revoking a current one
     // stops the project's guards from running: either way a person's act.
     if let Some(refusal) = refusal_inside_agent("revoke trust") {
         return Err(refusal);
     }
-    let removed = TrustStore::update(opts.paths.trust_file().as_deref(), |store| {
-        let removed: Vec<bool> = files
-            .iter()
-            .map(|f| store.revoke(&f.root, f.rel).is_some())
-            .collect();
-        (removed.iter().any(|r| *r), removed)
-    })
-    .map_err(|e| e.to_string())?;
+    let removed = revoke_files(opts, files)?;
     for (f, removed) in files.iter().zip(removed) {
         println!(
             "{}: {}",
@@ -116,11 +109,107 @@ fn revoke(opts: &LoadOptions, files: &[Reviewed]) -> Result<u8, String> {
     Ok(0)
 }
 
-/// One file ready to record.
-struct Pending<'a> {
-    file: &'a Reviewed,
+/// One file a review would record: exactly the bytes and script hashes that were shown.
+#[derive(Debug, Clone)]
+struct Pending {
+    label: String,
+    root: PathBuf,
+    rel: &'static str,
+    path: PathBuf,
     bytes: Vec<u8>,
     coverage: Coverage,
+}
+
+/// What a person must see before a project's hooks run, and what trusting it records: the
+/// review `ka-hooks trust` prints (a diff against the last trusted version of each changed
+/// file, or its whole inventory; the scripts its hooks run; what trust cannot cover), made by
+/// [`review`]. Show [`Review::text`] to the user; if they agree, [`record`] trusts exactly what
+/// it showed.
+#[derive(Debug, Clone, Default)]
+pub struct Review {
+    text: String,
+    pending: Vec<Pending>,
+}
+
+impl Review {
+    /// The text the user must read before trusting (every name, command and path escaped).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether a file needs the user's trust (`false`: everything is trusted already, and
+    /// [`record`] would record nothing).
+    pub fn needs_trust(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The layer files [`record`] would trust.
+    pub fn files(&self) -> impl Iterator<Item = &Path> {
+        self.pending.iter().map(|p| p.path.as_path())
+    }
+}
+
+/// The review of the project files from `opts.start_dir` up (see [`Review`]). Reading is
+/// safe: nothing is recorded, and it works inside an agent's tool call too.
+pub fn review(opts: &LoadOptions) -> Result<Review, RecordError> {
+    let data_dir = opts.paths.data_dir.clone().ok_or(RecordError::NoDataDir)?;
+    let store = TrustStore::load(opts.paths.trust_file().as_deref())
+        .map_err(|e| RecordError::Store(e.to_string()))?;
+    let files = review_files(opts, &store);
+    if files.is_empty() {
+        return Err(RecordError::NothingToTrust(opts.start_dir.clone()));
+    }
+    build(opts, &files, &data_dir).map_err(RecordError::Invalid)
+}
+
+/// Trust exactly what `review` showed, once the user agreed: the files' bytes and the scripts
+/// their hooks run, as they were read for the review. A file or script that changed since is
+/// not recorded ([`RecordError::Changed`]): review again. Refuses inside an agent's tool call.
+pub fn record(opts: &LoadOptions, review: &Review) -> Result<(), RecordError> {
+    if let Some(refusal) = refusal_inside_agent("record trust") {
+        return Err(RecordError::InsideAgent(refusal));
+    }
+    let data_dir = opts.paths.data_dir.clone().ok_or(RecordError::NoDataDir)?;
+    for p in &review.pending {
+        if std::fs::read(&p.path).ok().as_deref() != Some(p.bytes.as_slice()) {
+            return Err(RecordError::Changed(p.path.clone()));
+        }
+        for s in &p.coverage.scripts {
+            if scripts::script_hash(&p.root, &s.path) != s.sha256 {
+                return Err(RecordError::Changed(p.root.join(&s.path)));
+            }
+        }
+    }
+    keep_and_record(opts, &data_dir, &review.pending).map_err(RecordError::Store)
+}
+
+/// Forget the trust of every project file from `opts.start_dir` up: their hooks stop running
+/// (and a changed file's guards stop failing closed). The files whose record was dropped.
+/// Refuses inside an agent's tool call: revoking is a person's act too.
+pub fn revoke(opts: &LoadOptions) -> Result<Vec<PathBuf>, RecordError> {
+    if let Some(refusal) = refusal_inside_agent("revoke trust") {
+        return Err(RecordError::InsideAgent(refusal));
+    }
+    let store = TrustStore::load(opts.paths.trust_file().as_deref())
+        .map_err(|e| RecordError::Store(e.to_string()))?;
+    let files = review_files(opts, &store);
+    let removed = revoke_files(opts, &files).map_err(RecordError::Store)?;
+    Ok(files
+        .into_iter()
+        .zip(removed)
+        .filter_map(|(f, removed)| removed.then_some(f.path))
+        .collect())
+}
+
+fn revoke_files(opts: &LoadOptions, files: &[Reviewed]) -> Result<Vec<bool>, String> {
+    TrustStore::update(opts.paths.trust_file().as_deref(), |store| {
+        let removed: Vec<bool> = files
+            .iter()
+            .map(|f| store.revoke(&f.root, f.rel).is_some())
+            .collect();
+        (removed.iter().any(|r| *r), removed)
+    })
+    .map_err(|e| e.to_string())
 }
 
 fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String> {
@@ -130,69 +219,9 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
     let data_dir = opts.paths.data_dir.clone().ok_or_else(|| {
         "no data directory: set KA_DATA_DIR to where ka-hooks may keep its trust store".to_owned()
     })?;
-    let mut base = config::ReviewBase::new(opts);
-    let mut pending = Vec::new();
-    let mut review = String::new();
-    for f in files {
-        match &f.text {
-            Err(why) => {
-                return Err(format!(
-                    "{} {}; fix it before trusting the project",
-                    crate::terminal::escape_path(&f.path),
-                    escape(why)
-                ))
-            }
-            Ok(None) => {
-                let _ = writeln!(
-                    review,
-                    "{}: removed since it was trusted; `{} --revoke` drops its record",
-                    label(f),
-                    config::trust_command(&f.root)
-                );
-            }
-            Ok(Some(text)) if f.status == TrustStatus::Trusted => {
-                let _ = writeln!(review, "{}: already trusted, unchanged", label(f));
-                // Later files may override its hooks by name.
-                let _ = base.file_commands(f.layer, &f.path, text);
-            }
-            Ok(Some(text)) => {
-                let changes = base.changes(f.layer, &f.path, text);
-                let (commands, errors) = base.file_commands(f.layer, &f.path, text);
-                if !errors.is_empty() {
-                    // The caller puts `error: ` before the first.
-                    let list: Vec<String> = errors
-                        .iter()
-                        .enumerate()
-                        .map(|(i, e)| {
-                            if i == 0 {
-                                e.to_string()
-                            } else {
-                                format!("error: {e}")
-                            }
-                        })
-                        .collect();
-                    return Err(format!(
-                        "{}\n{} has errors; fix them (see `ka-hooks check`) before trusting it",
-                        list.join("\n"),
-                        crate::terminal::escape_path(&f.path)
-                    ));
-                }
-                let coverage = scripts::coverage(
-                    &f.root,
-                    commands.iter().map(|(h, c)| (h.as_str(), c.as_str())),
-                );
-                describe(&mut review, f, text, &changes, &coverage, &data_dir);
-                not_executable(&mut review, &f.root, &commands);
-                pending.push(Pending {
-                    file: f,
-                    bytes: text.as_bytes().to_vec(),
-                    coverage,
-                });
-            }
-        }
-    }
-    print!("{review}");
-    if pending.is_empty() {
+    let review = build(opts, files, &data_dir)?;
+    print!("{}", review.text);
+    if review.pending.is_empty() {
         return Ok(0);
     }
     if !yes {
@@ -208,12 +237,12 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
             return Ok(1);
         }
     }
-    record(opts, &data_dir, &pending)?;
-    for p in &pending {
+    keep_and_record(opts, &data_dir, &review.pending)?;
+    for p in &review.pending {
         println!(
             "{}: trusted (sha256 {}, {} script path(s) covered); editing it or a covered script \
              makes its guards fail closed until you review it again",
-            label(p.file),
+            p.label,
             &trust::content_hash(&p.bytes)[..12],
             p.coverage
                 .scripts
@@ -225,9 +254,94 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
     Ok(0)
 }
 
+/// The review of `files` (see [`Review`]); an error when a file cannot be read or has errors.
+fn build(opts: &LoadOptions, files: &[Reviewed], data_dir: &Path) -> Result<Review, String> {
+    let mut base = config::ReviewBase::new(opts);
+    let mut review = Review::default();
+    for f in files {
+        match &f.text {
+            Err(why) => {
+                return Err(format!(
+                    "{} {}; fix it before trusting the project",
+                    crate::terminal::escape_path(&f.path),
+                    escape(why)
+                ))
+            }
+            Ok(None) => {
+                let _ = writeln!(
+                    review.text,
+                    "{}: removed since it was trusted; revoking its trust drops its record",
+                    label(f)
+                );
+            }
+            Ok(Some(text)) if f.status == TrustStatus::Trusted => {
+                let _ = writeln!(review.text, "{}: already trusted, unchanged", label(f));
+                // Later files may override its hooks by name.
+                let _ = base.file_commands(f.layer, &f.path, text);
+            }
+            Ok(Some(text)) => {
+                let pending = review_file(&mut base, f, text, data_dir, &mut review.text)?;
+                review.pending.push(pending);
+            }
+        }
+    }
+    Ok(review)
+}
+
+/// One changed or new file: its review appended to `out`, and what trusting it records.
+fn review_file(
+    base: &mut config::ReviewBase,
+    f: &Reviewed,
+    text: &str,
+    data_dir: &Path,
+    out: &mut String,
+) -> Result<Pending, String> {
+    let changes = base.changes(f.layer, &f.path, text);
+    let (commands, errors) = base.file_commands(f.layer, &f.path, text);
+    if !errors.is_empty() {
+        // The caller puts `error: ` before the first.
+        let list: Vec<String> = errors
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                if i == 0 {
+                    e.to_string()
+                } else {
+                    format!("error: {e}")
+                }
+            })
+            .collect();
+        return Err(format!(
+            "{}\n{} has errors; fix them (see `ka-hooks check`) before trusting it",
+            list.join("\n"),
+            crate::terminal::escape_path(&f.path)
+        ));
+    }
+    let coverage = scripts::coverage(
+        &f.root,
+        commands.iter().map(|(h, c)| (h.as_str(), c.as_str())),
+    );
+    describe(out, f, text, &changes, &coverage, data_dir);
+    not_executable(out, &f.root, &commands);
+    Ok(Pending::of(f, text, coverage))
+}
+
+impl Pending {
+    fn of(f: &Reviewed, text: &str, coverage: Coverage) -> Pending {
+        Pending {
+            label: label(f),
+            root: f.root.clone(),
+            rel: f.rel,
+            path: f.path.clone(),
+            bytes: text.as_bytes().to_vec(),
+            coverage,
+        }
+    }
+}
+
 /// Record the current content of every project file from `opts.start_dir` up, with the scripts
-/// it covers, without a review: for an embedding agent that showed its own review, and for
-/// tests. Refuses inside an agent's tool call, like `ka-hooks trust`.
+/// it covers, without a review: for tests. A host shows [`review`] and then calls [`record`].
+/// Refuses inside an agent's tool call, like `ka-hooks trust`.
 pub fn record_current(opts: &LoadOptions) -> Result<(), RecordError> {
     if let Some(refusal) = refusal_inside_agent("record trust") {
         return Err(RecordError::InsideAgent(refusal));
@@ -241,20 +355,17 @@ pub fn record_current(opts: &LoadOptions) -> Result<(), RecordError> {
     for f in &files {
         if let Ok(Some(text)) = &f.text {
             let (commands, _) = base.file_commands(f.layer, &f.path, text);
-            pending.push(Pending {
-                file: f,
-                bytes: text.as_bytes().to_vec(),
-                coverage: scripts::coverage(
-                    &f.root,
-                    commands.iter().map(|(h, c)| (h.as_str(), c.as_str())),
-                ),
-            });
+            let coverage = scripts::coverage(
+                &f.root,
+                commands.iter().map(|(h, c)| (h.as_str(), c.as_str())),
+            );
+            pending.push(Pending::of(f, text, coverage));
         }
     }
-    record(opts, &data_dir, &pending).map_err(RecordError::Store)
+    keep_and_record(opts, &data_dir, &pending).map_err(RecordError::Store)
 }
 
-/// Why [`record_current`] recorded nothing.
+/// Why a review, a record or a revoke did nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RecordError {
@@ -268,6 +379,15 @@ pub enum RecordError {
     /// The trust store, or a reviewed copy, could not be read or written.
     #[error("{0}")]
     Store(String),
+    /// No `.ka/` folder with hook files in this directory or its parents.
+    #[error("no `.ka/` folder with hook files in {} or its parents: nothing to trust", crate::terminal::escape_path(.0))]
+    NothingToTrust(PathBuf),
+    /// A file cannot be read or has configuration errors: fix it before trusting it.
+    #[error("{0}")]
+    Invalid(String),
+    /// This file changed since the review was made: nothing was recorded; review again.
+    #[error("{} changed since the review; nothing was recorded: review it again", crate::terminal::escape_path(.0))]
+    Changed(PathBuf),
 }
 
 fn confirm() -> Result<bool, String> {
@@ -282,7 +402,7 @@ fn confirm() -> Result<bool, String> {
 }
 
 /// Keep the reviewed bytes (file and scripts) and record every file in one locked update.
-fn record(opts: &LoadOptions, data_dir: &Path, pending: &[Pending<'_>]) -> Result<(), String> {
+fn keep_and_record(opts: &LoadOptions, data_dir: &Path, pending: &[Pending]) -> Result<(), String> {
     for p in pending {
         trust::keep_reviewed(data_dir, &p.bytes).map_err(|e| {
             format!(
@@ -291,7 +411,7 @@ fn record(opts: &LoadOptions, data_dir: &Path, pending: &[Pending<'_>]) -> Resul
             )
         })?;
         for s in p.coverage.scripts.iter().filter(|s| s.sha256.is_some()) {
-            if let Ok(bytes) = std::fs::read(p.file.root.join(&s.path)) {
+            if let Ok(bytes) = std::fs::read(p.root.join(&s.path)) {
                 // Only what was hashed is kept; a script changed since is caught by its hash.
                 if Some(trust::content_hash(&bytes)) == s.sha256 {
                     let _ = trust::keep_reviewed(data_dir, &bytes);
@@ -302,8 +422,8 @@ fn record(opts: &LoadOptions, data_dir: &Path, pending: &[Pending<'_>]) -> Resul
     TrustStore::update(opts.paths.trust_file().as_deref(), |store| {
         for p in pending {
             store.allow(
-                &p.file.root,
-                p.file.rel,
+                &p.root,
+                p.rel,
                 TrustRecord::new(&p.bytes, p.coverage.scripts.clone()),
             );
         }

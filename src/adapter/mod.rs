@@ -722,6 +722,40 @@ pub struct Verdict {
     pub failed: Vec<String>,
 }
 
+/// The library names only what a person must do about a skipped or stale layer; the binary's
+/// answers add its own command for it (`ka-hooks --project DIR trust`).
+fn with_trust_commands(outcome: &Outcome, guards: Vec<String>) -> Vec<String> {
+    guards
+        .into_iter()
+        .map(|line| {
+            match outcome.untrusted.iter().find(|u| u.to_string() == line) {
+                Some(u) => u.with_fix(),
+                None => line,
+            }
+        })
+        .collect()
+}
+
+/// A block by a guard of a changed or removed layer (never spawned: no command) gets the
+/// `trust` command that reviews it.
+fn stale_block_with_command(outcome: &Outcome, block: &mut String) {
+    use std::fmt::Write as _;
+    let stale = outcome.hooks.iter().find_map(|h| {
+        let blocked = h.status == crate::outcome::Status::Blocked && h.command.is_empty();
+        outcome.untrusted.iter().find(|u| {
+            blocked
+                && matches!(u.state, LayerState::Stale | LayerState::Removed)
+                && *u.file == *h.source.file
+        })
+    });
+    if let Some(u) = stale {
+        let _ = write!(block, "; in your own terminal: `{}`", u.fix);
+        if u.state == LayerState::Removed {
+            let _ = write!(block, " (or `{} --revoke`)", u.fix);
+        }
+    }
+}
+
 impl Verdict {
     /// A tool result's feedback and context as one text, for an agent whose hooks can only add
     /// context to a result: a result marked as an error, which it cannot mark, is said to the
@@ -822,7 +856,10 @@ impl Verdict {
         }
         // What weakened guards comes first: the user must hear it on every call it concerns.
         let for_user = outcome.for_user();
-        verdict.messages.extend(for_user.guards);
+        verdict.messages.extend(with_trust_commands(outcome, for_user.guards));
+        if let Some(block) = &mut verdict.block {
+            stale_block_with_command(outcome, block);
+        }
         verdict.messages.extend(
             call.notes
                 .iter()

@@ -317,7 +317,11 @@ fn skipped_layers(outcome: &Outcome) -> Option<String> {
     let fixes: Vec<String> = outcome
         .untrusted
         .iter()
-        .map(|u| u.fix.clone())
+        .map(|u| match u.state {
+            // The library's texts name the action; the binary names its command.
+            crate::config::LayerState::Removed => format!("{} (or `{} --revoke`)", u.fix, u.fix),
+            _ => u.fix.clone(),
+        })
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();

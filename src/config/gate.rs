@@ -168,6 +168,7 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
         notes,
         guard_scripts: std::sync::OnceLock::new(),
         pending: Pending::new(opts.paths.data_dir.clone(), updates),
+        told: Default::default(),
         by_event: Default::default(),
         paths_index: None,
         has_paths: false,

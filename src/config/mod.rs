@@ -47,6 +47,7 @@ pub mod scripts;
 mod settings;
 mod snapshot;
 mod stale;
+mod told;
 pub(crate) mod strength;
 pub(crate) mod template;
 pub(crate) mod touched;
@@ -144,8 +145,22 @@ pub struct Untrusted {
     pub why: Option<String>,
     /// Guards of its last trusted version that now block every call they match.
     pub guards: usize,
-    /// The exact command that reviews and trusts it.
+    /// The `ka-hooks` command line that reviews and trusts it. The text of this entry (and a
+    /// stale guard's block reason) names only the action, for a host that does not ship the
+    /// binary; the binary's own answers add this command ([`Untrusted::with_fix`]).
     pub fix: String,
+}
+
+impl Untrusted {
+    /// The entry's text with the `ka-hooks` command that fixes it: for the binary's answers.
+    pub fn with_fix(&self) -> String {
+        let revoke = if self.state == LayerState::Removed {
+            format!(" (or `{} --revoke`)", self.fix)
+        } else {
+            String::new()
+        };
+        format!("{self}; in your own terminal: `{}`{revoke}", self.fix)
+    }
 }
 
 impl fmt::Display for Untrusted {
@@ -176,11 +191,11 @@ impl fmt::Display for Untrusted {
                         self.guards
                     )?;
                 }
-                write!(f, "; a person reviews it with `{}`", self.fix)?;
-                if self.state == LayerState::Removed {
-                    write!(f, " or drops it with `{} --revoke`", self.fix)?;
-                }
-                Ok(())
+                f.write_str(if self.state == LayerState::Removed {
+                    "; the user must restore it and trust it again, or revoke its trust"
+                } else {
+                    "; the user must review it and trust it again"
+                })
             }
             LayerState::Refused | LayerState::Invalid => write!(
                 f,
@@ -189,9 +204,9 @@ impl fmt::Display for Untrusted {
             ),
             _ => write!(
                 f,
-                "skipped the {} layer {file} ({}){why}: its hooks did not run; review and trust \
-                 it with `{}`",
-                self.layer, self.status, self.fix
+                "skipped the {} layer {file} ({}){why}: its hooks did not run until the user \
+                 reviews and trusts it",
+                self.layer, self.status
             ),
         }
     }
@@ -269,6 +284,8 @@ pub struct Config {
     pub(crate) options: LoadOptions,
     /// Snapshots of unreviewed layer files to replace at the first dispatch (see [`snapshot`]).
     pub(crate) pending: snapshot::Pending,
+    /// The sessions told about [`Config::untrusted`] already (see `told`).
+    pub(crate) told: told::Told,
     /// Indices into `hooks` of the enabled hooks of each event (by `Event::ALL` position).
     by_event: [Vec<usize>; Event::ALL.len()],
     /// The include globs of every hook's `paths`, in one set (see [`call::CallMatch`]).

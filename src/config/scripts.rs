@@ -23,7 +23,7 @@ use crate::trust::{content_hash, ScriptRecord};
 const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 
 /// What the commands of one layer file name.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Coverage {
     /// Paths inside the project, with their SHA-256 now (sorted, unique).
     pub scripts: Vec<ScriptRecord>,

@@ -5,7 +5,7 @@
 //! untrusted one is, would let one appended comment switch every guard in it off. Instead, each
 //! hook of the version the user reviewed (kept by `trust` in the data dir) on an event that can
 //! be vetoed becomes a hook that is never spawned and blocks every call it would have matched,
-//! with a reason that names the file, what happened, and the command a person runs to review it.
+//! with a reason that names the file, what happened, and what a person must do (review it).
 //! The user's own file can choose `stale = "skip"` instead; a project file cannot.
 
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use std::sync::Arc;
 use super::filter::ToolFilter;
 use super::hook::{Hook, Layer, OnError, Source};
 use super::parse::ParsedFile;
-use super::{trust_command, DEFAULT_TIMEOUT};
+use super::DEFAULT_TIMEOUT;
 use crate::event::Event;
 
 /// What happened to the layer file, for the reason.
@@ -28,17 +28,20 @@ pub(super) struct Change<'a> {
 }
 
 impl Change<'_> {
+    /// Why the guard `hook` blocks. It names the action a person takes, not a command: a host
+    /// that embeds the library may not ship the `ka-hooks` binary (the binary's own answers add
+    /// its command: see [`super::Untrusted::fix`]).
     fn reason(&self, hook: &str) -> String {
-        let fix = trust_command(self.root);
-        let review = if self.removed {
-            format!("`{fix}` re-trusts it once it is back, or `{fix} --revoke` drops it")
+        let action = if self.removed {
+            "the user must restore the file and trust the project's hooks again, or revoke \
+             their trust"
         } else {
-            format!("`{fix}` shows the change and trusts it")
+            "the user must review the project's hooks and trust them again"
         };
         format!(
             "blocked by the guard `{hook}` of {}, which {} since it was trusted ({}); until a \
-             person reviews it, its guards fail closed. In your own terminal (not through the \
-             agent), {review}",
+             person reviews it, its guards fail closed: {action}, themselves, not through the \
+             agent",
             crate::terminal::escape_path(self.file),
             if self.removed {
                 "was removed"

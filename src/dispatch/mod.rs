@@ -446,6 +446,13 @@ fn new_outcome(
     }
     outcome.denials = denials.cloned();
     outcome.untrusted = config.untrusted.clone();
+    if !config.untrusted.is_empty() {
+        let session = payload.get("session_id").and_then(Value::as_str);
+        outcome.untrusted_told = !config.told.first(session.unwrap_or(""));
+        if event == Event::SessionEnd {
+            config.told.forget(session.unwrap_or(""));
+        }
+    }
     outcome.announcements = config.announcements.clone();
     // A refused weakening is news for the user on every call (a guard someone tried to switch
     // off still guards); the other warnings are diagnostics.
