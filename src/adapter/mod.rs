@@ -727,12 +727,12 @@ pub struct Verdict {
 fn with_trust_commands(outcome: &Outcome, guards: Vec<String>) -> Vec<String> {
     guards
         .into_iter()
-        .map(|line| {
-            match outcome.untrusted.iter().find(|u| u.to_string() == line) {
+        .map(
+            |line| match outcome.untrusted.iter().find(|u| u.to_string() == line) {
                 Some(u) => u.with_fix(),
                 None => line,
-            }
-        })
+            },
+        )
         .collect()
 }
 
@@ -856,7 +856,9 @@ impl Verdict {
         }
         // What weakened guards comes first: the user must hear it on every call it concerns.
         let for_user = outcome.for_user();
-        verdict.messages.extend(with_trust_commands(outcome, for_user.guards));
+        verdict
+            .messages
+            .extend(with_trust_commands(outcome, for_user.guards));
         if let Some(block) = &mut verdict.block {
             stale_block_with_command(outcome, block);
         }

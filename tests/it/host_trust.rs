@@ -20,7 +20,12 @@ const GUARD_SH: &str = "#!/bin/sh\ncat >/dev/null\necho 'only src/ is writable' 
 
 fn project() -> Project {
     let p = Project::new();
-    p.project(&hook("guard", "pre_tool_use", GUARD, &[r#"tool = "write""#]));
+    p.project(&hook(
+        "guard",
+        "pre_tool_use",
+        GUARD,
+        &[r#"tool = "write""#],
+    ));
     p.write(".ka/hooks/guard.sh", GUARD_SH);
     p
 }
@@ -56,7 +61,11 @@ fn a_host_reviews_records_and_revokes_trust() {
     assert!(review.needs_trust());
     // The same content as the command line's review: the hook, its command, the script.
     for needle in ["guard", GUARD, ".ka/hooks/guard.sh"] {
-        assert!(review.text().contains(needle), "{needle:?} in {}", review.text());
+        assert!(
+            review.text().contains(needle),
+            "{needle:?} in {}",
+            review.text()
+        );
     }
     assert_eq!(
         review.files().collect::<Vec<_>>(),
@@ -79,13 +88,22 @@ fn record_trusts_only_what_was_reviewed() {
     // The script changes between the review and the user's yes.
     p.write(".ka/hooks/guard.sh", "#!/bin/sh\nexit 0\n");
     let err = review::record(&opts, &review).expect_err("a changed script is not recorded");
-    assert!(matches!(err, RecordError::Changed(ref f) if f.ends_with("guard.sh")), "{err}");
-    assert!(gated(&p).untrusted.iter().any(|u| u.file.ends_with(".ka/ka.toml")));
+    assert!(
+        matches!(err, RecordError::Changed(ref f) if f.ends_with("guard.sh")),
+        "{err}"
+    );
+    assert!(gated(&p)
+        .untrusted
+        .iter()
+        .any(|u| u.file.ends_with(".ka/ka.toml")));
     // So does the file.
     let review = review::review(&opts).expect("review");
     p.project(&hook("guard", "pre_tool_use", "true", &[]));
     let err = review::record(&opts, &review).expect_err("a changed file is not recorded");
-    assert!(matches!(err, RecordError::Changed(ref f) if f.ends_with("ka.toml")), "{err}");
+    assert!(
+        matches!(err, RecordError::Changed(ref f) if f.ends_with("ka.toml")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -106,7 +124,11 @@ fn a_stale_guard_names_the_action_not_a_command() {
         "{reason}"
     );
     let said: Vec<&str> = always.for_user.lines().collect();
-    assert!(said.iter().any(|l| l.contains("changed since it was trusted")), "{said:?}");
+    assert!(
+        said.iter()
+            .any(|l| l.contains("changed since it was trusted")),
+        "{said:?}"
+    );
     for text in said.into_iter().chain([reason.as_str()]) {
         assert!(!text.contains("ka-hooks"), "names the CLI: {text}");
         assert!(!text.contains("--project"), "names the CLI: {text}");
