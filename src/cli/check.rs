@@ -73,7 +73,7 @@ pub fn check(
         return Ok(if ok { EXIT_OK } else { EXIT_ERROR });
     }
     for u in &config.untrusted {
-        out.warn(&u.to_string());
+        out.warn(&u.with_fix());
     }
     for n in &config.notes {
         outln!("note: {n}");

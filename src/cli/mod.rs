@@ -450,7 +450,7 @@ fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
     match Config::load(opts) {
         Ok(config) => {
             for u in &config.untrusted {
-                out.warn(&u.to_string());
+                out.warn(&u.with_fix());
             }
             for w in &config.warnings {
                 out.warn(w);
