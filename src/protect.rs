@@ -64,7 +64,7 @@ pub fn check(
 fn hard_link_to_protected(config: &Config, path: &Path) -> Option<PathBuf> {
     let id = hard_links::linked(path)?;
     let mut budget = hard_links::LINK_SEARCH_LIMIT;
-    for root in config.protected.iter().chain(guard_scripts(config)) {
+    for root in config.protected().iter().chain(guard_scripts(config)) {
         match hard_links::names_under(root, id, &mut budget) {
             Found::Names(names) => {
                 if let Some(name) = names.into_iter().next() {
@@ -121,9 +121,9 @@ fn protected(config: &Config, path: &Path) -> bool {
             .is_some_and(|d| d == paths::PROJECT_DIR);
     is_layer_file
         || path.file_name().is_some_and(|n| n == paths::PROJECT_DIR)
-        // `protected` holds absolute, resolved paths (made so at load).
+        // `protected()` is absolute and resolved (at the first call that needs it).
         || config
-            .protected
+            .protected()
             .iter()
             .any(|p| path == p || path.starts_with(p) && p.is_dir())
         || guard_scripts(config).iter().any(|p| path == p)

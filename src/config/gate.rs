@@ -15,6 +15,7 @@ use super::read::{self, Found};
 use super::settings::{layer_settings, Gate, StalePolicy};
 use super::snapshot::{self, Pending, Update};
 use super::stale::{tombstones, Change};
+use super::touched::RealDirs;
 use super::unparsed;
 use super::weakened::{self, Changed};
 
@@ -147,13 +148,9 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     announcements.extend(stale_skip_announcement(&settings, &untrusted, stale_skip));
     announcements.extend(sandbox_announcements(&hooks));
     let notes = filter_notes(&hooks, &mut warnings);
-    let mut protected = protected_paths(opts, &roots);
-    // A covered script is as much the reviewed configuration as the file that names it: a write
-    // to it asks a person, like a write to `.ka/ka.toml`.
-    protected.extend(covered.iter().map(|c| paths::absolute(&c.path())));
     let mut config = Config {
         project_root: roots.last().cloned(),
-        protected,
+        protected: std::sync::OnceLock::new(),
         covered,
         options: opts.clone(),
         roots,
@@ -767,6 +764,21 @@ fn validate_alone(below: &Below<'_>, file: &ParsedFile, errors: &mut Vec<ConfigE
     errors.extend(own_errors(file, below));
 }
 
+impl Config {
+    /// ka's own files and folders (see [`crate::protect`]), absolute and resolved: found at the
+    /// first call that needs them, so a call that touches no path never looks them up.
+    pub fn protected(&self) -> &[PathBuf] {
+        self.protected.get_or_init(|| {
+            let mut protected = protected_paths(&self.options, &self.roots);
+            // A covered script is as much the reviewed configuration as the file that names
+            // it: a write to it asks a person, like a write to `.ka/ka.toml`.
+            protected.extend(self.covered.iter().map(|c| c.path()));
+            let mut real = RealDirs::default();
+            protected.iter().map(|p| real.resolve(p)).collect()
+        })
+    }
+}
+
 /// ka's own files: every root's layer files, the user file, the managed and data dirs.
 fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = roots
@@ -803,8 +815,7 @@ fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
             .flat_map(|root| paths::agent_hook_files(root)),
     );
     out.extend(paths::user_agent_hook_files());
-    // Resolved once here, not on every call that `protect::check` looks at.
-    out.iter().map(|p| paths::absolute(p)).collect()
+    out
 }
 
 /// One project or local file as `ka-hooks trust` reviews it.

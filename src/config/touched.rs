@@ -371,6 +371,56 @@ fn walk_from(mut out: PathBuf, path: &Path, links: u32) -> PathBuf {
     out
 }
 
+/// [`real`] of many paths that share folders (ka's own files: a dozen under each root and the
+/// home directory), each folder looked up once instead of once per path below it, and nothing
+/// looked up below a folder that cannot be (as [`real`]).
+#[derive(Debug, Default)]
+pub struct RealDirs {
+    /// Each folder met, resolved, and whether it could be looked up.
+    dirs: std::collections::HashMap<PathBuf, (PathBuf, bool)>,
+}
+
+impl RealDirs {
+    /// What [`real`] gives for `path`; a relative path is taken from the working directory.
+    pub fn resolve(&mut self, path: &Path) -> PathBuf {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let plain = path
+            .components()
+            .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        match (plain, path.parent(), path.file_name()) {
+            (true, Some(parent), Some(name)) => self.step(parent, name).0,
+            // `..` is the kernel's, taken after the symlink before it: the whole walk.
+            _ => real(&path),
+        }
+    }
+
+    fn dir(&mut self, dir: &Path) -> (PathBuf, bool) {
+        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return (dir.to_path_buf(), true);
+        };
+        if let Some(known) = self.dirs.get(dir) {
+            return known.clone();
+        }
+        let resolved = self.step(parent, name);
+        self.dirs.insert(dir.to_path_buf(), resolved.clone());
+        resolved
+    }
+
+    /// `name` in `parent`, resolved, and whether it could be looked up.
+    fn step(&mut self, parent: &Path, name: &std::ffi::OsStr) -> (PathBuf, bool) {
+        let (out, reachable) = self.dir(parent);
+        let next = out.join(name);
+        if !reachable {
+            return (next, false);
+        }
+        match std::fs::symlink_metadata(&next) {
+            Err(_) => (next, false),
+            Ok(meta) if !meta.file_type().is_symlink() => (next, true),
+            Ok(_) => (walk_from(out, Path::new(name), 0), true),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,6 +447,36 @@ mod tests {
             ["a.txt", "b.rs", "secrets/b.rs", "c"]
         );
         assert!(touched(json!({"command": "echo '*** Add File: x'"}).as_object()).is_empty());
+    }
+
+    #[test]
+    fn real_dirs_resolve_as_real_does() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = real(dir.path());
+        std::fs::create_dir_all(base.join("a/b")).expect("mkdir");
+        std::fs::write(base.join("a/b/f"), "x").expect("write");
+        std::os::unix::fs::symlink(base.join("a"), base.join("la")).expect("symlink");
+        std::os::unix::fs::symlink("b/f", base.join("a/lf")).expect("symlink");
+        std::os::unix::fs::symlink("nowhere/x", base.join("a/dangling")).expect("symlink");
+        std::os::unix::fs::symlink("../../a", base.join("a/b/up")).expect("symlink");
+        let mut dirs = RealDirs::default();
+        for rel in [
+            "a/b/f",
+            "la/b/f",
+            "la/lf",
+            "la/dangling",
+            "la/dangling/y",
+            "a/b/f/not-a-dir",
+            "la/missing/deeper/f",
+            "missing/f",
+            "a/b/up/b/f",
+            "la/b/../lf",
+            "la/./b//f",
+        ] {
+            let path = base.join(rel);
+            assert_eq!(dirs.resolve(&path), real(&path), "{rel}");
+        }
+        assert_eq!(dirs.resolve(&base.join("la/b/f")), base.join("a/b/f"));
     }
 
     #[test]
