@@ -3,7 +3,8 @@
 # item pages of its rustdoc (structs, enums, functions, traits, types, constants, statics,
 # macros; not the redirect pages of re-exports), and their members a host can name (fields, variants, inherent methods and associated
 # constants; trait implementations left out). Items hidden with `#[doc(hidden)]` have no page.
-# Prints one line per module, then the totals. `--no-build` counts the docs already built.
+# Prints one line per module, then the totals; fails on a link that leads to no page (a
+# `#[doc(hidden)]` item linked from the docs: rustdoc does not warn about it). `--no-build` counts the docs already built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-target}
@@ -43,4 +44,28 @@ for dirpath, _, files in os.walk(root):
 for module in sorted(modules):
     print(f"{module}: {modules[module][0]} items, {modules[module][1]} members")
 print(f"{len(modules)} modules, {items} items, {members} members, {items + members} in all")
+
+# rustdoc does not warn about a link to a `#[doc(hidden)]` item: it leads nowhere. Check them.
+broken = []
+for dirpath, _, files in os.walk(root):
+    for name in files:
+        if not name.endswith(".html"):
+            continue
+        page = os.path.join(dirpath, name)
+        html = open(page, encoding="utf-8").read()
+        for href in set(re.findall(r'href="([^"]+)"', html)):
+            if re.match(r"[a-z]+:", href) or href.startswith("#"):
+                continue
+            target, _, fragment = href.partition("#")
+            path = os.path.normpath(os.path.join(dirpath, target))
+            if not target.endswith(".html") or not path.startswith(os.path.normpath(root) + os.sep):
+                continue  # the standard library, the sources, other crates
+            if not os.path.exists(path):
+                broken.append(f"{os.path.relpath(page, root)}: {href}")
+            elif fragment and target.endswith(".html"):
+                if f'id="{fragment}"' not in open(path, encoding="utf-8").read():
+                    broken.append(f"{os.path.relpath(page, root)}: {href}")
+for link in sorted(broken):
+    print(f"broken link: {link}")
+sys.exit(1 if broken else 0)
 PY

@@ -15,6 +15,17 @@
 //! exactly once; the [`Outcome`]'s fields are the dispatch's report (logs, `ka-hooks run
 //! --json`), not a second thing to deliver.
 //!
+//! What an embedder uses:
+//! - [`Config`] (loaded with [`LoadOptions`] over [`paths::Paths`]; [`config::LoadError`] when
+//!   it cannot load at all, [`ConfigError`] for one file's mistake, named by file, line and key)
+//!   and [`session::Session`], one per agent session;
+//! - [`Request`] for each event, [`Outcome`] and its [`Next`] back ([`next`]), with
+//!   [`CancelToken`] to cut a dispatch short;
+//! - the trust of a project's layer: [`trust`] and [`review`].
+//!
+//! Everything else (the runner, the watchdog, the sandbox, the adapters of other agents) works
+//! behind these; a build with `default-features = false` compiles no command-line code.
+//!
 //! ```
 //! use ka_hooks::{config::{Config, LoadOptions}, paths::Paths, Event, Request};
 //! use ka_hooks::next::{Next, Permission};
@@ -27,11 +38,9 @@
 //! # tool = "write"
 //! # command = "echo 'only src/ is writable' >&2; exit 2"
 //! # "#)?;
-//! let config = Config::load(&LoadOptions {
-//!     paths: Paths::new(config_dir, data_dir), // or LoadOptions::from_env()
-//!     start_dir: tmp.path().to_path_buf(),
-//!     trust_once: false,
-//! })?;
+//! // The user's layers in `config_dir`, the projects around the session's working directory.
+//! // (`LoadOptions::default()` reads both from the environment.)
+//! let config = Config::load(&LoadOptions::new(Paths::new(config_dir, data_dir), tmp.path()))?;
 //! let args = serde_json::json!({"path": "/etc/passwd"});
 //! let args = args.as_object().cloned().unwrap_or_default();
 //! let outcome = config.dispatch(Request::tool_call(Event::PreToolUse, "write", args));
@@ -100,11 +109,7 @@
 //! # event = "pre_tool_use"
 //! # command = "sleep 30"
 //! # "#)?;
-//! # let config = Config::load(&LoadOptions {
-//! #     paths: Paths::new(config_dir, data_dir),
-//! #     start_dir: tmp.path().to_path_buf(),
-//! #     trust_once: false,
-//! # })?;
+//! # let config = Config::load(&LoadOptions::new(Paths::new(config_dir, data_dir), tmp.path()))?;
 //! let esc = CancelToken::new();
 //! let args = serde_json::json!({"command": "cargo test"});
 //! let request = Request::tool_call(Event::PreToolUse, "bash", args.as_object().cloned().unwrap_or_default())
@@ -295,6 +300,14 @@ pub use cancel::CancelToken;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/library.md")]
 struct LibraryDocs;
+/// `docs/library-session.md`, the same way.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library-session.md")]
+struct LibrarySessionDocs;
+/// The README: it has no Rust block today; one it gains is compiled.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDocs;
 pub use config::{Config, ConfigError, Hook, Layer, LoadOptions};
 pub use dispatch::Request;
 pub use event::{Event, ExitTwo, UnknownEvent};

@@ -1,9 +1,13 @@
 //! The result of dispatching one event: what the host must do, and one report per hook.
 //! Serialised as is for `ka-hooks run --json`.
 //!
-//! A host acts on [`Outcome::next`] alone: it carries every text to deliver, once. The public
-//! fields are the dispatch's report (for logs, tests and `--json`): reading `context` or
-//! `feedback` from them as well as from `next()` would deliver them twice.
+//! A host acts on [`Outcome::next`] alone: it carries every text to deliver, once. The fields
+//! documented here are the dispatch's report (per-hook reports, diagnostics, what was skipped,
+//! cancelled or started in the background), for logs and tests, never a second thing to
+//! deliver. The raw fields `next()` delivers (`context`, `feedback`, `mode`, `notes`,
+//! `messages`, `keep_going`, `halt`, the rewritten arguments) are left out of these docs: they
+//! are kept for `ka-hooks run --json`, and reading them as well as `next()` would deliver them
+//! twice.
 
 use std::collections::BTreeMap;
 
@@ -37,31 +41,41 @@ pub struct Outcome {
     #[serde(skip)]
     pub(crate) arguments: Option<Map<String, Value>>,
     /// The tool arguments as patched by the hooks; `None` when no hook patched them.
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub updated_input: Option<Map<String, Value>>,
     /// Permission mode to switch to (the last hook that set one wins).
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub mode: Option<String>,
     /// Transcript rows, in hook order.
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub notes: Vec<String>,
     /// Text to append to the tool result the model reads (post_tool_use), hooks joined by `\n`.
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub feedback: Option<String>,
     /// The tool result must be marked as an error (a post_tool_use hook exited 2, or said
     /// Claude's `decision: "block"`).
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub mark_error: bool,
     /// Text for the model's context (hooks' `context` / Claude `additionalContext`, joined by
     /// `\n`, in hook order). Distinct from `feedback` (rides the tool result) and `notes`
     /// (transcript rows for the user).
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub context: Option<String>,
     /// Stop-like events: the agent must not stop; this is the model's next input (a stop hook
     /// exited 2, or said `keep_going` / Claude's `decision: "block"`). `None` when no hook asked,
     /// or when the turn already had `max_continuations` (then a note says so).
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub keep_going: Option<String>,
     /// A hook asked to keep going, but the turn already had `max_continuations`: the request
     /// was recorded, not applied, and the agent stops.
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub capped: bool,
     /// The whole turn must stop after this event (a hook said `halt` / Claude's
     /// `continue: false`); the reason, for the user only (possibly empty).
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub halt: Option<String>,
     /// Messages for the user, shown whole (Claude's `systemMessage`), in hook order.
+    #[doc(hidden)] // delivered through `next()`; read by `--json`, the adapters and the tests
     pub messages: Vec<String>,
     /// One report per matching hook, in declared order.
     pub hooks: Vec<HookReport>,
@@ -84,9 +98,9 @@ pub struct Outcome {
     /// Async hooks (`async = true`) this dispatch started and did not wait for.
     pub background: Vec<Started>,
     /// Async hooks of this session that finished since its last dispatch, oldest first. Their
-    /// feedback and context are also in [`Outcome::context`], their notes, messages and
-    /// failures in [`Outcome::notes`] and [`Outcome::messages`]; none of them blocks, asks or
-    /// rewrites anything.
+    /// feedback and context are also in the context [`Outcome::next`] carries, their notes,
+    /// messages and failures in its lines for the user; none of them blocks, asks or rewrites
+    /// anything. This list is the report of them, not a second thing to deliver.
     pub delivered: Vec<Delivered>,
     /// The turn's denials per guard after this call, for the host to pass in the turn's next
     /// [`Request`](crate::dispatch::Request) (see [the denial backstop](crate#the-denial-backstop)); `None` when the request
@@ -96,10 +110,12 @@ pub struct Outcome {
     /// A hook deferred the call (Claude Code's `permissionDecision: "defer"`) and no hook
     /// decided: the host's own permission flow decides (Claude Code `-p` pauses the call).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[doc(hidden)] // the adapters' (Claude Code's `defer` and permission updates)
     pub deferred: bool,
     /// permission_request: the permission-rule updates of the hooks that allowed
     /// (`hookSpecificOutput.decision.updatedPermissions`), distinct, in hook order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[doc(hidden)] // the adapters' (Claude Code's `defer` and permission updates)
     pub permission_updates: Vec<Value>,
     /// This session was already told about `untrusted` by an earlier dispatch on the same
     /// configuration: [`Outcome::for_user`] leaves them out (they stay in the report).

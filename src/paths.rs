@@ -98,20 +98,20 @@ impl Paths {
 
 /// `KA_HOOKS_*` environment overrides of `[hook_settings]`, for figment.
 /// `KA_HOOKS_DISABLE` is handled by [`Paths::disabled_by_env`], since `1` must mean true.
-pub fn settings_env() -> figment::providers::Env {
+pub(crate) fn settings_env() -> figment::providers::Env {
     figment::providers::Env::prefixed("KA_HOOKS_").only(&["timeout", "log"])
 }
 
 /// Claude Code's user config dir: `$CLAUDE_CONFIG_DIR` (Claude Code's own override), else
 /// `~/.claude`.
-pub fn claude_config_dir() -> Option<PathBuf> {
+pub(crate) fn claude_config_dir() -> Option<PathBuf> {
     env_path("CLAUDE_CONFIG_DIR").or_else(|| home_dir().map(|home| home.join(".claude")))
 }
 
 /// The files through which the agents run ka-hooks in the project at `root` (their settings or
 /// hook files): an edit there can drop the call to ka-hooks, and every guard with it, so the
 /// built-in ask covers them (`protect.rs`). `.github/hooks` is Copilot's folder.
-pub fn agent_hook_files(root: &Path) -> Vec<PathBuf> {
+pub(crate) fn agent_hook_files(root: &Path) -> Vec<PathBuf> {
     [
         ".claude/settings.json",
         ".claude/settings.local.json",
@@ -132,7 +132,7 @@ pub fn agent_hook_files(root: &Path) -> Vec<PathBuf> {
 }
 
 /// The user's files through which the agents run ka-hooks (see [`agent_hook_files`]).
-pub fn user_agent_hook_files() -> Vec<PathBuf> {
+pub(crate) fn user_agent_hook_files() -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = claude_config_dir()
         .map(|dir| dir.join("settings.json"))
         .into_iter()
@@ -155,7 +155,7 @@ pub fn user_agent_hook_files() -> Vec<PathBuf> {
 }
 
 /// Whether any `KA_HOOKS_*` override of [`settings_env`] is set.
-pub fn settings_env_is_set() -> bool {
+pub(crate) fn settings_env_is_set() -> bool {
     ["KA_HOOKS_TIMEOUT", "KA_HOOKS_LOG"]
         .iter()
         .any(|v| std::env::var_os(v).is_some())
@@ -163,7 +163,7 @@ pub fn settings_env_is_set() -> bool {
 
 /// The value of one `KA_HOOKS_*` override of [`settings_env`] as set, for an error that names
 /// it.
-pub fn settings_env_value(var: &str) -> Option<String> {
+pub(crate) fn settings_env_value(var: &str) -> Option<String> {
     std::env::var_os(var).map(|v| v.to_string_lossy().into_owned())
 }
 
@@ -202,7 +202,7 @@ fn is_truthy(v: &str) -> bool {
 ///   `internal/agents/detect.go`, which notes there are no first-party docs). Only the value
 ///   `agent-exec` of the latter marks an agent (see [`AGENT_VALUE_MARKERS`]).
 /// - Antigravity sets `ANTIGRAVITY_AGENT` (secondary, same source).
-pub const AGENT_MARKERS: &[(&str, &str)] = &[
+pub(crate) const AGENT_MARKERS: &[(&str, &str)] = &[
     ("KA_AGENT_TOOL_CALL", "ka"),
     ("CLAUDECODE", "Claude Code"),
     ("GEMINI_CLI", "Gemini CLI"),
@@ -216,36 +216,23 @@ pub const AGENT_MARKERS: &[(&str, &str)] = &[
 ];
 
 /// Markers that say so only with one value: `(variable, value, agent)`.
-pub const AGENT_VALUE_MARKERS: &[(&str, &str, &str)] =
+pub(crate) const AGENT_VALUE_MARKERS: &[(&str, &str, &str)] =
     &[("CURSOR_EXTENSION_HOST_ROLE", "agent-exec", "Cursor")];
 
-/// The agent whose tool call this process runs in, with the variable that says so.
-pub fn inside_agent_tool_call() -> Option<(&'static str, &'static str)> {
-    AGENT_MARKERS
-        .iter()
-        .find(|(var, _)| std::env::var_os(var).is_some_and(|v| !v.is_empty() && v != "0"))
-        .copied()
-        .or_else(|| {
-            AGENT_VALUE_MARKERS
-                .iter()
-                .find(|(var, value, _)| std::env::var_os(var).is_some_and(|v| v == *value))
-                .map(|(var, _, agent)| (*var, *agent))
-        })
-}
-
 /// Codex's home: `$CODEX_HOME`, else `~/.codex` (its user `hooks.json` and `config.toml`).
-pub fn codex_home() -> Option<PathBuf> {
+pub(crate) fn codex_home() -> Option<PathBuf> {
     env_path("CODEX_HOME").or_else(|| home_dir().map(|home| home.join(".codex")))
 }
 
 /// Copilot's home: `$COPILOT_HOME`, else `~/.copilot` (its user hooks are in `hooks/`; Copilot
 /// hooks reference, "Hooks locations").
-pub fn copilot_home() -> Option<PathBuf> {
+pub(crate) fn copilot_home() -> Option<PathBuf> {
     env_path("COPILOT_HOME").or_else(|| home_dir().map(|home| home.join(".copilot")))
 }
 
 /// The project root: the nearest ancestor of `start` (itself included) holding a `.ka/` folder.
-pub fn find_project_root(start: &Path) -> Option<PathBuf> {
+#[cfg(feature = "cli")]
+pub(crate) fn find_project_root(start: &Path) -> Option<PathBuf> {
     start
         .ancestors()
         .find(|dir| dir.join(PROJECT_DIR).is_dir())
@@ -253,14 +240,14 @@ pub fn find_project_root(start: &Path) -> Option<PathBuf> {
 }
 
 /// An absolute form of `path` without requiring it to exist (canonical when it does).
-pub fn absolute(path: &Path) -> PathBuf {
+pub(crate) fn absolute(path: &Path) -> PathBuf {
     path.canonicalize()
         .or_else(|_| std::path::absolute(path))
         .unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The user's home directory (for `~` in `trusted_roots`).
-pub fn home_dir() -> Option<PathBuf> {
+pub(crate) fn home_dir() -> Option<PathBuf> {
     base_dirs().map(|b| b.home_dir().to_path_buf())
 }
 

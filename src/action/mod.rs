@@ -202,6 +202,7 @@ pub struct Parsed {
 
 /// Reads the stdout of a hook that exited 0 on `event`. Never fails and never panics: what
 /// cannot be used is reported in [`Parsed::diagnostics`].
+#[doc(hidden)] // the dispatch's; public for the benches and property tests
 pub fn parse(stdout: &str, event: Event) -> Parsed {
     // A byte-order mark is not whitespace to `trim`, but some Windows tools emit one.
     let text = stdout.trim().trim_start_matches('\u{feff}').trim_start();
@@ -231,7 +232,7 @@ pub fn parse(stdout: &str, event: Event) -> Parsed {
 /// A hook's plain (non-JSON) stdout read as `context`, as Claude Code reads it on SessionStart
 /// and UserPromptSubmit; `None` when stdout is empty, is a JSON object, or `event` takes no
 /// context. Only adapters use this (see `Request::plain_stdout_is_context`).
-pub fn plain_context(stdout: &str, event: Event) -> Option<Parsed> {
+pub(crate) fn plain_context(stdout: &str, event: Event) -> Option<Parsed> {
     let text = stdout.trim().trim_start_matches('\u{feff}').trim_start();
     // Text that starts like a JSON object is a broken object, not context (Codex: "without
     // treating malformed JSON as context", `codex-rs/hooks/src/events/session_start.rs`, which

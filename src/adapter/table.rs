@@ -29,7 +29,7 @@ pub trait AgentAdapter: Sync + std::fmt::Debug {
     /// most specific first.
     fn project_dir_vars(&self) -> &'static [&'static str];
     /// The environment variables the agent sets for the processes it starts (its markers; each
-    /// is in [`crate::paths::AGENT_MARKERS`] or [`crate::paths::AGENT_VALUE_MARKERS`]).
+    /// is in `crate::paths::AGENT_MARKERS` or `crate::paths::AGENT_VALUE_MARKERS`).
     fn markers(&self) -> &'static [&'static str];
     /// Another agent that also runs this agent's registration, with the variables it sets for
     /// its hooks, all of them (GitHub Copilot runs the hooks of `.claude/settings.json`, with

@@ -43,6 +43,7 @@ mod pinned;
 mod read;
 pub(crate) mod rule;
 pub(crate) mod script_names;
+#[doc(hidden)] // the trust fingerprint's script list: public for the benches and property tests
 pub mod scripts;
 mod settings;
 mod snapshot;
@@ -67,10 +68,12 @@ pub(crate) use filter::FILE_READS;
 pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
 #[cfg(feature = "cli")]
 pub(crate) use gate::unknown_tools;
+#[doc(hidden)] // the review's and the benches'
 pub use gate::{review_files, ReviewBase, Reviewed};
 pub use hook::{Deduplicated, Hook, Layer, OnError, Override, Source};
 #[cfg(feature = "cli")]
 pub(crate) use parse::single_bracket_table;
+#[doc(hidden)] // the review's and the schema writer's
 pub use parse::{describe_entries, HOOK_KEYS, SETTINGS_KEYS};
 pub use read::MAX_CONFIG_BYTES;
 pub use settings::{Settings, StalePolicy, DEFAULT_DENIAL_BACKSTOP};
@@ -220,10 +223,39 @@ pub struct LoadOptions {
     /// Where to look for project roots (`--project DIR`, else the working directory).
     pub start_dir: PathBuf,
     /// `--trust`: load untrusted project layers for this run only.
+    #[doc(hidden)] // the command line's `--trust`, the benches' and examples' shortcut; a host
+    // trusts a project through `review`, after a person read it
     pub trust_once: bool,
 }
 
+impl Default for LoadOptions {
+    /// [`LoadOptions::from_env`], from `/` when the working directory cannot be read (then no
+    /// project layer is found; call `from_env` to get that error instead).
+    fn default() -> LoadOptions {
+        LoadOptions::from_env().unwrap_or_else(|_| LoadOptions::new(Paths::from_env(), "/"))
+    }
+}
+
 impl LoadOptions {
+    /// Options for the layers of `paths` and the projects around `start_dir` (the session's
+    /// working directory): every project from `/` down to it that has a `.ka/`.
+    ///
+    /// ```
+    /// use ka_hooks::{paths::Paths, LoadOptions};
+    /// let options = LoadOptions::new(Paths::from_env(), "/work/repo");
+    /// assert_eq!(options.start_dir, std::path::Path::new("/work/repo"));
+    /// // Or with struct update syntax:
+    /// let options = LoadOptions { start_dir: "/work/repo".into(), ..LoadOptions::default() };
+    /// # let _ = options;
+    /// ```
+    pub fn new(paths: Paths, start_dir: impl Into<PathBuf>) -> LoadOptions {
+        LoadOptions {
+            paths,
+            start_dir: start_dir.into(),
+            trust_once: false,
+        }
+    }
+
     /// Options from the environment and the working directory.
     pub fn from_env() -> std::io::Result<LoadOptions> {
         Ok(LoadOptions {
@@ -432,6 +464,7 @@ fn event_slot(event: Event) -> usize {
 }
 
 /// The `trust` command's fix for a project root.
+#[doc(hidden)] // the command line's messages and its tests'
 pub fn trust_command(root: &Path) -> String {
     format!("ka-hooks --project {} trust", shell_quote(root))
 }
