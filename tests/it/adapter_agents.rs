@@ -2,6 +2,8 @@
 //! contracts cannot say what the hooks decided.
 
 use crate::support;
+use crate::support::agents::codex_pre;
+use crate::support::agents::{agent_answer, Stdout};
 
 use std::path::Path;
 
@@ -113,30 +115,10 @@ fn agents_payloads_become_ka_events() {
     assert_eq!(call.payload["stop"], "error");
 }
 
-fn run(p: &Project, agent: &str, payload: &Value) -> (Option<i32>, Value, String) {
-    let output = p
-        .cli()
-        .arg(agent)
-        .write_stdin(payload.to_string())
-        .output()
-        .expect("adapter");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let answer = if stdout.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&stdout).expect("a JSON answer")
-    };
-    (
-        output.status.code(),
-        answer,
-        String::from_utf8_lossy(&output.stderr).trim().to_owned(),
-    )
-}
-
-fn codex_pre(p: &Project, tool: &str, input: Value) -> Value {
-    json!({"session_id": "s", "turn_id": "1", "cwd": p.root, "hook_event_name": "PreToolUse",
-           "model": "gpt-5-codex", "permission_mode": "default", "tool_name": tool,
-           "tool_input": input, "tool_use_id": "call_1"})
+/// `ka-hooks <agent>` on `payload`: exit code, JSON answer (`Null` when none), stderr trimmed.
+fn adapter_answer(p: &Project, agent: &str, payload: &Value) -> (Option<i32>, Value, String) {
+    let (code, answer, stderr) = agent_answer(p.cli(), agent, None, payload, Stdout::Json);
+    (code, answer, stderr.trim().to_owned())
 }
 
 fn gemini(p: &Project, event: &str, extra: Value) -> Value {
@@ -156,7 +138,7 @@ fn codex_ask_becomes_a_block_that_says_why() {
         r#"echo '{"decision": "ask", "reason": "deploys need a human"}'"#,
         &[],
     ));
-    let (code, answer, stderr) = run(
+    let (code, answer, stderr) = adapter_answer(
         &p,
         "codex",
         &codex_pre(&p, "Bash", json!({"command": "make deploy"})),
@@ -177,7 +159,7 @@ fn codex_bare_allow_is_said_not_sent() {
         r#"echo '{"decision": "allow"}'"#,
         &[],
     ));
-    let (code, answer, _) = run(
+    let (code, answer, _) = adapter_answer(
         &p,
         "codex",
         &codex_pre(&p, "Bash", json!({"command": "ls"})),
@@ -197,7 +179,7 @@ fn codex_rewrite_is_allow_with_the_whole_input_and_only_known_keys() {
         r#"echo '{"updated_input": {"command": "ls -la"}}'"#,
         &[],
     ));
-    let (_, answer, _) = run(
+    let (_, answer, _) = adapter_answer(
         &p,
         "codex",
         &codex_pre(&p, "Bash", json!({"command": "ls"})),
@@ -231,7 +213,7 @@ fn codex_patch_rewrite_it_cannot_carry_blocks() {
         &[r#"tool = "apply_patch""#],
     ));
     let patch = "*** Begin Patch\n*** Add File: a\n+x\n*** Delete File: b\n*** End Patch\n";
-    let (code, _, stderr) = run(
+    let (code, _, stderr) = adapter_answer(
         &p,
         "codex",
         &codex_pre(&p, "apply_patch", json!({"command": patch})),
@@ -255,7 +237,7 @@ fn codex_session_end_and_interrupt_run_ka_events() {
         ("SessionEnd", "end.json", "session_end"),
         ("Interrupt", "interrupt.json", "interrupt"),
     ] {
-        let (code, _, stderr) = run(
+        let (code, _, stderr) = adapter_answer(
             &p,
             "codex",
             &json!({"hook_event_name": name, "cwd": p.root, "session_id": "s"}),
@@ -277,7 +259,7 @@ command = '''printf '{"systemMessage":"observed %s"}' "$(grep -o '"agent_event":
 #[test]
 fn unknown_codex_event_runs_observe_hooks_and_exits_0() {
     let p = Project::with_user_toml(OBSERVER);
-    let (code, answer, stderr) = run(
+    let (code, answer, stderr) = adapter_answer(
         &p,
         "codex",
         &json!({"hook_event_name": "NoSuchEvent", "cwd": p.root}),
@@ -300,7 +282,7 @@ fn gemini_mark_error_is_appended_and_said() {
         json!({"tool_name": "write_file", "tool_input": {"file_path": "/x/a.rs", "content": ""},
                "tool_response": {"llmContent": "ok", "returnDisplay": "", "error": null}}),
     );
-    let (code, answer, _) = run(&p, "gemini", &payload);
+    let (code, answer, _) = adapter_answer(&p, "gemini", &payload);
     assert_eq!(code, Some(0));
     assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "AfterTool");
     assert_eq!(
@@ -325,7 +307,7 @@ fn gemini_failed_tool_is_an_error_result() {
         json!({"tool_name": "run_shell_command", "tool_input": {"command": "false"},
                "tool_response": {"llmContent": "Exit Code: 1", "returnDisplay": "", "error": {"message": "exit 1"}}}),
     );
-    run(&p, "gemini", &payload);
+    adapter_answer(&p, "gemini", &payload);
     let seen: Value = serde_json::from_str(&p.read("payload.json").expect("dumped")).expect("json");
     assert_eq!(seen["tool"], "bash");
     assert_eq!(seen["is_error"], true);
@@ -336,7 +318,7 @@ fn gemini_failed_tool_is_an_error_result() {
 fn gemini_model_events_run_observe_hooks_and_exit_0() {
     let p = Project::with_user_toml(OBSERVER);
     for event in ["BeforeModel", "AfterModel", "BeforeToolSelection"] {
-        let (code, answer, stderr) = run(&p, "gemini", &gemini(&p, event, json!({})));
+        let (code, answer, stderr) = adapter_answer(&p, "gemini", &gemini(&p, event, json!({})));
         assert_eq!(code, Some(0), "{event}: {stderr}");
         assert_eq!(
             answer["systemMessage"],

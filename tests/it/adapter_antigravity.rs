@@ -2,37 +2,30 @@
 //! `PreToolUse` always answers with a decision (a missing one is a denial in agy).
 
 use crate::support;
+use crate::support::agents::{rm_rf_rewriter, DONE_FIRST, SRC_ONLY, WELCOME};
 
 use predicates::prelude::*;
 use serde_json::{json, Value};
 use support::{hook, Project};
 
-fn project() -> Project {
+/// A project whose user layer blocks writes outside `src/`, rewrites `rm -rf` to `rm -ri` (keeping
+/// the other arguments), keeps the turn going until `done.txt` exists, and gives prompt context.
+fn antigravity_project() -> Project {
     let mut toml = String::new();
     toml.push_str(&hook(
         "src-only",
         "pre_tool_use",
-        r#"python3 -c 'import json,sys; p=json.load(sys.stdin)["arguments"].get("path",""); sys.exit(0) if "/src/" in p or p.startswith("src/") else (print(p+" is outside src/", file=sys.stderr), sys.exit(2))'"#,
+        SRC_ONLY,
         &["tool = [\"write\", \"edit\"]"],
     ));
     toml.push_str(&hook(
         "no-rm-rf",
         "pre_tool_use",
-        r#"python3 -c 'import json,sys; a=json.load(sys.stdin)["arguments"]; c=a.get("command",""); print(json.dumps({"updated_input": dict(a, command=c.replace("rm -rf", "rm -ri"))})) if "rm -rf" in c else None'"#,
+        rm_rf_rewriter(true),
         &["tool = [\"bash\"]"],
     ));
-    toml.push_str(&hook(
-        "tests-first",
-        "stop",
-        r#"test -f done.txt || echo '{"keep_going": "write done.txt first"}'"#,
-        &[],
-    ));
-    toml.push_str(&hook(
-        "welcome",
-        "user_prompt_submit",
-        r#"echo '{"context": "the tests live in tests/"}'"#,
-        &[],
-    ));
+    toml.push_str(&hook("tests-first", "stop", DONE_FIRST, &[]));
+    toml.push_str(&hook("welcome", "user_prompt_submit", WELCOME, &[]));
     Project::with_user_toml(&toml)
 }
 
@@ -59,7 +52,7 @@ fn tool_call(p: &Project, name: &str, args: Value) -> Value {
 
 #[test]
 fn an_unguarded_call_is_allowed_explicitly() {
-    let p = project();
+    let p = antigravity_project();
     let (code, answer) = agy(
         &p,
         "PreToolUse",
@@ -71,7 +64,7 @@ fn an_unguarded_call_is_allowed_explicitly() {
 
 #[test]
 fn a_write_outside_src_is_denied() {
-    let p = project();
+    let p = antigravity_project();
     let (code, answer) = agy(
         &p,
         "PreToolUse",
@@ -90,7 +83,7 @@ fn a_write_outside_src_is_denied() {
 
 #[test]
 fn a_rewrite_is_an_overwrite() {
-    let p = project();
+    let p = antigravity_project();
     let (_, answer) = agy(
         &p,
         "PreToolUse",
@@ -106,7 +99,7 @@ fn a_rewrite_is_an_overwrite() {
 
 #[test]
 fn post_invocation_keeps_going_with_force_continue() {
-    let p = project();
+    let p = antigravity_project();
     let payload = json!({"conversationId": "c2", "workspacePaths": [p.root], "invocationNum": 1});
     let (_, answer) = agy(&p, "PostInvocation", &payload);
     assert_eq!(answer["terminationBehavior"], "force_continue");
@@ -118,7 +111,7 @@ fn post_invocation_keeps_going_with_force_continue() {
 
 #[test]
 fn pre_invocation_context_is_an_injected_step() {
-    let p = project();
+    let p = antigravity_project();
     let payload = json!({"conversationId": "c3", "workspacePaths": [p.root], "invocationNum": 0});
     let (_, answer) = agy(&p, "PreInvocation", &payload);
     assert_eq!(
@@ -130,7 +123,7 @@ fn pre_invocation_context_is_an_injected_step() {
 /// An unreadable payload denies the call in agy's own terms (a decision on stdout).
 #[test]
 fn an_unreadable_payload_is_denied() {
-    let p = project();
+    let p = antigravity_project();
     let output = p
         .cli()
         .args(["antigravity", "--event", "PreToolUse"])

@@ -1,6 +1,7 @@
 //! `ka-hooks claude`: Claude Code's payloads in, Claude Code's contract out.
 
 use crate::support;
+use crate::support::agents::copy_example_guard;
 
 use std::fs;
 use std::path::Path;
@@ -9,7 +10,7 @@ use serde_json::{json, Value};
 use support::{hook, Project};
 
 /// A PreToolUse payload as Claude Code sends it (recorded shape), for `tool` and `input`.
-fn pre_tool_use(p: &Project, tool: &str, input: Value) -> Value {
+fn recorded_pre_tool_use(p: &Project, tool: &str, input: Value) -> Value {
     json!({
         "session_id": "5f1c2a9e-1d3b-4c8e-9a57-0b6f2e4d7c11",
         "transcript_path": "/home/me/.claude/projects/demo/5f1c2a9e.jsonl",
@@ -48,7 +49,7 @@ impl Reply {
     }
 }
 
-fn claude(p: &Project, payload: &Value, extra: &[&str]) -> Reply {
+fn claude_reply(p: &Project, payload: &Value, extra: &[&str]) -> Reply {
     let output = p
         .cli()
         .args(extra)
@@ -64,14 +65,9 @@ fn claude(p: &Project, payload: &Value, extra: &[&str]) -> Reply {
 }
 
 /// A project whose user layer holds `toml`, with the example guard copied in.
-fn project(toml: &str) -> Project {
+fn example_guarded(toml: &str) -> Project {
     let p = Project::with_user_toml(toml);
-    let guard = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hooks/guard-writes.sh");
-    p.write(
-        "examples/hooks/guard-writes.sh",
-        &fs::read_to_string(guard).expect("guard"),
-    );
-    fs::create_dir_all(p.root.join("src")).expect("src");
+    copy_example_guard(&p);
     p
 }
 
@@ -86,13 +82,13 @@ on_error = "block"
 
 #[test]
 fn recorded_write_outside_src_exits_2_with_the_guards_reason() {
-    let p = project(GUARD);
-    let payload = pre_tool_use(
+    let p = example_guarded(GUARD);
+    let payload = recorded_pre_tool_use(
         &p,
         "Write",
         json!({"file_path": p.root.join("README.md"), "content": "hello\n"}),
     );
-    let reply = claude(&p, &payload, &[]);
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(2), "{}", reply.stderr);
     assert_eq!(
         reply.stderr,
@@ -103,27 +99,28 @@ fn recorded_write_outside_src_exits_2_with_the_guards_reason() {
 
 #[test]
 fn write_inside_src_exits_0_silently() {
-    let p = project(GUARD);
-    let payload = pre_tool_use(
+    let p = example_guarded(GUARD);
+    let payload = recorded_pre_tool_use(
         &p,
         "Write",
         json!({"file_path": p.root.join("src/a.rs"), "content": "x\n"}),
     );
-    let reply = claude(&p, &payload, &[]);
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(0));
     assert_eq!(reply.stdout, "");
 }
 
 #[test]
 fn hooks_see_ka_names_and_claudes_own_fields() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "dump",
         "pre_tool_use",
         "cat > payload.json",
         &[r#"tool = "write""#],
     ));
-    let payload = pre_tool_use(&p, "Write", json!({"file_path": "/x/a.rs", "content": "c"}));
-    assert_eq!(claude(&p, &payload, &[]).code, Some(0));
+    let payload =
+        recorded_pre_tool_use(&p, "Write", json!({"file_path": "/x/a.rs", "content": "c"}));
+    assert_eq!(claude_reply(&p, &payload, &[]).code, Some(0));
     let seen: Value = serde_json::from_str(&p.read("payload.json").expect("dumped")).expect("json");
     assert_eq!(seen["event"], "pre_tool_use");
     assert_eq!(seen["tool"], "write");
@@ -138,14 +135,15 @@ fn hooks_see_ka_names_and_claudes_own_fields() {
 
 #[test]
 fn rewrite_without_decision_is_sent_whole_in_claudes_names_without_a_decision() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "move",
         "pre_tool_use",
         r#"echo '{"updated_input": {"path": "/safe/a.rs"}}'"#,
         &[r#"tool = "write""#],
     ));
-    let payload = pre_tool_use(&p, "Write", json!({"file_path": "/x/a.rs", "content": "c"}));
-    let reply = claude(&p, &payload, &[]);
+    let payload =
+        recorded_pre_tool_use(&p, "Write", json!({"file_path": "/x/a.rs", "content": "c"}));
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(0));
     let hso = &reply.json()["hookSpecificOutput"];
     assert_eq!(hso["hookEventName"], "PreToolUse");
@@ -160,14 +158,15 @@ fn rewrite_without_decision_is_sent_whole_in_claudes_names_without_a_decision() 
 
 #[test]
 fn allow_with_rewrite_is_allow_with_the_whole_input() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "fix",
         "pre_tool_use",
         r#"echo '{"updated_input": {"command": "ls -la"}, "decision": "allow", "reason": "safe listing"}'"#,
         &[r#"tool = "bash""#],
     ));
-    let payload = pre_tool_use(&p, "Bash", json!({"command": "ls", "description": "list"}));
-    let hso = claude(&p, &payload, &[]).json()["hookSpecificOutput"].clone();
+    let payload =
+        recorded_pre_tool_use(&p, "Bash", json!({"command": "ls", "description": "list"}));
+    let hso = claude_reply(&p, &payload, &[]).json()["hookSpecificOutput"].clone();
     assert_eq!(hso["permissionDecision"], "allow");
     assert_eq!(hso["permissionDecisionReason"], "safe listing");
     assert_eq!(
@@ -178,15 +177,15 @@ fn allow_with_rewrite_is_allow_with_the_whole_input() {
 
 #[test]
 fn ask_is_claudes_ask_with_the_reason() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "ask",
         "pre_tool_use",
         r#"echo '{"decision": "ask", "reason": "deploys need a human"}'"#,
         &[],
     ));
-    let reply = claude(
+    let reply = claude_reply(
         &p,
-        &pre_tool_use(&p, "Bash", json!({"command": "make deploy"})),
+        &recorded_pre_tool_use(&p, "Bash", json!({"command": "make deploy"})),
         &[],
     );
     let hso = &reply.json()["hookSpecificOutput"];
@@ -197,7 +196,7 @@ fn ask_is_claudes_ask_with_the_reason() {
 
 #[test]
 fn block_with_a_note_is_a_json_deny_with_a_system_message() {
-    let p = project(&format!(
+    let p = example_guarded(&format!(
         "{}{}",
         hook(
             "noter",
@@ -212,9 +211,9 @@ fn block_with_a_note_is_a_json_deny_with_a_system_message() {
             &[]
         )
     ));
-    let reply = claude(
+    let reply = claude_reply(
         &p,
-        &pre_tool_use(&p, "Bash", json!({"command": "make deploy"})),
+        &recorded_pre_tool_use(&p, "Bash", json!({"command": "make deploy"})),
         &[],
     );
     assert_eq!(reply.code, Some(0));
@@ -229,7 +228,7 @@ fn block_with_a_note_is_a_json_deny_with_a_system_message() {
 
 #[test]
 fn post_tool_use_exit_2_becomes_decision_block_with_the_reason() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "lint",
         "post_tool_use",
         "echo 'lint: 3 errors in src/a.rs' >&2; exit 2",
@@ -241,21 +240,21 @@ fn post_tool_use_exit_2_becomes_decision_block_with_the_reason() {
         json!({"file_path": "/x/src/a.rs", "old_string": "a", "new_string": "b"}),
         json!({"filePath": "/x/src/a.rs", "success": true}),
     );
-    let answer = claude(&p, &payload, &[]).json();
+    let answer = claude_reply(&p, &payload, &[]).json();
     assert_eq!(answer["decision"], "block");
     assert_eq!(answer["reason"], "lint: 3 errors in src/a.rs");
 }
 
 #[test]
 fn post_tool_use_feedback_becomes_additional_context() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "fmt",
         "post_tool_use",
         r#"echo '{"feedback": "run cargo fmt"}'"#,
         &[],
     ));
     let payload = post_tool_use(&p, "Write", json!({"file_path": "/x/a.rs"}), json!({}));
-    let answer = claude(&p, &payload, &[]).json();
+    let answer = claude_reply(&p, &payload, &[]).json();
     assert_eq!(answer["hookSpecificOutput"]["hookEventName"], "PostToolUse");
     assert_eq!(
         answer["hookSpecificOutput"]["additionalContext"],
@@ -266,7 +265,7 @@ fn post_tool_use_feedback_becomes_additional_context() {
 
 #[test]
 fn post_tool_use_failure_runs_post_tool_use_hooks_with_is_error_then_its_own() {
-    let p = project(&format!(
+    let p = example_guarded(&format!(
         "{}{}",
         hook("dump", "post_tool_use", "cat > payload.json", &[]),
         hook(
@@ -280,7 +279,7 @@ fn post_tool_use_failure_runs_post_tool_use_hooks_with_is_error_then_its_own() {
         "session_id": "s", "cwd": p.root, "hook_event_name": "PostToolUseFailure",
         "tool_name": "Bash", "tool_input": {"command": "false"}, "error": "exit status 1"
     });
-    let reply = claude(&p, &payload, &[]);
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(0));
     let seen: Value = serde_json::from_str(&p.read("payload.json").expect("dumped")).expect("json");
     assert_eq!(seen["event"], "post_tool_use_failure");
@@ -298,14 +297,14 @@ fn post_tool_use_failure_runs_post_tool_use_hooks_with_is_error_then_its_own() {
 
 #[test]
 fn mode_switch_is_said_in_the_system_message() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "plan",
         "post_tool_use",
         r#"echo '{"mode": "plan"}'"#,
         &[],
     ));
     let payload = post_tool_use(&p, "Bash", json!({"command": "cargo test"}), json!({}));
-    let answer = claude(&p, &payload, &[]).json();
+    let answer = claude_reply(&p, &payload, &[]).json();
     let message = answer["systemMessage"].as_str().expect("a system message");
     assert!(message.contains("switch to `plan` mode"), "{message}");
     assert!(
@@ -316,7 +315,7 @@ fn mode_switch_is_said_in_the_system_message() {
 
 #[test]
 fn prompt_block_exits_2_with_the_reason() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "guard",
         "user_prompt_submit",
         "echo 'no secrets in prompts' >&2; exit 2",
@@ -326,18 +325,18 @@ fn prompt_block_exits_2_with_the_reason() {
         "session_id": "s", "cwd": p.root, "hook_event_name": "UserPromptSubmit",
         "prompt": "my password is hunter2"
     });
-    let reply = claude(&p, &payload, &[]);
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(2));
     assert_eq!(reply.stderr, "no secrets in prompts");
 }
 
 #[test]
 fn stop_exit_2_keeps_claude_going_with_the_reason() {
-    let p = project(&hook("veto", "stop", "echo 'keep going' >&2; exit 2", &[]));
+    let p = example_guarded(&hook("veto", "stop", "echo 'keep going' >&2; exit 2", &[]));
     let payload = json!({
         "session_id": "s", "cwd": p.root, "hook_event_name": "Stop", "stop_hook_active": false
     });
-    let reply = claude(&p, &payload, &[]);
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(0));
     assert_eq!(
         reply.json(),
@@ -347,13 +346,17 @@ fn stop_exit_2_keeps_claude_going_with_the_reason() {
 
 #[test]
 fn broken_guard_with_on_error_block_still_blocks() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "broken",
         "pre_tool_use",
         "exit 7",
         &[r#"on_error = "block""#],
     ));
-    let reply = claude(&p, &pre_tool_use(&p, "Bash", json!({"command": "ls"})), &[]);
+    let reply = claude_reply(
+        &p,
+        &recorded_pre_tool_use(&p, "Bash", json!({"command": "ls"})),
+        &[],
+    );
     assert_eq!(reply.code, Some(2));
     assert!(
         reply.stderr.contains("hook `broken` failed (exit 7)"),
@@ -364,13 +367,17 @@ fn broken_guard_with_on_error_block_still_blocks() {
 
 #[test]
 fn broken_hook_with_on_error_ignore_fails_open_and_says_so() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "broken",
         "pre_tool_use",
         "exit 7",
         &[r#"on_error = "ignore""#],
     ));
-    let reply = claude(&p, &pre_tool_use(&p, "Bash", json!({"command": "ls"})), &[]);
+    let reply = claude_reply(
+        &p,
+        &recorded_pre_tool_use(&p, "Bash", json!({"command": "ls"})),
+        &[],
+    );
     assert_eq!(reply.code, Some(0));
     let message = reply.json()["systemMessage"].clone();
     assert_eq!(
@@ -384,8 +391,12 @@ fn broken_hook_with_on_error_ignore_fails_open_and_says_so() {
 /// fail the whole load open).
 #[test]
 fn config_error_in_a_user_file_that_never_loaded_is_said_in_a_system_message() {
-    let p = project("[[hooks]]\nevent = \"pre_tool_usee\"\ncommand = \"exit 2\"\n");
-    let reply = claude(&p, &pre_tool_use(&p, "Bash", json!({"command": "ls"})), &[]);
+    let p = example_guarded("[[hooks]]\nevent = \"pre_tool_usee\"\ncommand = \"exit 2\"\n");
+    let reply = claude_reply(
+        &p,
+        &recorded_pre_tool_use(&p, "Bash", json!({"command": "ls"})),
+        &[],
+    );
     assert_eq!(reply.code, Some(0));
     let message = reply.json()["systemMessage"]
         .as_str()
@@ -398,8 +409,8 @@ fn config_error_in_a_user_file_that_never_loaded_is_said_in_a_system_message() {
 
 #[test]
 fn fail_closed_blocks_on_a_config_error() {
-    let p = project("[[hooks]]\nevent = \"pre_tool_usee\"\ncommand = \"exit 2\"\n");
-    let payload = pre_tool_use(&p, "Bash", json!({"command": "ls"}));
+    let p = example_guarded("[[hooks]]\nevent = \"pre_tool_usee\"\ncommand = \"exit 2\"\n");
+    let payload = recorded_pre_tool_use(&p, "Bash", json!({"command": "ls"}));
     let output = p
         .cli()
         .args(["claude", "--fail-closed"])
@@ -414,7 +425,7 @@ fn fail_closed_blocks_on_a_config_error() {
 /// would switch every guard off (see tests/payloads.rs).
 #[test]
 fn unreadable_payload_fails_closed() {
-    let p = project(GUARD);
+    let p = example_guarded(GUARD);
     let output = p
         .cli()
         .arg("claude")
@@ -427,7 +438,7 @@ fn unreadable_payload_fails_closed() {
 
 #[test]
 fn events_without_a_ka_event_are_observed_and_exit_0() {
-    let p = project(
+    let p = example_guarded(
         r#"
 [[hooks]]
 name = "config-watch"
@@ -438,21 +449,21 @@ command = '''grep -q '"agent_event":"ConfigChange"' && echo '{"systemMessage":"c
     );
     let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "ConfigChange",
                          "source": "user_settings"});
-    let reply = claude(&p, &payload, &[]);
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(0), "{}", reply.stderr);
     assert_eq!(reply.json()["systemMessage"], "config changed");
     let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "SomeNewEvent"});
-    let reply = claude(&p, &payload, &[]);
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(0), "{}", reply.stderr);
     assert_eq!(reply.stdout, "", "the matcher selects ConfigChange only");
 }
 
 #[test]
 fn worktree_create_fails_with_a_reason_instead_of_printing_no_path() {
-    let p = project("");
+    let p = example_guarded("");
     let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "WorktreeCreate",
                          "name": "feature"});
-    let reply = claude(&p, &payload, &[]);
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(2));
     assert!(reply.stderr.contains("cannot do"), "{}", reply.stderr);
 }
@@ -461,7 +472,11 @@ fn worktree_create_fails_with_a_reason_instead_of_printing_no_path() {
 fn untrusted_project_layer_is_reported_to_the_user() {
     let p = Project::new();
     p.write(".ka/ka.toml", GUARD);
-    let reply = claude(&p, &pre_tool_use(&p, "Bash", json!({"command": "ls"})), &[]);
+    let reply = claude_reply(
+        &p,
+        &recorded_pre_tool_use(&p, "Bash", json!({"command": "ls"})),
+        &[],
+    );
     assert_eq!(reply.code, Some(0));
     let message = reply.json()["systemMessage"]
         .as_str()
@@ -482,7 +497,7 @@ fn payload_cwd_finds_the_project_from_anywhere() {
         )
         .expect("guard"),
     );
-    let payload = pre_tool_use(
+    let payload = recorded_pre_tool_use(
         &p,
         "Write",
         json!({"file_path": "/etc/passwd", "content": ""}),
@@ -502,7 +517,7 @@ fn payload_cwd_finds_the_project_from_anywhere() {
 fn a_claude_style_guard_after_a_rewrite_judges_the_rewritten_tool_input() {
     // The scrubber patches ka's `arguments`; the guard, written for Claude Code, reads
     // `tool_input`. It must see the scrubbed command, not the original.
-    let p = project(&format!(
+    let p = example_guarded(&format!(
         "{}{}",
         hook(
             "scrub",
@@ -517,9 +532,9 @@ fn a_claude_style_guard_after_a_rewrite_judges_the_rewritten_tool_input() {
             &[],
         )
     ));
-    let reply = claude(
+    let reply = claude_reply(
         &p,
-        &pre_tool_use(&p, "Bash", json!({"command": "echo AKIAABCDEFGHIJKLMNOP"})),
+        &recorded_pre_tool_use(&p, "Bash", json!({"command": "echo AKIAABCDEFGHIJKLMNOP"})),
         &[],
     );
     assert_eq!(reply.code, Some(0), "stderr: {}", reply.stderr);
@@ -529,14 +544,14 @@ fn a_claude_style_guard_after_a_rewrite_judges_the_rewritten_tool_input() {
 
 #[test]
 fn claude_post_tool_use_block_comes_back_as_a_block_not_context() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "clippy",
         "PostToolUse",
         r#"echo '{"decision":"block","reason":"clippy: 2 warnings"}'"#,
         &[],
     ));
     let payload = post_tool_use(&p, "Bash", json!({"command": "cargo clippy"}), json!({}));
-    let answer = claude(&p, &payload, &[]).json();
+    let answer = claude_reply(&p, &payload, &[]).json();
     assert_eq!(
         answer,
         json!({"decision": "block", "reason": "clippy: 2 warnings"})
@@ -546,7 +561,7 @@ fn claude_post_tool_use_block_comes_back_as_a_block_not_context() {
 #[test]
 fn halt_context_and_a_long_message_come_back_in_claudes_fields() {
     let long = "m".repeat(5000);
-    let p = project(&format!(
+    let p = example_guarded(&format!(
         "{}{}",
         hook(
             "ctx",
@@ -565,7 +580,7 @@ fn halt_context_and_a_long_message_come_back_in_claudes_fields() {
     ));
     let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "SessionStart",
                          "source": "startup"});
-    let answer = claude(&p, &payload, &[]).json();
+    let answer = claude_reply(&p, &payload, &[]).json();
     assert_eq!(answer["continue"], false);
     assert_eq!(answer["stopReason"], "quota reached");
     assert_eq!(
@@ -579,7 +594,7 @@ fn halt_context_and_a_long_message_come_back_in_claudes_fields() {
 
 #[test]
 fn permission_request_allow_with_a_rewrite_and_deny() {
-    let p = project(&hook(
+    let p = example_guarded(&hook(
         "perm",
         "PermissionRequest",
         r#"if grep -q 'rm -rf'; then echo 'never' >&2; exit 2; fi; echo '{"decision":"allow","updated_input":{"command":"ls -la"}}'"#,
@@ -589,12 +604,12 @@ fn permission_request_allow_with_a_rewrite_and_deny() {
         json!({"session_id": "s", "cwd": p.root, "hook_event_name": "PermissionRequest",
                "tool_name": "Bash", "tool_input": {"command": command}})
     };
-    let answer = claude(&p, &request("ls"), &[]).json();
+    let answer = claude_reply(&p, &request("ls"), &[]).json();
     assert_eq!(
         answer["hookSpecificOutput"]["decision"],
         json!({"behavior": "allow", "updatedInput": {"command": "ls -la"}})
     );
-    let reply = claude(&p, &request("rm -rf /"), &[]);
+    let reply = claude_reply(&p, &request("rm -rf /"), &[]);
     assert_eq!(reply.code, Some(0));
     assert_eq!(
         reply.json()["hookSpecificOutput"]["decision"],
@@ -604,12 +619,12 @@ fn permission_request_allow_with_a_rewrite_and_deny() {
 
 #[test]
 fn stop_failure_cannot_keep_going_and_says_so() {
-    let p = project(&hook("veto", "stop", "echo 'keep going' >&2; exit 2", &[]));
+    let p = example_guarded(&hook("veto", "stop", "echo 'keep going' >&2; exit 2", &[]));
     let payload = json!({
         "session_id": "s", "cwd": p.root, "hook_event_name": "StopFailure",
         "error": "rate_limit"
     });
-    let answer = claude(&p, &payload, &[]).json();
+    let answer = claude_reply(&p, &payload, &[]).json();
     assert!(answer.get("decision").is_none(), "{answer}");
     assert!(answer["systemMessage"]
         .as_str()
@@ -618,7 +633,7 @@ fn stop_failure_cannot_keep_going_and_says_so() {
 
 #[test]
 fn permission_request_deny_with_interrupt_stops_claude() {
-    let p = project(
+    let p = example_guarded(
         r#"
 [[hooks]]
 name = "stop-on-rm"
@@ -629,7 +644,7 @@ command = '''echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","d
     );
     let payload = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "PermissionRequest",
                          "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}});
-    let reply = claude(&p, &payload, &[]);
+    let reply = claude_reply(&p, &payload, &[]);
     assert_eq!(reply.code, Some(0), "{}", reply.stderr);
     let answer = reply.json();
     let decision = &answer["hookSpecificOutput"]["decision"];

@@ -5,6 +5,7 @@
 //! `.claude/settings.json` too.
 
 use crate::support;
+use crate::support::agents::{agent_answer, Stdout};
 
 use serde_json::{json, Value};
 use support::{hook, Project};
@@ -12,7 +13,7 @@ use support::{hook, Project};
 /// Guards that read ka's arguments: no `git push` (permission requests and tool calls), no
 /// file outside `src/`, no `SECRET` in written content (redacted), context on prompts and shell
 /// calls, and a stop hook that always wants more, capped at 2.
-fn project() -> Project {
+fn copilot_cli_project() -> Project {
     let mut toml = String::from("[hook_settings]\nmax_continuations = 2\n\n");
     toml.push_str(&hook(
         "no-push",
@@ -53,51 +54,33 @@ fn project() -> Project {
     Project::with_user_toml(&toml)
 }
 
-/// `ka-hooks copilot [--event NAME]` with `env`: (exit code, stdout JSON or Null, stderr).
-fn run(
+/// `ka-hooks <agent> [--event NAME]` with `env`: (exit code, stdout JSON or Null, stderr).
+fn copilot_cli_answer(
     p: &Project,
     agent: &str,
     event: Option<&str>,
     env: &[(&str, &str)],
     payload: &Value,
 ) -> (Option<i32>, Value, String) {
-    run_from(p.cli(), agent, event, env, payload)
+    answer_from(p.cli(), agent, event, env, payload)
 }
 
-/// [`run`] with the command given: e.g. started by a process named like an agent.
-fn run_from(
+/// [`copilot_cli_answer`] with the command given: e.g. started by a process named like an agent.
+fn answer_from(
     mut cmd: assert_cmd::Command,
     agent: &str,
     event: Option<&str>,
     env: &[(&str, &str)],
     payload: &Value,
 ) -> (Option<i32>, Value, String) {
-    cmd.arg(agent);
-    if let Some(event) = event {
-        cmd.args(["--event", event]);
-    }
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let output = cmd
-        .write_stdin(payload.to_string())
-        .output()
-        .expect("ka-hooks");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let answer = if stdout.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
-    };
-    (
-        output.status.code(),
-        answer,
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    agent_answer(cmd, agent, event, payload, Stdout::Json)
 }
 
-fn copilot(p: &Project, event: &str, payload: &Value) -> (Option<i32>, Value, String) {
-    run(p, "copilot", Some(event), &[], payload)
+fn copilot_event(p: &Project, event: &str, payload: &Value) -> (Option<i32>, Value, String) {
+    copilot_cli_answer(p, "copilot", Some(event), &[], payload)
 }
 
 /// Copilot CLI 1.0.102's permissionRequest payload: `hookName`, `toolInput`,
@@ -110,9 +93,9 @@ fn permission_request(p: &Project, tool: &str, input: Value) -> Value {
 
 #[test]
 fn a_permission_request_guard_sees_tool_input() {
-    let p = project();
+    let p = copilot_cli_project();
     let payload = permission_request(&p, "bash", json!({"command": "git push origin main"}));
-    let (code, answer, _) = copilot(&p, "permissionRequest", &payload);
+    let (code, answer, _) = copilot_event(&p, "permissionRequest", &payload);
     assert_eq!(code, Some(0), "{answer}");
     assert_eq!(answer["behavior"], "deny", "{answer}");
     assert!(answer["message"]
@@ -121,23 +104,23 @@ fn a_permission_request_guard_sees_tool_input() {
         .contains("no git push"));
     // An ordinary command is not denied.
     let payload = permission_request(&p, "bash", json!({"command": "git status"}));
-    let (_, answer, _) = copilot(&p, "permissionRequest", &payload);
+    let (_, answer, _) = copilot_event(&p, "permissionRequest", &payload);
     assert!(answer.get("behavior").is_none(), "{answer}");
 }
 
 /// A create asks permission as tool `edit` with `{file_path, diff}`: the path guard sees it.
 #[test]
 fn a_create_permission_request_is_judged_by_its_path() {
-    let p = project();
+    let p = copilot_cli_project();
     let input = json!({"file_path": p.root.join("README.md"), "diff": "+hello\n"});
-    let (_, answer, _) = copilot(
+    let (_, answer, _) = copilot_event(
         &p,
         "permissionRequest",
         &permission_request(&p, "edit", input),
     );
     assert_eq!(answer["behavior"], "deny", "{answer}");
     let input = json!({"file_path": p.root.join("src/a.rs"), "diff": "+fn a() {}\n"});
-    let (_, answer, _) = copilot(
+    let (_, answer, _) = copilot_event(
         &p,
         "permissionRequest",
         &permission_request(&p, "edit", input),
@@ -149,12 +132,12 @@ fn a_create_permission_request_is_judged_by_its_path() {
 /// denied for want of a name, whether or not the command line names the event.
 #[test]
 fn a_pascal_case_permission_request_without_an_event_name_is_judged() {
-    let p = project();
+    let p = copilot_cli_project();
     let payload = json!({"session_id": "s", "timestamp": "2026-12-01T10:00:00.000Z",
         "cwd": p.root, "hookName": "PermissionRequest", "tool_name": "Bash",
         "tool_input": {"command": "ls"}, "permission_suggestions": []});
     for event in [Some("permissionRequest"), Some("PermissionRequest"), None] {
-        let (code, answer, stderr) = run(&p, "copilot", event, &[], &payload);
+        let (code, answer, stderr) = copilot_cli_answer(&p, "copilot", event, &[], &payload);
         assert_eq!(code, Some(0), "{event:?}: {stderr}");
         assert!(answer.get("behavior").is_none(), "{event:?}: {answer}");
     }
@@ -164,12 +147,12 @@ fn a_pascal_case_permission_request_without_an_event_name_is_judged() {
 /// the content, and the rewrite goes back as `{path, file_text}`.
 #[test]
 fn a_pascal_case_write_is_read_and_rewritten_in_copilots_names() {
-    let p = project();
+    let p = copilot_cli_project();
     let path = p.root.join("src/config.txt");
     let payload = json!({"hook_event_name": "PreToolUse", "session_id": "s",
         "timestamp": "2026-12-01T10:00:00.000Z", "cwd": p.root, "tool_name": "Write",
         "tool_input": {"path": path, "file_text": "key=SECRET\n"}});
-    let (code, answer, _) = copilot(&p, "PreToolUse", &payload);
+    let (code, answer, _) = copilot_event(&p, "PreToolUse", &payload);
     assert_eq!(code, Some(0));
     let args = &answer["modifiedArgs"];
     assert_eq!(args["path"], json!(path), "{answer}");
@@ -182,14 +165,14 @@ fn a_pascal_case_write_is_read_and_rewritten_in_copilots_names() {
 
 #[test]
 fn prompt_context_and_pre_tool_context_reach_the_model() {
-    let p = project();
+    let p = copilot_cli_project();
     let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": p.root, "prompt": "hi"});
-    let (code, answer, _) = copilot(&p, "userPromptSubmitted", &payload);
+    let (code, answer, _) = copilot_event(&p, "userPromptSubmitted", &payload);
     assert_eq!(code, Some(0));
     assert_eq!(answer["additionalContext"], "the style guide says tabs");
     let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": p.root, "toolName": "bash",
         "toolArgs": {"command": "make"}});
-    let (_, answer, _) = copilot(&p, "preToolUse", &payload);
+    let (_, answer, _) = copilot_event(&p, "preToolUse", &payload);
     assert_eq!(
         answer["additionalContext"], "the build runs in CI only",
         "{answer}"
@@ -200,19 +183,19 @@ fn prompt_context_and_pre_tool_context_reach_the_model() {
 /// turn's count over, so `max_continuations = 2` holds.
 #[test]
 fn continuation_prompts_do_not_reset_the_count() {
-    let p = project();
+    let p = copilot_cli_project();
     let stop = json!({"sessionId": "turn", "timestamp": 1, "cwd": p.root,
         "transcriptPath": "/tmp/t", "stopReason": "end_turn", "stop_hook_active": true});
     let prompt = json!({"sessionId": "turn", "timestamp": 1, "cwd": p.root,
         "prompt": "run the tests once more"});
     let first = json!({"sessionId": "turn", "timestamp": 1, "cwd": p.root, "prompt": "go"});
-    copilot(&p, "userPromptSubmitted", &first);
+    copilot_event(&p, "userPromptSubmitted", &first);
     let mut continued = 0;
     for _ in 0..6 {
-        let (_, answer, _) = copilot(&p, "agentStop", &stop);
+        let (_, answer, _) = copilot_event(&p, "agentStop", &stop);
         if answer["decision"] == "block" {
             continued += 1;
-            copilot(&p, "userPromptSubmitted", &prompt);
+            copilot_event(&p, "userPromptSubmitted", &prompt);
         }
     }
     assert_eq!(continued, 2);
@@ -222,10 +205,10 @@ fn continuation_prompts_do_not_reset_the_count() {
 /// not run, and no continuation of the turn is spent.
 #[test]
 fn a_subagents_agent_stop_spends_no_continuation() {
-    let p = project();
+    let p = copilot_cli_project();
     let sub = json!({"sessionId": "child", "timestamp": 1, "cwd": p.root, "agentId": "a1",
         "transcriptPath": "/tmp/t", "stopReason": "end_turn"});
-    let (_, answer, _) = copilot(&p, "agentStop", &sub);
+    let (_, answer, _) = copilot_event(&p, "agentStop", &sub);
     assert_ne!(answer["decision"], "block", "{answer}");
 }
 
@@ -233,12 +216,12 @@ fn a_subagents_agent_stop_spends_no_continuation() {
 /// the model reads, or exit 2, which Copilot shows as a warning.
 #[test]
 fn messages_use_a_channel_copilot_shows() {
-    let p = project();
+    let p = copilot_cli_project();
     let stop = json!({"sessionId": "cap", "timestamp": 1, "cwd": p.root,
         "transcriptPath": "/tmp/t", "stopReason": "end_turn", "stop_hook_active": true});
     let mut last = (None, Value::Null, String::new());
     for _ in 0..4 {
-        last = copilot(&p, "agentStop", &stop);
+        last = copilot_event(&p, "agentStop", &stop);
     }
     let (code, answer, stderr) = last;
     assert_eq!(code, Some(2), "{answer}");
@@ -249,7 +232,7 @@ fn messages_use_a_channel_copilot_shows() {
 /// too: `ka-hooks claude` run by Copilot stands aside, and the hooks run once.
 #[test]
 fn ka_hooks_claude_run_by_copilot_stands_aside_for_the_copilot_install() {
-    let p = project();
+    let p = copilot_cli_project();
     let payload = json!({"hook_event_name": "UserPromptSubmit", "session_id": "s",
         "cwd": p.root, "prompt": "DROP TABLE users"});
     // What Copilot CLI 1.0.102 sets for a `.claude/settings.json` hook (no COPILOT_HOOK_DIR,
@@ -261,7 +244,7 @@ fn ka_hooks_claude_run_by_copilot_stands_aside_for_the_copilot_install() {
         ("CLAUDE_PROJECT_DIR", root.as_str()),
     ];
     // Without the Copilot install, `ka-hooks claude` runs the hooks.
-    let (code, _, _) = run(&p, "claude", None, &env, &payload);
+    let (code, _, _) = copilot_cli_answer(&p, "claude", None, &env, &payload);
     assert_eq!(code, Some(2));
     p.write(
         ".github/hooks/ka-hooks.json",
@@ -269,17 +252,18 @@ fn ka_hooks_claude_run_by_copilot_stands_aside_for_the_copilot_install() {
     );
     // The variables alone are not Copilot: a repository's `.claude/settings.json` can set them
     // for every hook of Claude Code (`env`). Not run by Copilot, the hooks run.
-    let (code, _, stderr) = run(&p, "claude", None, &env, &payload);
+    let (code, _, stderr) = copilot_cli_answer(&p, "claude", None, &env, &payload);
     assert_eq!(code, Some(2), "{stderr}");
-    let (code, _, stderr) = run_from(p.cli_under("claude"), "claude", None, &env, &payload);
+    let (code, _, stderr) = answer_from(p.cli_under("claude"), "claude", None, &env, &payload);
     assert_eq!(code, Some(2), "{stderr}");
     // Run by Copilot, ka-hooks claude stands aside.
-    let (code, answer, stderr) = run_from(p.cli_under("copilot"), "claude", None, &env, &payload);
+    let (code, answer, stderr) =
+        answer_from(p.cli_under("copilot"), "claude", None, &env, &payload);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(answer, Value::Null);
     assert!(stderr.contains("once"), "{stderr}");
     // Claude Code itself (no Copilot variables) still runs them.
-    let (code, _, _) = run(&p, "claude", None, &[], &payload);
+    let (code, _, _) = copilot_cli_answer(&p, "claude", None, &[], &payload);
     assert_eq!(code, Some(2));
 }
 
@@ -287,11 +271,11 @@ fn ka_hooks_claude_run_by_copilot_stands_aside_for_the_copilot_install() {
 /// is answered with the deny and its reason in JSON.
 #[test]
 fn a_block_through_ka_hooks_claude_under_copilot_carries_its_reason() {
-    let p = project();
+    let p = copilot_cli_project();
     let payload = json!({"hook_event_name": "PermissionRequest", "session_id": "s",
         "cwd": p.root, "tool_name": "Bash", "tool_input": {"command": "git push"}});
     let env = [("COPILOT_CLI", "1")];
-    let (_, answer, _) = run(&p, "claude", None, &env, &payload);
+    let (_, answer, _) = copilot_cli_answer(&p, "claude", None, &env, &payload);
     assert_eq!(
         answer["hookSpecificOutput"]["decision"]["behavior"], "deny",
         "{answer}"
@@ -304,7 +288,7 @@ fn a_block_through_ka_hooks_claude_under_copilot_carries_its_reason() {
     ));
     let payload = json!({"hook_event_name": "PreToolUse", "session_id": "s", "cwd": p.root,
         "tool_name": "Write", "tool_input": {"file_path": p.root.join("x.txt"), "content": "x"}});
-    let (code, answer, _) = run(&p, "claude", None, &env, &payload);
+    let (code, answer, _) = copilot_cli_answer(&p, "claude", None, &env, &payload);
     assert_eq!(code, Some(0), "{answer}");
     assert_eq!(answer["permissionDecision"], "deny", "{answer}");
     let reason = answer["permissionDecisionReason"]
@@ -312,7 +296,7 @@ fn a_block_through_ka_hooks_claude_under_copilot_carries_its_reason() {
         .unwrap_or_default();
     assert!(reason.contains("no writes here"), "{answer}");
     // Claude Code itself gets its exit 2.
-    let (code, _, _) = run(&p, "claude", None, &[], &payload);
+    let (code, _, _) = copilot_cli_answer(&p, "claude", None, &[], &payload);
     assert_eq!(code, Some(2));
 }
 
@@ -343,14 +327,14 @@ fn install_copilot_registers_pre_tool_use_with_only_a_formatter() {
 /// (Copilot CLI 1.0.102): the model's create of that file is not let through.
 #[test]
 fn the_models_write_of_copilots_settings_is_not_let_through() {
-    let p = project();
+    let p = copilot_cli_project();
     for rel in [
         ".github/copilot/settings.local.json",
         ".github/copilot/settings.json",
     ] {
         let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": p.root, "toolName": "create",
             "toolArgs": {"path": p.root.join(rel), "file_text": "{\"disableAllHooks\": true}"}});
-        let (code, answer, _) = copilot(&p, "preToolUse", &payload);
+        let (code, answer, _) = copilot_event(&p, "preToolUse", &payload);
         let decision = answer["permissionDecision"].as_str().unwrap_or_default();
         assert!(
             code == Some(2) || decision == "deny" || decision == "ask",

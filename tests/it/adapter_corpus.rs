@@ -16,16 +16,13 @@
 //! each case's test runs them too.
 
 use crate::support;
+use crate::support::repo;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 use support::Project;
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 pub(crate) fn corpus_dir() -> PathBuf {
     repo().join("tests").join("corpus")
@@ -62,7 +59,7 @@ pub(crate) fn seen(verdict: &str, detail: impl Into<String>) -> Seen {
     }
 }
 
-pub(crate) fn text(value: Option<&Value>) -> String {
+pub(crate) fn text_of(value: Option<&Value>) -> String {
     match value {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
@@ -83,13 +80,13 @@ pub(crate) fn native(p: &Project, case: &Value) -> Seen {
     let outcome: Value = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("run --json printed no outcome ({e}): {output:?}"));
     if !outcome["halt"].is_null() {
-        return seen("halted", text(outcome.get("halt")));
+        return seen("halted", text_of(outcome.get("halt")));
     }
     if outcome["blocked"] == true {
-        return seen("blocked", text(outcome.get("reason")));
+        return seen("blocked", text_of(outcome.get("reason")));
     }
     if outcome["decision"] == "ask" {
-        return seen("ask", text(outcome.get("reason")));
+        return seen("ask", text_of(outcome.get("reason")));
     }
     if outcome["decision"] == "allow" && outcome["updated_input"].is_null() {
         return seen("approved", outcome["permission_updates"].to_string());
@@ -101,16 +98,16 @@ pub(crate) fn native(p: &Project, case: &Value) -> Seen {
         return seen("rewritten", outcome["updated_input"].to_string());
     }
     if !outcome["keep_going"].is_null() {
-        return seen("keep_going", text(outcome.get("keep_going")));
+        return seen("keep_going", text_of(outcome.get("keep_going")));
     }
     if !outcome["feedback"].is_null() {
-        return seen("feedback", text(outcome.get("feedback")));
+        return seen("feedback", text_of(outcome.get("feedback")));
     }
     if !outcome["context"].is_null() {
-        return seen("context", text(outcome.get("context")));
+        return seen("context", text_of(outcome.get("context")));
     }
     if !outcome["mode"].is_null() {
-        return seen("mode", text(outcome.get("mode")));
+        return seen("mode", text_of(outcome.get("mode")));
     }
     let notes = outcome["notes"].to_string();
     if notes.contains("max_continuations") {
@@ -122,7 +119,7 @@ pub(crate) fn native(p: &Project, case: &Value) -> Seen {
             "message",
             messages
                 .iter()
-                .map(|m| text(Some(m)))
+                .map(|m| text_of(Some(m)))
                 .collect::<Vec<_>>()
                 .join("\n"),
         ),
@@ -130,7 +127,7 @@ pub(crate) fn native(p: &Project, case: &Value) -> Seen {
 }
 
 /// `ka-hooks <agent>` with the agent's payload on stdin, read back in the agent's contract.
-fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
+fn corpus_adapter_run(p: &Project, agent: &str, payload: &Value) -> Seen {
     let stdin = payload
         .to_string()
         .replace("$ROOT", &p.root.to_string_lossy());
@@ -158,14 +155,14 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
     let answer: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("ka-hooks {agent} printed no JSON object ({e}): {stdout}"));
     let hso = &answer["hookSpecificOutput"];
-    let message = text(answer.get("systemMessage"));
+    let message = text_of(answer.get("systemMessage"));
     let said_mode = message.contains("asked to switch to `");
     if answer["continue"] == false {
-        return seen("halted", text(answer.get("stopReason")));
+        return seen("halted", text_of(answer.get("stopReason")));
     }
     // PermissionRequest (Claude Code, Codex): `hookSpecificOutput.decision.behavior`.
     match hso["decision"]["behavior"].as_str() {
-        Some("deny") => return seen("blocked", text(hso["decision"].get("message"))),
+        Some("deny") => return seen("blocked", text_of(hso["decision"].get("message"))),
         Some("allow") => {
             return seen(
                 "approved",
@@ -178,10 +175,10 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
     match agent {
         "gemini" => {
             if answer["decision"] == "deny" && stopping {
-                return seen("keep_going", text(answer.get("reason")));
+                return seen("keep_going", text_of(answer.get("reason")));
             }
             if answer["decision"] == "deny" {
-                return seen("blocked", text(answer.get("reason")));
+                return seen("blocked", text_of(answer.get("reason")));
             }
             if !hso["tool_input"].is_null() {
                 return seen("rewritten", hso["tool_input"].to_string());
@@ -189,12 +186,14 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
         }
         _ => {
             match hso["permissionDecision"].as_str() {
-                Some("deny") => return seen("blocked", text(hso.get("permissionDecisionReason"))),
+                Some("deny") => {
+                    return seen("blocked", text_of(hso.get("permissionDecisionReason")))
+                }
                 Some("ask") if hso["updatedInput"].is_null() => {
-                    return seen("ask", text(hso.get("permissionDecisionReason")))
+                    return seen("ask", text_of(hso.get("permissionDecisionReason")))
                 }
                 Some("allow") if hso["updatedInput"].is_null() => {
-                    return seen("approved", text(hso.get("permissionDecisionReason")))
+                    return seen("approved", text_of(hso.get("permissionDecisionReason")))
                 }
                 Some("defer") => return seen("deferred", message),
                 _ => {}
@@ -203,7 +202,7 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
                 return seen("rewritten", hso["updatedInput"].to_string());
             }
             if answer["decision"] == "block" && stopping {
-                return seen("keep_going", text(answer.get("reason")));
+                return seen("keep_going", text_of(answer.get("reason")));
             }
             if answer["decision"] == "block" {
                 let verdict = if answer.get("reason").is_some() && hso.is_null() {
@@ -217,7 +216,7 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
                 } else {
                     verdict
                 };
-                return seen(verdict, text(answer.get("reason")));
+                return seen(verdict, text_of(answer.get("reason")));
             }
         }
     }
@@ -228,7 +227,7 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
         } else {
             "context"
         };
-        return seen(verdict, text(hso.get("additionalContext")));
+        return seen(verdict, text_of(hso.get("additionalContext")));
     }
     if said_mode {
         return seen("mode", message);
@@ -243,7 +242,7 @@ fn adapter(p: &Project, agent: &str, payload: &Value) -> Seen {
 }
 
 #[track_caller]
-pub(crate) fn check(who: &str, got: &Seen, expect: &Value) {
+pub(crate) fn check_verdict(who: &str, got: &Seen, expect: &Value) {
     let verdict = expect["verdict"].as_str().expect("expect.verdict");
     assert_eq!(got.verdict, verdict, "{who}: wrong verdict; saw {got:?}");
     if let Some(needle) = expect["contains"].as_str() {
@@ -298,7 +297,7 @@ pub(crate) fn reads_as_described(
     }
 }
 
-fn run_case(name: &str) {
+fn run_corpus_case(name: &str) {
     let file = corpus_dir().join(format!("{name}.json"));
     let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let case: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -307,7 +306,7 @@ fn run_case(name: &str) {
         p.write(rel, content.as_str().expect("setup content is a string"));
     }
     let expect = &case["expect"];
-    check(&format!("{name} (native run)"), &native(&p, &case), expect);
+    check_verdict(&format!("{name} (native run)"), &native(&p, &case), expect);
     for agent in ["claude", "codex", "gemini"] {
         let payload = &case[agent];
         assert!(
@@ -324,13 +323,13 @@ fn run_case(name: &str) {
         reads_as_described(name, agent, payload, None, &case);
         let expect = case["expect_by_agent"].get(agent).unwrap_or(expect);
         let repeat = case["repeat"].as_u64().unwrap_or(1);
-        let mut got = adapter(&p, agent, payload);
+        let mut got = corpus_adapter_run(&p, agent, payload);
         for _ in 1..repeat {
-            got = adapter(&p, agent, payload);
+            got = corpus_adapter_run(&p, agent, payload);
         }
-        check(&format!("{name} ({agent})"), &got, expect);
+        check_verdict(&format!("{name} ({agent})"), &got, expect);
     }
-    crate::adapter_corpus_agents::run_case(name, &case);
+    crate::adapter_corpus_agents::run_agents_case(name, &case);
     crate::adapter_toy::run_toy(name).unwrap_or_else(|e| panic!("{e}"));
 }
 
@@ -339,7 +338,7 @@ macro_rules! corpus {
         $(
             #[test]
             fn $test() {
-                run_case($case);
+                run_corpus_case($case);
             }
         )*
 

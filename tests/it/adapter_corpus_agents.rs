@@ -8,7 +8,7 @@
 //! Code payload and one description of each agent's contract, `tests/corpus/agents.py` (a new
 //! case needs only a run of it); a test checks they are what it makes.
 
-use crate::adapter_corpus::{check, corpus_dir, corpus_project, seen, text, Seen};
+use crate::adapter_corpus::{check_verdict, corpus_dir, corpus_project, seen, text_of, Seen};
 use crate::support::Project;
 
 use std::fs;
@@ -21,7 +21,7 @@ const AGENTS: [&str; 3] = ["copilot", "cursor", "antigravity"];
 const COPILOT_MESSAGES: &str = "[ka-hooks, for the user]";
 
 /// What a run of `agent` decided, read from its contract.
-fn adapter(p: &Project, agent: &str, entry: &Value) -> Seen {
+fn through_hook_file_adapter(p: &Project, agent: &str, entry: &Value) -> Seen {
     let (event, payload) = match agent {
         "cursor" => (None, entry),
         _ => (entry["event"].as_str(), &entry["payload"]),
@@ -86,15 +86,15 @@ fn adapter(p: &Project, agent: &str, entry: &Value) -> Seen {
         }
     }
     let user = match answer.get("user_message") {
-        Some(m) => text(Some(m)),
+        Some(m) => text_of(Some(m)),
         None if !said.is_empty() => said,
         None => stderr,
     };
     let post = matches!(name, "postToolUse" | "postToolUseFailure" | "PostToolUse");
     let decided = match agent {
-        "copilot" => copilot(&answer, post, name),
-        "cursor" => cursor(&answer, post),
-        _ => antigravity(&answer),
+        "copilot" => copilot_verdict(&answer, post, name),
+        "cursor" => cursor_verdict(&answer, post),
+        _ => antigravity_verdict(&answer),
     };
     if let Some(decided) = decided {
         return decided;
@@ -111,17 +111,17 @@ fn adapter(p: &Project, agent: &str, entry: &Value) -> Seen {
     seen("allowed", "")
 }
 
-fn copilot(answer: &Value, post: bool, event: &str) -> Option<Seen> {
-    let reason = || text(answer.get("permissionDecisionReason"));
+fn copilot_verdict(answer: &Value, post: bool, event: &str) -> Option<Seen> {
+    let reason = || text_of(answer.get("permissionDecisionReason"));
     match answer["permissionDecision"].as_str() {
         Some("deny") => return Some(seen("blocked", reason())),
         Some("ask") if answer["modifiedArgs"].is_null() => return Some(seen("ask", reason())),
         _ => {}
     }
     match answer["behavior"].as_str() {
-        Some("deny") => return Some(seen("blocked", text(answer.get("message")))),
+        Some("deny") => return Some(seen("blocked", text_of(answer.get("message")))),
         // permissionRequest's `allow` answers the dialog: the call is approved.
-        Some("allow") => return Some(seen("approved", text(answer.get("message")))),
+        Some("allow") => return Some(seen("approved", text_of(answer.get("message")))),
         _ => {}
     }
     if !answer["modifiedArgs"].is_null() {
@@ -137,17 +137,17 @@ fn copilot(answer: &Value, post: bool, event: &str) -> Option<Seen> {
         } else {
             "keep_going"
         };
-        return Some(seen(verdict, text(answer.get("reason"))));
+        return Some(seen(verdict, text_of(answer.get("reason"))));
     }
     if !answer["additionalContext"].is_null() {
         let verdict = if post { "feedback" } else { "context" };
-        return Some(seen(verdict, text(answer.get("additionalContext"))));
+        return Some(seen(verdict, text_of(answer.get("additionalContext"))));
     }
     None
 }
 
-fn cursor(answer: &Value, post: bool) -> Option<Seen> {
-    let agent_message = || text(answer.get("agent_message"));
+fn cursor_verdict(answer: &Value, post: bool) -> Option<Seen> {
+    let agent_message = || text_of(answer.get("agent_message"));
     match answer["permission"].as_str() {
         Some("deny") => return Some(seen("blocked", agent_message())),
         Some("ask") => return Some(seen("ask", agent_message())),
@@ -160,20 +160,20 @@ fn cursor(answer: &Value, post: bool) -> Option<Seen> {
         return Some(seen("approved", agent_message()));
     }
     if answer["continue"] == false {
-        return Some(seen("blocked", text(answer.get("user_message"))));
+        return Some(seen("blocked", text_of(answer.get("user_message"))));
     }
     if !answer["followup_message"].is_null() {
-        return Some(seen("keep_going", text(answer.get("followup_message"))));
+        return Some(seen("keep_going", text_of(answer.get("followup_message"))));
     }
     if !answer["additional_context"].is_null() {
         let verdict = if post { "feedback" } else { "context" };
-        return Some(seen(verdict, text(answer.get("additional_context"))));
+        return Some(seen(verdict, text_of(answer.get("additional_context"))));
     }
     None
 }
 
-fn antigravity(answer: &Value) -> Option<Seen> {
-    let reason = || text(answer.get("reason"));
+fn antigravity_verdict(answer: &Value) -> Option<Seen> {
+    let reason = || text_of(answer.get("reason"));
     match answer["decision"].as_str() {
         Some("deny") => return Some(seen("blocked", reason())),
         Some("ask") => return Some(seen("ask", reason())),
@@ -182,7 +182,7 @@ fn antigravity(answer: &Value) -> Option<Seen> {
     if !answer["overwrite"].is_null() {
         return Some(seen("rewritten", answer["overwrite"].to_string()));
     }
-    let steps = || text(answer["injectSteps"][0].get("ephemeralMessage"));
+    let steps = || text_of(answer["injectSteps"][0].get("ephemeralMessage"));
     if answer["terminationBehavior"] == "force_continue" {
         return Some(seen("keep_going", steps()));
     }
@@ -194,7 +194,7 @@ fn antigravity(answer: &Value) -> Option<Seen> {
 
 /// The case `name` (its file read as `case`) through the three hook-file adapters, in a
 /// project of their own (each run keeps its continuation and denial counts there).
-pub(crate) fn run_case(name: &str, case: &Value) {
+pub(crate) fn run_agents_case(name: &str, case: &Value) {
     let path = corpus_dir().join("agents").join(format!("{name}.json"));
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let agents: Value =
@@ -223,11 +223,11 @@ pub(crate) fn run_case(name: &str, case: &Value) {
         crate::adapter_corpus::reads_as_described(name, agent, payload, named, &described);
         let expect = agents["expect_by_agent"].get(agent).unwrap_or(expect);
         let repeat = case["repeat"].as_u64().unwrap_or(1);
-        let mut got = adapter(&p, agent, entry);
+        let mut got = through_hook_file_adapter(&p, agent, entry);
         for _ in 1..repeat {
-            got = adapter(&p, agent, entry);
+            got = through_hook_file_adapter(&p, agent, entry);
         }
-        check(&format!("{name} ({agent})"), &got, expect);
+        check_verdict(&format!("{name} ({agent})"), &got, expect);
     }
 }
 

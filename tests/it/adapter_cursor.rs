@@ -3,73 +3,56 @@
 //! `followup_message`).
 
 use crate::support;
+use crate::support::agents::{agent_answer, Stdout};
+use crate::support::agents::{rm_rf_rewriter, DONE_FIRST, NO_SECRET_PROMPTS, SRC_ONLY, WELCOME};
 
 use serde_json::{json, Value};
 use support::{hook, Project};
 
-fn project() -> Project {
+/// A project whose user layer blocks writes outside `src/`, rewrites `rm -rf` to `rm -ri`, blocks
+/// `curl` in the shell, keeps the turn going once, blocks prompts that mention a secret, and gives
+/// session context.
+fn cursor_project() -> Project {
     let mut toml = String::new();
     toml.push_str(&hook(
         "src-only",
         "pre_tool_use",
-        r#"python3 -c 'import json,sys; p=json.load(sys.stdin)["arguments"].get("path",""); sys.exit(0) if "/src/" in p or p.startswith("src/") else (print(p+" is outside src/", file=sys.stderr), sys.exit(2))'"#,
+        SRC_ONLY,
         &["tool = [\"write\", \"edit\"]"],
     ));
     toml.push_str(&hook(
         "no-rm-rf",
         "pre_tool_use",
-        r#"python3 -c 'import json,sys; a=json.load(sys.stdin)["arguments"]; c=a.get("command",""); print(json.dumps({"updated_input": {"command": c.replace("rm -rf", "rm -ri")}})) if "rm -rf" in c else None'"#,
+        rm_rf_rewriter(false),
         &["tool = [\"bash\"]"],
     ));
     toml.push_str(&hook(
         "no-curl",
         "pre_tool_use",
-        r#"grep -q curl && { echo 'no network from the shell' >&2; exit 2; }; true"#,
+        NO_CURL,
         &["tool = [\"bash\"]"],
     ));
-    toml.push_str(&hook(
-        "tests-first",
-        "stop",
-        r#"test -f done.txt || echo '{"keep_going": "write done.txt first"}'"#,
-        &[],
-    ));
+    toml.push_str(&hook("tests-first", "stop", DONE_FIRST, &[]));
     toml.push_str(&hook(
         "no-secret-prompts",
         "user_prompt_submit",
-        r#"grep -q SECRET && { echo 'prompts must not carry secrets' >&2; exit 2; }; true"#,
+        NO_SECRET_PROMPTS,
         &[],
     ));
-    toml.push_str(&hook(
-        "welcome",
-        "session_start",
-        r#"echo '{"context": "the tests live in tests/"}'"#,
-        &[],
-    ));
+    toml.push_str(&hook("welcome", "session_start", WELCOME, &[]));
     Project::with_user_toml(&toml)
 }
 
-fn cursor(p: &Project, payload: &Value) -> (Option<i32>, Value, String) {
-    let output = p
-        .cli()
-        .arg("cursor")
-        .write_stdin(payload.to_string())
-        .output()
-        .expect("ka-hooks cursor");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let answer = if stdout.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
-    };
-    (
-        output.status.code(),
-        answer,
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+/// A shell guard that blocks `curl`.
+const NO_CURL: &str = r#"grep -q curl && { echo 'no network from the shell' >&2; exit 2; }; true"#;
+
+/// `ka-hooks cursor` on `payload`: (exit code, stdout JSON or Null, stderr).
+fn cursor_answer(p: &Project, payload: &Value) -> (Option<i32>, Value, String) {
+    agent_answer(p.cli(), "cursor", None, payload, Stdout::Json)
 }
 
 /// Cursor's common input plus `fields`.
-fn payload(p: &Project, event: &str, fields: Value) -> Value {
+fn cursor_payload(p: &Project, event: &str, fields: Value) -> Value {
     let mut base = json!({"conversation_id": "c1", "generation_id": "g1", "model": "m",
         "hook_event_name": event, "cursor_version": "3.9.16", "workspace_roots": [p.root],
         "user_email": null, "transcript_path": null});
@@ -81,10 +64,10 @@ fn payload(p: &Project, event: &str, fields: Value) -> Value {
 
 #[test]
 fn a_write_outside_src_is_denied_to_user_and_agent() {
-    let p = project();
-    let (code, answer, _) = cursor(
+    let p = cursor_project();
+    let (code, answer, _) = cursor_answer(
         &p,
-        &payload(
+        &cursor_payload(
             &p,
             "preToolUse",
             json!({"tool_name": "Write", "cwd": p.root,
@@ -104,10 +87,10 @@ fn a_write_outside_src_is_denied_to_user_and_agent() {
 /// Cursor's `Delete` is a file writer: a guard on writes sees it.
 #[test]
 fn a_delete_is_guarded_like_a_write() {
-    let p = project();
-    let (_, answer, _) = cursor(
+    let p = cursor_project();
+    let (_, answer, _) = cursor_answer(
         &p,
-        &payload(
+        &cursor_payload(
             &p,
             "preToolUse",
             json!({"tool_name": "Delete", "cwd": p.root,
@@ -119,10 +102,10 @@ fn a_delete_is_guarded_like_a_write() {
 
 #[test]
 fn a_rewrite_is_updated_input_in_cursors_names() {
-    let p = project();
-    let (_, answer, _) = cursor(
+    let p = cursor_project();
+    let (_, answer, _) = cursor_answer(
         &p,
-        &payload(
+        &cursor_payload(
             &p,
             "preToolUse",
             json!({"tool_name": "Shell", "cwd": p.root,
@@ -137,10 +120,10 @@ fn a_rewrite_is_updated_input_in_cursors_names() {
 
 #[test]
 fn before_shell_execution_blocks_and_cannot_rewrite() {
-    let p = project();
-    let (_, answer, _) = cursor(
+    let p = cursor_project();
+    let (_, answer, _) = cursor_answer(
         &p,
-        &payload(
+        &cursor_payload(
             &p,
             "beforeShellExecution",
             json!({"command": "curl example.com", "cwd": p.root, "sandbox": false}),
@@ -151,9 +134,9 @@ fn before_shell_execution_blocks_and_cannot_rewrite() {
         .as_str()
         .is_some_and(|m| m.contains("no network")));
     // beforeShellExecution has no `updated_input`: a rewrite blocks, with why.
-    let (_, answer, _) = cursor(
+    let (_, answer, _) = cursor_answer(
         &p,
-        &payload(
+        &cursor_payload(
             &p,
             "beforeShellExecution",
             json!({"command": "rm -rf build", "cwd": p.root}),
@@ -167,10 +150,10 @@ fn before_shell_execution_blocks_and_cannot_rewrite() {
 
 #[test]
 fn before_read_file_is_a_read() {
-    let p = project();
-    let (code, answer, _) = cursor(
+    let p = cursor_project();
+    let (code, answer, _) = cursor_answer(
         &p,
-        &payload(
+        &cursor_payload(
             &p,
             "beforeReadFile",
             json!({"file_path": p.root.join("README.md"), "content": "x"}),
@@ -182,10 +165,10 @@ fn before_read_file_is_a_read() {
 
 #[test]
 fn a_blocked_prompt_is_continue_false() {
-    let p = project();
-    let (_, answer, _) = cursor(
+    let p = cursor_project();
+    let (_, answer, _) = cursor_answer(
         &p,
-        &payload(&p, "beforeSubmitPrompt", json!({"prompt": "SECRET=1"})),
+        &cursor_payload(&p, "beforeSubmitPrompt", json!({"prompt": "SECRET=1"})),
     );
     assert_eq!(answer["continue"], false);
     assert!(answer["user_message"]
@@ -195,21 +178,21 @@ fn a_blocked_prompt_is_continue_false() {
 
 #[test]
 fn stop_keeps_going_with_a_followup_message() {
-    let p = project();
-    let stop = payload(&p, "stop", json!({"status": "completed", "loop_count": 0}));
-    let (_, answer, _) = cursor(&p, &stop);
+    let p = cursor_project();
+    let stop = cursor_payload(&p, "stop", json!({"status": "completed", "loop_count": 0}));
+    let (_, answer, _) = cursor_answer(&p, &stop);
     assert_eq!(answer["followup_message"], "write done.txt first");
     p.write("done.txt", "");
-    let (_, answer, _) = cursor(&p, &stop);
+    let (_, answer, _) = cursor_answer(&p, &stop);
     assert_eq!(answer, Value::Null);
 }
 
 #[test]
 fn session_start_context_is_additional_context() {
-    let p = project();
-    let (_, answer, _) = cursor(
+    let p = cursor_project();
+    let (_, answer, _) = cursor_answer(
         &p,
-        &payload(
+        &cursor_payload(
             &p,
             "sessionStart",
             json!({"session_id": "s", "is_background_agent": false}),
@@ -256,7 +239,7 @@ command = '''grep -o '"agent_event":"[^"]*"' | cut -d'"' -f4 >> observed.txt'''
             json!({"file_path": "src/a.rs", "edits": [{"old_string": "a", "new_string": "b"}]}),
         ),
     ] {
-        let (code, answer, stderr) = cursor(&p, &payload(&p, event, fields));
+        let (code, answer, stderr) = cursor_answer(&p, &cursor_payload(&p, event, fields));
         assert_eq!(code, Some(0), "{event}: {stderr}");
         assert!(answer.get("permission").is_none(), "{event}: {answer}");
         assert!(!stderr.contains("forbidden"), "{event}: {stderr}");

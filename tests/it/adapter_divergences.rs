@@ -2,26 +2,19 @@
 //! the answer each agent really acts on.
 
 use crate::support;
+use crate::support::agents::{agent_answer, Stdout};
 
 use serde_json::{json, Value};
 use support::{hook, Project};
 
 /// `ka-hooks --trust <agent>` with `payload`: exit code, stdout as JSON (or null), stderr.
-fn adapter(p: &Project, agent: &str, payload: &Value) -> (Option<i32>, Value, String) {
-    let out = p
-        .cli()
-        .args(["--trust", agent])
-        .write_stdin(payload.to_string())
-        .output()
-        .expect("ka-hooks adapter");
-    (
-        out.status.code(),
-        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn trusted_answer(p: &Project, agent: &str, payload: &Value) -> (Option<i32>, Value, String) {
+    let mut cmd = p.cli();
+    cmd.arg("--trust");
+    agent_answer(cmd, agent, None, payload, Stdout::JsonOrNull)
 }
 
-fn guarded(command: &str) -> Project {
+fn project_guarded(command: &str) -> Project {
     let p = Project::new();
     p.project(&hook("g", "pre_tool_use", command, &[]));
     p
@@ -38,9 +31,9 @@ fn bash_call(p: &Project, event: &str, tool: &str, extra: Value) -> Value {
 
 #[test]
 fn gemini_blocks_with_decision_deny_on_exit_0() {
-    let p = guarded("echo 'no shell today' >&2; exit 2");
+    let p = project_guarded("echo 'no shell today' >&2; exit 2");
     let payload = bash_call(&p, "BeforeTool", "run_shell_command", json!({}));
-    let (code, answer, _) = adapter(&p, "gemini", &payload);
+    let (code, answer, _) = trusted_answer(&p, "gemini", &payload);
     assert_eq!(code, Some(0), "exit 2 shows Gemini's user a failed hook");
     assert_eq!(answer["decision"], "deny");
     assert!(answer["reason"]
@@ -51,9 +44,9 @@ fn gemini_blocks_with_decision_deny_on_exit_0() {
 
 #[test]
 fn codex_halting_pre_tool_use_is_a_plain_deny() {
-    let p = guarded(r#"echo '{"halt": "deploys are frozen"}'"#);
+    let p = project_guarded(r#"echo '{"halt": "deploys are frozen"}'"#);
     let payload = bash_call(&p, "PreToolUse", "Bash", json!({"model": "m"}));
-    let (code, answer, _) = adapter(&p, "codex", &payload);
+    let (code, answer, _) = trusted_answer(&p, "codex", &payload);
     assert_eq!(code, Some(0));
     assert!(
         answer.get("continue").is_none(),
@@ -68,9 +61,9 @@ fn codex_halting_pre_tool_use_is_a_plain_deny() {
 
 #[test]
 fn claude_halt_reason_is_in_system_message() {
-    let p = guarded(r#"echo '{"halt": "deploys are frozen"}'"#);
+    let p = project_guarded(r#"echo '{"halt": "deploys are frozen"}'"#);
     let payload = bash_call(&p, "PreToolUse", "Bash", json!({}));
-    let (_, answer, _) = adapter(&p, "claude", &payload);
+    let (_, answer, _) = trusted_answer(&p, "claude", &payload);
     assert_eq!(answer["continue"], false);
     assert!(answer["systemMessage"]
         .as_str()
@@ -80,16 +73,16 @@ fn claude_halt_reason_is_in_system_message() {
 
 #[test]
 fn claude_ask_on_ka_files_is_a_deny_in_bypass_permissions_mode() {
-    let p = guarded("exit 0");
+    let p = project_guarded("exit 0");
     let write = |mode: &str| {
         json!({"session_id": "s", "cwd": p.root, "permission_mode": mode,
             "hook_event_name": "PreToolUse", "tool_name": "Write",
             "tool_input": {"file_path": p.root.join(".ka/ka.toml"), "content": ""}})
     };
-    let (code, answer, _) = adapter(&p, "claude", &write("default"));
+    let (code, answer, _) = trusted_answer(&p, "claude", &write("default"));
     assert_eq!(code, Some(0));
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "ask");
-    let (code, _, stderr) = adapter(&p, "claude", &write("bypassPermissions"));
+    let (code, _, stderr) = trusted_answer(&p, "claude", &write("bypassPermissions"));
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("bypassPermissions"), "{stderr}");
 }

@@ -12,7 +12,7 @@ use predicates::prelude::*;
 use serde_json::{json, Map, Value};
 use support::{hook, Project};
 
-fn project() -> Project {
+fn hookfile_project() -> Project {
     let mut toml = String::new();
     toml.push_str(&hook(
         "guard",
@@ -43,7 +43,7 @@ const CURSOR_FILE: &str = r#"{
 
 #[test]
 fn install_cursor_keeps_the_file_is_idempotent_and_removes_only_its_own() {
-    let p = project();
+    let p = hookfile_project();
     p.write(".cursor/hooks.json", CURSOR_FILE);
     let file = p.root.join(".cursor/hooks.json");
     p.cli()
@@ -98,7 +98,7 @@ fn install_cursor_keeps_the_file_is_idempotent_and_removes_only_its_own() {
 
 #[test]
 fn install_then_import_cursor_round_trips_without_loss() {
-    let p = project();
+    let p = hookfile_project();
     p.write(".cursor/hooks.json", CURSOR_FILE);
     p.cli()
         .args(["install", "cursor", "--write"])
@@ -148,7 +148,7 @@ fn install_then_import_cursor_round_trips_without_loss() {
 
 #[test]
 fn install_then_import_copilot_round_trips_without_loss() {
-    let p = project();
+    let p = hookfile_project();
     let theirs = json!({
         "version": 1,
         "hooks": {
@@ -210,7 +210,7 @@ fn install_then_import_copilot_round_trips_without_loss() {
 
 #[test]
 fn install_copilot_for_the_user_goes_to_copilot_home() {
-    let p = project();
+    let p = hookfile_project();
     let home = p.base.join("copilot-home");
     p.cli()
         .env("COPILOT_HOME", &home)
@@ -222,7 +222,7 @@ fn install_copilot_for_the_user_goes_to_copilot_home() {
 
 #[test]
 fn install_antigravity_writes_one_named_entry() {
-    let p = project();
+    let p = hookfile_project();
     p.write(
         ".agents/hooks.json",
         r#"{"theirs": {"enabled": true, "Stop": [{"type": "command", "command": "x"}]}}"#,

@@ -25,7 +25,7 @@ fn readme_block(name: &str) -> String {
     body[..body.find("```").expect("closing fence")].to_owned()
 }
 
-fn import(p: &Project, args: &[&str]) -> (Option<i32>, String, String) {
+fn run_import(p: &Project, args: &[&str]) -> (Option<i32>, String, String) {
     let output = p
         .cli()
         .env("CLAUDE_CONFIG_DIR", p.base.join("claude-home"))
@@ -51,7 +51,7 @@ fn readme_project() -> Project {
     p
 }
 
-fn pre_tool_use(p: &Project, file: &str) -> Value {
+fn pre_tool_use_write(p: &Project, file: &str) -> Value {
     json!({
         "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": p.root,
         "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Write",
@@ -95,7 +95,7 @@ fn through_adapter(p: &Project, payload: &Value) -> (Option<i32>, String) {
 #[test]
 fn readme_example_imports_to_the_readme_toml() {
     let p = readme_project();
-    let (code, stdout, stderr) = import(&p, &[]);
+    let (code, stdout, stderr) = run_import(&p, &[]);
     assert_eq!(code, Some(0), "{stderr}");
     let expected = readme_block("ka.toml").replace("/path/to/project", &p.root.to_string_lossy());
     assert_eq!(stdout, expected);
@@ -109,12 +109,12 @@ fn readme_example_imports_to_the_readme_toml() {
 #[test]
 fn readme_example_round_trips_through_the_adapter() {
     let p = readme_project();
-    let (code, _, stderr) = import(&p, &["--write"]);
+    let (code, _, stderr) = run_import(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stderr}");
     let check = p.cli().args(["--trust", "check"]).output().expect("check");
     assert!(check.status.success(), "{check:?}");
 
-    let blocked = pre_tool_use(&p, ".env");
+    let blocked = pre_tool_use_write(&p, ".env");
     let original = original_hook(&p, &blocked);
     assert_eq!(original.0, Some(2), "the example's hook itself");
     assert_eq!(
@@ -123,7 +123,7 @@ fn readme_example_round_trips_through_the_adapter() {
     );
     assert_eq!(through_adapter(&p, &blocked), original);
 
-    let allowed = pre_tool_use(&p, ".env.example");
+    let allowed = pre_tool_use_write(&p, ".env.example");
     assert_eq!(original_hook(&p, &allowed).0, Some(0));
     assert_eq!(through_adapter(&p, &allowed).0, Some(0));
 }
@@ -133,14 +133,14 @@ fn write_appends_after_existing_content_and_a_rerun_adds_nothing() {
     let p = readme_project();
     let mine = "# my hooks\n[hook_settings]\ntimeout = 30\n";
     p.write(".ka/ka.toml", mine);
-    let (_, stdout, _) = import(&p, &["--write"]);
+    let (_, stdout, _) = run_import(&p, &["--write"]);
     assert!(stdout.contains("appended 4 hook(s)"), "{stdout}");
     assert!(stdout.contains("ka-hooks --project"), "{stdout}");
     let text = p.read(".ka/ka.toml").expect("ka.toml");
     assert!(text.starts_with(mine), "{text}");
     assert!(text.contains("# imported from "), "{text}");
 
-    let (code, stdout, _) = import(&p, &["--write"]);
+    let (code, stdout, _) = run_import(&p, &["--write"]);
     assert_eq!(code, Some(0));
     assert!(stdout.contains("already in"), "{stdout}");
     assert_eq!(p.read(".ka/ka.toml").expect("ka.toml"), text);
@@ -160,7 +160,7 @@ fn adapter_entries_and_non_command_hooks_are_not_imported() {
         }})
         .to_string(),
     );
-    let (code, stdout, stderr) = import(&p, &[]);
+    let (code, stdout, stderr) = run_import(&p, &[]);
     assert_eq!(code, Some(0));
     assert!(
         !stdout.contains("command = \"ka-hooks claude\""),
@@ -187,7 +187,7 @@ fn regex_matchers_gain_ka_names_and_unreadable_ones_are_skipped() {
         ]}})
         .to_string(),
     );
-    let (_, stdout, stderr) = import(&p, &[]);
+    let (_, stdout, stderr) = run_import(&p, &[]);
     assert!(
         stdout.contains("matcher = \"^(?:notebook_edit)$|Notebook.*|mcp__github__.*\""),
         "{stdout}"
@@ -199,7 +199,7 @@ fn regex_matchers_gain_ka_names_and_unreadable_ones_are_skipped() {
 #[test]
 fn explicit_from_file_must_exist() {
     let p = Project::new();
-    let (code, _, stderr) = import(&p, &["--from", "missing.json"]);
+    let (code, _, stderr) = run_import(&p, &["--from", "missing.json"]);
     assert_eq!(code, Some(1));
     assert!(stderr.contains("missing.json"), "{stderr}");
 }
@@ -321,7 +321,7 @@ fn hostile_settings_import_exactly_their_hooks() {
     let p = Project::new();
     let settings = hostile_settings();
     p.write(".claude/settings.json", &settings.to_string());
-    let (code, stdout, stderr) = import(&p, &["--write"]);
+    let (code, stdout, stderr) = run_import(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("appended 5 hook(s)"), "{stdout}");
     assert_no_raw_controls("stdout", &stdout);
@@ -348,7 +348,7 @@ fn hostile_matchers_keep_their_exact_pattern() {
     let p = Project::new();
     let settings = hostile_settings();
     p.write(".claude/settings.json", &settings.to_string());
-    let (code, _, stderr) = import(&p, &["--write"]);
+    let (code, _, stderr) = run_import(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stderr}");
     let written: toml::Table = p
         .read(".ka/ka.toml")
@@ -400,7 +400,7 @@ fn hostile_settings_import_exactly_their_hooks_into_the_user_file() {
     let claude_home = p.base.join("claude-home");
     fs::create_dir_all(&claude_home).expect("claude home");
     fs::write(claude_home.join("settings.json"), settings.to_string()).expect("settings");
-    let (code, stdout, stderr) = import(&p, &["--user", "--write"]);
+    let (code, stdout, stderr) = run_import(&p, &["--user", "--write"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("appended 5 hook(s)"), "{stdout}");
     let written = fs::read_to_string(p.config_dir.join("ka.toml")).expect("user ka.toml");
@@ -419,7 +419,7 @@ fn hostile_settings_import_exactly_their_hooks_into_the_user_file() {
 fn printed_entries_are_escaped_and_a_day_caps_the_timeout() {
     let p = Project::new();
     p.write(".claude/settings.json", &hostile_settings().to_string());
-    let (code, stdout, stderr) = import(&p, &[]);
+    let (code, stdout, stderr) = run_import(&p, &[]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_no_raw_controls("stdout", &stdout);
     assert!(
@@ -469,7 +469,7 @@ fn every_command_hook_of_a_real_settings_file_is_imported() {
         }})
         .to_string(),
     );
-    let (code, stdout, stderr) = import(&p, &[]);
+    let (code, stdout, stderr) = run_import(&p, &[]);
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(stdout.matches("[[hooks]]").count(), 11, "{stdout}");
     for expected in [
@@ -502,7 +502,7 @@ fn every_command_hook_of_a_real_settings_file_is_imported() {
     }
     assert_eq!(stderr.matches("skipped").count(), 3, "{stderr}");
     // What was imported loads.
-    let (code, _, stderr) = import(&p, &["--write"]);
+    let (code, _, stderr) = run_import(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stderr}");
     // It loads (the scripts it names are not in this scratch project: `check` says so).
     assert_loads(&p);
@@ -534,7 +534,7 @@ fn events_ka_lacks_are_imported_as_observe_and_stop_failure_as_stop_error() {
         }})
         .to_string(),
     );
-    let (code, stdout, stderr) = import(&p, &["--write"]);
+    let (code, stdout, stderr) = run_import(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains("appended 3 hook(s)"), "{stdout}");
     assert_eq!(stderr.matches("skipped").count(), 1, "{stderr}");

@@ -3,6 +3,7 @@
 //! Copilot's fail-closed `preToolUse` is kept, Cursor's per-tool events keep their scope and
 //! read the call where Cursor puts it, and every imported hook has a stable name.
 
+use crate::support::agents::{agent_answer, Stdout};
 use crate::support::Project;
 
 use std::fs;
@@ -10,26 +11,19 @@ use std::fs;
 use serde_json::{json, Value};
 
 /// `ka-hooks --trust <agent> [--event E]` on `payload`: (exit code, stdout JSON or Null).
-fn run(p: &Project, agent: &str, event: Option<&str>, payload: &Value) -> (Option<i32>, Value) {
+fn trusted_event_answer(
+    p: &Project,
+    agent: &str,
+    event: Option<&str>,
+    payload: &Value,
+) -> (Option<i32>, Value) {
     let mut cmd = p.cli();
-    cmd.args(["--trust", agent]);
-    if let Some(event) = event {
-        cmd.args(["--event", event]);
-    }
-    let out = cmd
-        .write_stdin(payload.to_string())
-        .output()
-        .expect("ka-hooks");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let answer = if stdout.trim().is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
-    };
-    (out.status.code(), answer)
+    cmd.arg("--trust");
+    let (code, answer, _) = agent_answer(cmd, agent, event, payload, Stdout::Json);
+    (code, answer)
 }
 
-fn import(p: &Project, agent: &str, extra: &[&str]) -> String {
+fn import_write(p: &Project, agent: &str, extra: &[&str]) -> String {
     let out = p
         .cli()
         .args(["import", agent, "--write"])
@@ -66,12 +60,12 @@ fn copilot_guards_round_trip() {
             {"type": "command", "bash": "./scripts/no-rm-rf.sh", "timeoutSec": 10}
         ]}}"#,
     );
-    let toml = import(&p, "copilot", &[]);
+    let toml = import_write(&p, "copilot", &[]);
     assert!(toml.contains("on_error = \"block\""), "{toml}");
     assert!(toml.contains("name = \"copilot-preToolUse-"), "{toml}");
     let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": p.root, "toolName": "bash",
         "toolArgs": {"command": "rm -rf /"}});
-    let (code, answer) = run(&p, "copilot", Some("preToolUse"), &payload);
+    let (code, answer) = trusted_event_answer(&p, "copilot", Some("preToolUse"), &payload);
     assert_eq!(code, Some(0));
     assert_eq!(answer["permissionDecision"], "deny", "{answer}");
     let reason = answer["permissionDecisionReason"]
@@ -85,8 +79,8 @@ fn copilot_guards_round_trip() {
         ".github/hooks/crash.json",
         r#"{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "exit 1"}]}}"#,
     );
-    import(&p, "copilot", &[]);
-    let (_, answer) = run(&p, "copilot", Some("preToolUse"), &payload);
+    import_write(&p, "copilot", &[]);
+    let (_, answer) = trusted_event_answer(&p, "copilot", Some("preToolUse"), &payload);
     assert_eq!(answer["permissionDecision"], "deny", "{answer}");
 }
 
@@ -122,7 +116,7 @@ fn cursor_hooks_round_trip() {
             "stop": [{"command": ".cursor/hooks/again.sh"}]
         }}"#,
     );
-    let toml = import(&p, "cursor", &[]);
+    let toml = import_write(&p, "cursor", &[]);
     assert!(toml.contains("tool = \"bash\""), "{toml}");
     assert!(toml.contains("tool = \"@file_reads\""), "{toml}");
     assert!(toml.contains("name = \"cursor-stop-"), "{toml}");
@@ -134,23 +128,23 @@ fn cursor_hooks_round_trip() {
     let mut push = base("preToolUse");
     push["tool_name"] = json!("Shell");
     push["tool_input"] = json!({"command": "git push origin main"});
-    let (_, answer) = run(&p, "cursor", None, &push);
+    let (_, answer) = trusted_event_answer(&p, "cursor", None, &push);
     assert_eq!(answer["permission"], "deny", "{answer}");
     // The read guard does not judge a shell call, and the shell guard not a read.
     let mut read = base("preToolUse");
     read["tool_name"] = json!("Read");
     read["tool_input"] = json!({"file_path": p.root.join(".env")});
-    let (_, answer) = run(&p, "cursor", None, &read);
+    let (_, answer) = trusted_event_answer(&p, "cursor", None, &read);
     assert_eq!(answer["permission"], "deny", "{answer}");
     let mut ls = base("preToolUse");
     ls["tool_name"] = json!("Shell");
     ls["tool_input"] = json!({"command": "ls"});
-    let (_, answer) = run(&p, "cursor", None, &ls);
+    let (_, answer) = trusted_event_answer(&p, "cursor", None, &ls);
     assert_ne!(answer["permission"], "deny", "{answer}");
     let mut stop = base("stop");
     stop["status"] = json!("completed");
     stop["loop_count"] = json!(0);
-    let (_, answer) = run(&p, "cursor", None, &stop);
+    let (_, answer) = trusted_event_answer(&p, "cursor", None, &stop);
     assert_eq!(answer["followup_message"], "finish the docs", "{answer}");
 }
 
@@ -209,12 +203,12 @@ fn copilot_cwd_env_and_timeout_round_trip() {
             {"type": "command", "cwd": "missing", "bash": "touch \"$KA_PROJECT_DIR/ran-in-root\""}
         ]}}"#,
     );
-    let toml = import(&p, "copilot", &[]);
+    let toml = import_write(&p, "copilot", &[]);
     assert!(toml.contains("timeout = 7"), "{toml}");
     assert!(!toml.contains("not imported"), "{toml}");
     let payload = json!({"sessionId": "s", "timestamp": 1, "cwd": p.root, "toolName": "bash",
         "toolArgs": {"command": "ls"}});
-    let (_, answer) = run(&p, "copilot", Some("preToolUse"), &payload);
+    let (_, answer) = trusted_event_answer(&p, "copilot", Some("preToolUse"), &payload);
     let seen = fs::read_to_string(p.root.join("seen")).expect("the hook ran");
     let home = std::env::var("HOME").unwrap_or_default();
     let mut lines = seen.lines();
@@ -249,14 +243,14 @@ fn antigravity_guard_round_trips() {
             {"matcher": "run_command", "hooks": [{"type": "command", "command": "./.agents/no-push.sh", "timeout": 9}]}
         ]}}"#,
     );
-    let toml = import(&p, "antigravity", &[]);
+    let toml = import_write(&p, "antigravity", &[]);
     assert!(toml.contains("timeout = 9"), "{toml}");
     assert!(toml.contains("on_error = \"block\""), "{toml}");
     let call = |command: &str| {
         json!({"conversationId": "s", "workspacePaths": [p.root], "transcriptPath": "/tmp/t",
             "toolCall": {"name": "run_command", "args": {"CommandLine": command}}, "stepIdx": 1})
     };
-    let (code, answer) = run(
+    let (code, answer) = trusted_event_answer(
         &p,
         "antigravity",
         Some("PreToolUse"),
@@ -267,7 +261,8 @@ fn antigravity_guard_round_trips() {
         code == Some(2) || answer["decision"] == "deny",
         "not blocked: {said}"
     );
-    let (code, answer) = run(&p, "antigravity", Some("PreToolUse"), &call("git status"));
+    let (code, answer) =
+        trusted_event_answer(&p, "antigravity", Some("PreToolUse"), &call("git status"));
     assert!(
         code == Some(0) && answer["decision"] != "deny",
         "{code:?} {answer}"
@@ -276,7 +271,7 @@ fn antigravity_guard_round_trips() {
     let write = json!({"conversationId": "s", "workspacePaths": [p.root], "transcriptPath": "/tmp/t",
         "toolCall": {"name": "write_to_file", "args": {"TargetFile": "git push", "CodeContent": "x"}},
         "stepIdx": 1});
-    let (code, answer) = run(&p, "antigravity", Some("PreToolUse"), &write);
+    let (code, answer) = trusted_event_answer(&p, "antigravity", Some("PreToolUse"), &write);
     assert!(
         code == Some(0) && answer["decision"] != "deny",
         "{code:?} {answer}"

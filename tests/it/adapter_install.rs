@@ -3,6 +3,7 @@
 //! `CLAUDE_CONFIG_DIR` points at a temp dir.
 
 use crate::support;
+use crate::support::agents::{claude_settings, claude_settings_file};
 
 use std::fs;
 use std::path::PathBuf;
@@ -27,14 +28,6 @@ fn install(p: &Project, args: &[&str]) -> (Option<i32>, String, String) {
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
-}
-
-fn settings_file(p: &Project) -> PathBuf {
-    p.root.join(".claude").join("settings.json")
-}
-
-fn settings(p: &Project) -> Value {
-    serde_json::from_str(&fs::read_to_string(settings_file(p)).expect("settings")).expect("json")
 }
 
 fn two_event_project() -> Project {
@@ -64,7 +57,10 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let p = two_event_project();
     let (code, stdout, _) = install(&p, &[]);
     assert_eq!(code, Some(0));
-    assert!(!settings_file(&p).exists(), "a dry run wrote the file");
+    assert!(
+        !claude_settings_file(&p).exists(),
+        "a dry run wrote the file"
+    );
     assert!(stdout.contains("+++ "), "{stdout}");
     assert!(stdout.contains("--- /dev/null\n"), "{stdout}");
     assert!(stdout.contains("+    \"PreToolUse\": ["), "{stdout}");
@@ -81,11 +77,14 @@ fn write_then_rerun_is_a_no_op() {
     let p = two_event_project();
     let (code, stdout, _) = install(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stdout}");
-    let first = fs::read(settings_file(&p)).expect("written");
+    let first = fs::read(claude_settings_file(&p)).expect("written");
     let (code, stdout, _) = install(&p, &["--write"]);
     assert_eq!(code, Some(0));
     assert!(stdout.starts_with("already installed:"), "{stdout}");
-    assert_eq!(fs::read(settings_file(&p)).expect("still there"), first);
+    assert_eq!(
+        fs::read(claude_settings_file(&p)).expect("still there"),
+        first
+    );
     let (_, stdout, _) = install(&p, &[]);
     assert!(stdout.starts_with("already installed:"), "{stdout}");
 }
@@ -94,7 +93,7 @@ fn write_then_rerun_is_a_no_op() {
 fn entries_run_the_adapter_for_events_with_hooks_only() {
     let p = two_event_project();
     install(&p, &["--write"]);
-    let s = settings(&p);
+    let s = claude_settings(&p);
     let hooks = s["hooks"].as_object().expect("hooks");
     // A failed call runs the post_tool_use hooks too, so PostToolUseFailure is registered with
     // them.
@@ -113,7 +112,7 @@ fn entries_run_the_adapter_for_events_with_hooks_only() {
 fn timeout_covers_a_pipeline_sum_and_a_concurrent_max() {
     let p = two_event_project();
     install(&p, &["--write"]);
-    let s = settings(&p);
+    let s = claude_settings(&p);
     // pre_tool_use runs its hooks one after another: 10 + 1 + 4 + 1, plus a 5 s margin.
     assert_eq!(s["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 21);
     // post_tool_use runs them concurrently: 30 + 1, plus the margin.
@@ -126,7 +125,7 @@ fn keeps_the_users_settings_byte_for_byte_around_the_new_entries() {
     p.write(".claude/settings.json", USER_SETTINGS);
     let (code, stdout, _) = install(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stdout}");
-    let text = fs::read_to_string(settings_file(&p)).expect("settings");
+    let text = fs::read_to_string(claude_settings_file(&p)).expect("settings");
     // Every line of the user's file is still there, in order.
     let mut rest = text.as_str();
     for line in USER_SETTINGS.lines() {
@@ -164,7 +163,7 @@ fn a_changed_timeout_is_updated_in_place() {
     assert!(stdout.contains("-            \"timeout\": 21"), "{stdout}");
     assert!(stdout.contains("+            \"timeout\": 106"), "{stdout}");
     install(&p, &["--write"]);
-    let s = settings(&p);
+    let s = claude_settings(&p);
     assert_eq!(s["hooks"]["PreToolUse"].as_array().map(Vec::len), Some(1));
     assert_eq!(s["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 106);
 }
@@ -174,7 +173,7 @@ fn user_flag_writes_to_claude_config_dir() {
     let p = two_event_project();
     let (code, _, _) = install(&p, &["--user", "--write"]);
     assert_eq!(code, Some(0));
-    assert!(!settings_file(&p).exists());
+    assert!(!claude_settings_file(&p).exists());
     let text = fs::read_to_string(claude_dir(&p).join("settings.json")).expect("user settings");
     let s: Value = serde_json::from_str(&text).expect("json");
     assert_eq!(
@@ -204,7 +203,7 @@ fn install_through(p: &Project, launcher: &std::path::Path) -> Value {
         .output()
         .expect("the launcher runs");
     assert!(output.status.success(), "{output:?}");
-    settings(p)["hooks"]["PreToolUse"][0]["hooks"][0]["command"].clone()
+    claude_settings(p)["hooks"]["PreToolUse"][0]["hooks"][0]["command"].clone()
 }
 
 #[test]
@@ -247,11 +246,11 @@ fn no_hooks_registers_pre_tool_use_only_unless_all_events() {
     let (code, stdout, _) = install(&p, &["--write"]);
     assert_eq!(code, Some(0));
     // ka's built-in protection of its own files runs on PreToolUse without any ka hook.
-    let s = settings(&p);
+    let s = claude_settings(&p);
     let events: Vec<&String> = s["hooks"].as_object().expect("hooks").keys().collect();
     assert_eq!(events, ["PreToolUse"], "{stdout}");
     install(&p, &["--write", "--all-events"]);
-    let s = settings(&p);
+    let s = claude_settings(&p);
     let events: Vec<&String> = s["hooks"].as_object().expect("hooks").keys().collect();
     assert_eq!(
         events,
@@ -285,7 +284,7 @@ fn untrusted_project_hooks_are_registered_and_flagged() {
     p.write(".ka/ka.toml", &hook("guard", "pre_tool_use", "true", &[]));
     let (_, stdout, _) = install(&p, &["--write"]);
     assert!(stdout.contains("not trusted yet"), "{stdout}");
-    assert!(settings(&p)["hooks"]["PreToolUse"].is_array());
+    assert!(claude_settings(&p)["hooks"]["PreToolUse"].is_array());
 }
 
 #[test]
@@ -296,7 +295,7 @@ fn invalid_settings_are_left_alone() {
     assert_eq!(code, Some(1));
     assert!(stderr.contains("not valid JSON"), "{stderr}");
     assert_eq!(
-        fs::read_to_string(settings_file(&p)).expect("kept"),
+        fs::read_to_string(claude_settings_file(&p)).expect("kept"),
         "{ \"hooks\": [ }"
     );
 }
@@ -330,7 +329,7 @@ fn a_custom_command_is_recognised_on_rerun() {
     let p = two_event_project();
     let custom = ["--write", "--command", "/opt/kah claude --fail-closed"];
     install(&p, &custom);
-    let s = settings(&p);
+    let s = claude_settings(&p);
     assert_eq!(
         s["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         "/opt/kah claude --fail-closed"
@@ -343,7 +342,10 @@ fn a_custom_command_is_recognised_on_rerun() {
 fn one_5_s_hook_gets_each_hooks_timeout_plus_1_s_plus_5_s() {
     let p = Project::with_user_toml(&hook("fmt", "stop", "true", &["timeout = 5"]));
     install(&p, &["--write"]);
-    assert_eq!(settings(&p)["hooks"]["Stop"][0]["hooks"][0]["timeout"], 11);
+    assert_eq!(
+        claude_settings(&p)["hooks"]["Stop"][0]["hooks"][0]["timeout"],
+        11
+    );
 }
 
 #[test]
@@ -351,21 +353,23 @@ fn remove_write_deletes_a_file_that_install_created_and_keeps_the_users() {
     let p = Project::with_user_toml(&hook("fmt", "stop", "true", &[]));
     let (code, _, stderr) = install(&p, &["--write"]);
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(settings_file(&p).exists());
+    assert!(claude_settings_file(&p).exists());
     let (code, stdout, stderr) = install(&p, &["--remove", "--write"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        !settings_file(&p).exists(),
+        !claude_settings_file(&p).exists(),
         "it created the file, and only {{}} was left: {stdout}"
     );
     // The user's own file, even one holding only the adapter's entries, stays.
     fs::create_dir_all(claude_dir(&p)).expect("mkdir");
-    fs::create_dir_all(settings_file(&p).parent().expect("parent")).expect("mkdir");
-    fs::write(settings_file(&p), "{}\n").expect("write");
+    fs::create_dir_all(claude_settings_file(&p).parent().expect("parent")).expect("mkdir");
+    fs::write(claude_settings_file(&p), "{}\n").expect("write");
     install(&p, &["--write"]);
     install(&p, &["--remove", "--write"]);
     assert_eq!(
-        fs::read_to_string(settings_file(&p)).expect("kept").trim(),
+        fs::read_to_string(claude_settings_file(&p))
+            .expect("kept")
+            .trim(),
         "{}"
     );
 }

@@ -7,7 +7,7 @@ use crate::support;
 use serde_json::{json, Value};
 use support::{hook, Project};
 
-fn claude(p: &Project, payload: &Value) -> Value {
+fn claude_answer(p: &Project, payload: &Value) -> Value {
     let output = p
         .cli()
         .arg("claude")
@@ -22,8 +22,8 @@ fn claude(p: &Project, payload: &Value) -> Value {
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
 }
 
-fn stop(p: &Project, session: &str, active: bool) -> Value {
-    claude(
+fn claude_stop(p: &Project, session: &str, active: bool) -> Value {
+    claude_answer(
         p,
         &json!({"session_id": session, "cwd": p.root, "hook_event_name": "Stop",
                 "stop_hook_active": active}),
@@ -41,7 +41,7 @@ fn capped(answer: &Value) -> bool {
             .is_some_and(|m| m.contains("max_continuations = 3"))
 }
 
-fn project(command: &str) -> Project {
+fn looping(command: &str) -> Project {
     Project::with_user_toml(&format!(
         "[hook_settings]\nmax_continuations = 3\n{}",
         hook("loop", "stop", command, &[])
@@ -50,55 +50,55 @@ fn project(command: &str) -> Project {
 
 #[test]
 fn a_reason_that_repeats_word_for_word_counts_once() {
-    let p = project("echo 'tests still fail' >&2; exit 2");
-    assert!(kept_going(&stop(&p, "s1", false))); // count 0 -> 1
-    assert!(kept_going(&stop(&p, "s1", true))); // 1 -> 2: the same text again counts one
-    assert!(kept_going(&stop(&p, "s1", true))); // 2 -> 3: max_continuations = 3 lets 3 happen
-    let answer = stop(&p, "s1", true);
+    let p = looping("echo 'tests still fail' >&2; exit 2");
+    assert!(kept_going(&claude_stop(&p, "s1", false))); // count 0 -> 1
+    assert!(kept_going(&claude_stop(&p, "s1", true))); // 1 -> 2: the same text again counts one
+    assert!(kept_going(&claude_stop(&p, "s1", true))); // 2 -> 3: max_continuations = 3 lets 3 happen
+    let answer = claude_stop(&p, "s1", true);
     assert!(capped(&answer), "{answer}");
 }
 
 #[test]
 fn reasons_that_change_count_once_each_until_the_cap() {
-    let p = project(
+    let p = looping(
         r#"n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; echo "attempt $n: tests still fail" >&2; exit 2"#,
     );
-    assert!(kept_going(&stop(&p, "s2", false)));
-    assert!(kept_going(&stop(&p, "s2", true)));
-    assert!(kept_going(&stop(&p, "s2", true)));
-    let answer = stop(&p, "s2", true);
+    assert!(kept_going(&claude_stop(&p, "s2", false)));
+    assert!(kept_going(&claude_stop(&p, "s2", true)));
+    assert!(kept_going(&claude_stop(&p, "s2", true)));
+    let answer = claude_stop(&p, "s2", true);
     assert!(capped(&answer), "{answer}");
 }
 
 #[test]
 fn the_hook_sees_the_count_and_a_new_turn_or_session_starts_over() {
-    let p = project("cat > payload.json; echo 'again' >&2; exit 2");
-    stop(&p, "s3", false);
-    stop(&p, "s3", true);
+    let p = looping("cat > payload.json; echo 'again' >&2; exit 2");
+    claude_stop(&p, "s3", false);
+    claude_stop(&p, "s3", true);
     let seen: Value =
         serde_json::from_str(&p.read("payload.json").expect("payload")).expect("json");
     assert_eq!(seen["continuations"], 1);
     assert_eq!(seen["stop_hook_active"], true);
     assert!(
-        kept_going(&stop(&p, "s3", true)),
+        kept_going(&claude_stop(&p, "s3", true)),
         "the third of max_continuations = 3"
     );
-    assert!(capped(&stop(&p, "s3", true)));
+    assert!(capped(&claude_stop(&p, "s3", true)));
     // Another session has its own count.
-    assert!(kept_going(&stop(&p, "other", true)));
+    assert!(kept_going(&claude_stop(&p, "other", true)));
     // A turn's first stop (stop_hook_active false) starts over.
-    assert!(kept_going(&stop(&p, "s3", false)));
-    stop(&p, "s3", true);
-    stop(&p, "s3", true);
-    assert!(capped(&stop(&p, "s3", true)));
+    assert!(kept_going(&claude_stop(&p, "s3", false)));
+    claude_stop(&p, "s3", true);
+    claude_stop(&p, "s3", true);
+    assert!(capped(&claude_stop(&p, "s3", true)));
     // So does a new prompt, and a session end forgets the session.
-    claude(
+    claude_answer(
         &p,
         &json!({"session_id": "s3", "cwd": p.root, "hook_event_name": "UserPromptSubmit",
                 "prompt": "go on"}),
     );
-    assert!(kept_going(&stop(&p, "s3", true)));
-    claude(
+    assert!(kept_going(&claude_stop(&p, "s3", true)));
+    claude_answer(
         &p,
         &json!({"session_id": "s3", "cwd": p.root, "hook_event_name": "SessionEnd",
                 "reason": "other"}),
@@ -120,7 +120,7 @@ fn the_hook_sees_the_count_and_a_new_turn_or_session_starts_over() {
 
 #[test]
 fn codex_and_gemini_keep_going_in_their_own_form() {
-    let p = project("echo 'fix the failing test' >&2; exit 2");
+    let p = looping("echo 'fix the failing test' >&2; exit 2");
     let output = p
         .cli()
         .arg("codex")

@@ -6,6 +6,7 @@
 //! project directory (`CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`) wins over the payload's `cwd`.
 
 use crate::support;
+use crate::support::agents::copy_example_guard;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -14,19 +15,14 @@ use serde_json::{json, Value};
 use support::Project;
 
 /// A project whose *project* layer holds the example guard: writes outside `src/` are blocked.
-fn guarded_project() -> Project {
+fn project_layer_guarded() -> Project {
     let p = Project::new();
     p.project(
         "[[hooks]]\nname = \"guard-writes\"\nevent = \"pre_tool_use\"\n\
          tool = [\"write\", \"edit\"]\ncommand = \"sh examples/hooks/guard-writes.sh\"\n\
          on_error = \"block\"\n",
     );
-    let guard = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hooks/guard-writes.sh");
-    p.write(
-        "examples/hooks/guard-writes.sh",
-        &fs::read_to_string(guard).expect("guard"),
-    );
-    fs::create_dir_all(p.root.join("src")).expect("src");
+    copy_example_guard(&p);
     p
 }
 
@@ -61,7 +57,12 @@ fn write_payload(p: &Project, agent: &str, cwd: &Path) -> Value {
 
 /// Runs `ka-hooks --trust <agent>` from `cwd` (where the agent runs its hooks after the `cd`),
 /// with `env` set (`Project::cli` removes the agents' project variables); returns the exit code and stderr.
-fn adapter(p: &Project, agent: &str, cwd: &Path, env: &[(&str, &Path)]) -> (Option<i32>, String) {
+fn adapter_from(
+    p: &Project,
+    agent: &str,
+    cwd: &Path,
+    env: &[(&str, &Path)],
+) -> (Option<i32>, String) {
     let mut cmd = p.cli();
     cmd.current_dir(cwd);
     for (var, value) in env {
@@ -113,23 +114,23 @@ fn assert_reason(p: &Project, stderr: &str) {
 
 #[test]
 fn claude_cd_elsewhere_does_not_leave_the_projects_guard_behind() {
-    let p = guarded_project();
+    let p = project_layer_guarded();
     for with_ka in [false, true] {
         let other = elsewhere(&p, with_ka);
-        let reply = adapter(&p, "claude", &other, &[("CLAUDE_PROJECT_DIR", &p.root)]);
+        let reply = adapter_from(&p, "claude", &other, &[("CLAUDE_PROJECT_DIR", &p.root)]);
         assert_guarded(&p, reply);
     }
 }
 
 #[test]
 fn gemini_cd_elsewhere_does_not_leave_the_projects_guard_behind() {
-    let p = guarded_project();
+    let p = project_layer_guarded();
     for with_ka in [false, true] {
         let other = elsewhere(&p, with_ka);
-        let reply = adapter(&p, "gemini", &other, &[("GEMINI_PROJECT_DIR", &p.root)]);
+        let reply = adapter_from(&p, "gemini", &other, &[("GEMINI_PROJECT_DIR", &p.root)]);
         assert_gemini_guarded(&p, reply);
         // Gemini CLI also sets CLAUDE_PROJECT_DIR, as an alias.
-        let reply = adapter(&p, "gemini", &other, &[("CLAUDE_PROJECT_DIR", &p.root)]);
+        let reply = adapter_from(&p, "gemini", &other, &[("CLAUDE_PROJECT_DIR", &p.root)]);
         assert_gemini_guarded(&p, reply);
     }
 }
@@ -137,17 +138,17 @@ fn gemini_cd_elsewhere_does_not_leave_the_projects_guard_behind() {
 #[test]
 fn the_agents_project_dir_wins_over_a_subdirectory_cwd_too() {
     // A `cd src/nested` whose folder has its own `.ka/`: the root stays the project's.
-    let p = guarded_project();
+    let p = project_layer_guarded();
     let nested = p.root.join("src").join("nested");
     fs::create_dir_all(nested.join(".ka")).expect("mkdir nested .ka");
     fs::write(nested.join(".ka/ka.toml"), "").expect("write nested ka.toml");
-    let reply = adapter(&p, "claude", &nested, &[("CLAUDE_PROJECT_DIR", &p.root)]);
+    let reply = adapter_from(&p, "claude", &nested, &[("CLAUDE_PROJECT_DIR", &p.root)]);
     assert_guarded(&p, reply);
 }
 
 #[test]
 fn project_flag_still_wins_over_the_agents_project_dir() {
-    let p = guarded_project();
+    let p = project_layer_guarded();
     let other = elsewhere(&p, true);
     // `--project` names the other folder, whose hooks allow everything: the guard is not loaded.
     let output = p
@@ -166,8 +167,8 @@ fn project_flag_still_wins_over_the_agents_project_dir() {
 #[test]
 fn without_a_project_dir_the_payloads_cwd_still_finds_the_project() {
     // Codex names no project directory: its payload's `cwd` (the session's) finds the root.
-    let p = guarded_project();
-    let reply = adapter(&p, "claude", &p.root, &[]);
+    let p = project_layer_guarded();
+    let reply = adapter_from(&p, "claude", &p.root, &[]);
     assert_guarded(&p, reply);
     let other = elsewhere(&p, false);
     let payload = json!({

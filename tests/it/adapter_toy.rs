@@ -5,7 +5,7 @@
 //! description) and must reach the case's native verdict: each case's test in
 //! [`crate::adapter_corpus`] calls [`run_toy`].
 
-use crate::adapter_corpus::{check, corpus_dir, corpus_project, seen, text, Seen};
+use crate::adapter_corpus::{check_verdict, corpus_dir, corpus_project, seen, text_of, Seen};
 
 use std::fs;
 use std::path::Path;
@@ -229,11 +229,11 @@ fn toy_seen(answer: &Answer) -> Seen {
     };
     let messages = a["messages"].to_string();
     let verdict = if !a["halt"].is_null() {
-        ("halted", text(a.get("halt")))
+        ("halted", text_of(a.get("halt")))
     } else if !a["block"].is_null() {
-        ("blocked", text(a.get("block")))
+        ("blocked", text_of(a.get("block")))
     } else if a["decision"] == "ask" {
-        ("ask", text(a.get("reason")))
+        ("ask", text_of(a.get("reason")))
     } else if a["decision"] == "allow" && a["input"].is_null() {
         ("approved", a["permission_updates"].to_string())
     } else if a["deferred"] == true {
@@ -241,13 +241,13 @@ fn toy_seen(answer: &Answer) -> Seen {
     } else if !a["input"].is_null() {
         ("rewritten", a["input"].to_string())
     } else if !a["keep_going"].is_null() {
-        ("keep_going", text(a.get("keep_going")))
+        ("keep_going", text_of(a.get("keep_going")))
     } else if !a["feedback"].is_null() || a["error"] == true {
-        ("feedback", text(a.get("feedback")))
+        ("feedback", text_of(a.get("feedback")))
     } else if !a["context"].is_null() {
-        ("context", text(a.get("context")))
+        ("context", text_of(a.get("context")))
     } else if !a["mode"].is_null() {
-        ("mode", text(a.get("mode")))
+        ("mode", text_of(a.get("mode")))
     } else if messages.contains("max_continuations") {
         ("capped", messages)
     } else if a["messages"].is_array() {
@@ -283,7 +283,7 @@ pub(crate) fn run_toy(name: &str) -> Result<(), String> {
     for _ in 0..repeat {
         answer = adapter::respond_with(&TOY, &ctx, &AdapterArgs::default(), input.as_bytes());
     }
-    std::panic::catch_unwind(|| check(&format!("{name} (toy)"), &toy_seen(&answer), expect))
+    std::panic::catch_unwind(|| check_verdict(&format!("{name} (toy)"), &toy_seen(&answer), expect))
         .map_err(|e| {
             e.downcast_ref::<String>()
                 .cloned()

@@ -4,6 +4,7 @@
 //! and the library (reaper thread).
 
 use crate::support;
+use crate::support::within;
 
 use std::fs;
 use std::path::Path;
@@ -13,16 +14,6 @@ use serde_json::{json, Value};
 use support::{hook, object, pid_in, process_gone, Project};
 
 use ka_hooks::{Event, Request};
-
-/// Wait (up to `secs`) for `done`; panics with `what` otherwise.
-#[track_caller]
-fn within(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// The first `stop` dispatch of `session` (waited for up to 15 s) that delivers a background
 /// result, through the library.
@@ -50,7 +41,7 @@ fn next_delivery(
 }
 
 /// `ka-hooks run` of `event` with `payload`, as JSON.
-fn run(p: &Project, event: &str, tool: Option<&str>, payload: Value) -> Value {
+fn run_event(p: &Project, event: &str, tool: Option<&str>, payload: Value) -> Value {
     let mut cmd = p.cli();
     cmd.arg("run").arg(event).arg("--json");
     if let Some(tool) = tool {
@@ -69,7 +60,7 @@ fn run(p: &Project, event: &str, tool: Option<&str>, payload: Value) -> Value {
     serde_json::from_slice(&out.stdout).expect("json outcome")
 }
 
-fn write_call(session: &str, path: &str) -> Value {
+fn session_write(session: &str, path: &str) -> Value {
     json!({"session_id": session, "arguments": {"path": path, "content": "x"}})
 }
 
@@ -110,7 +101,12 @@ fn the_cli_returns_before_the_hook_ends_and_never_holds_its_stdout() {
     ));
     // `output()` reads stdout to EOF: a supervisor holding it open would keep this waiting
     // until the hook ended (and `done` existed).
-    let outcome = run(&p, "post_tool_use", Some("write"), write_call("s", "a.rs"));
+    let outcome = run_event(
+        &p,
+        "post_tool_use",
+        Some("write"),
+        session_write("s", "a.rs"),
+    );
     assert!(!exists(&marker), "the dispatch waited for the async hook");
     assert_eq!(outcome["hooks"], json!([]), "{outcome:#}");
     assert_eq!(outcome["background"][0]["hook"], "slow", "{outcome:#}");
@@ -130,25 +126,25 @@ fn results_come_with_the_next_dispatch_of_the_same_session_only() {
         r#"printf '{"feedback":"formatted %s","note":"fmt ran"}' {paths}"#,
         &["async = true", r#"paths = ["**/*.rs"]"#],
     ));
-    let first = run(
+    let first = run_event(
         &p,
         "post_tool_use",
         Some("write"),
-        write_call("s1", "src/a.rs"),
+        session_write("s1", "src/a.rs"),
     );
     assert_eq!(first["delivered"], json!([]));
     within(15, "the result never reached the mailbox", || {
         waiting(&p) == 1
     });
 
-    let other = run(&p, "stop", None, json!({"session_id": "s2"}));
+    let other = run_event(&p, "stop", None, json!({"session_id": "s2"}));
     assert_eq!(
         other["delivered"],
         json!([]),
         "another session got it: {other:#}"
     );
 
-    let next = run(&p, "stop", None, json!({"session_id": "s1"}));
+    let next = run_event(&p, "stop", None, json!({"session_id": "s1"}));
     let delivered = &next["delivered"][0];
     assert_eq!(delivered["hook"], "fmt", "{next:#}");
     assert_eq!(delivered["status"], "ok");
@@ -162,7 +158,7 @@ fn results_come_with_the_next_dispatch_of_the_same_session_only() {
     );
     assert!(next["notes"].to_string().contains("fmt ran"), "{next:#}");
     // Delivered once.
-    let again = run(&p, "stop", None, json!({"session_id": "s1"}));
+    let again = run_event(&p, "stop", None, json!({"session_id": "s1"}));
     assert_eq!(again["delivered"], json!([]), "{again:#}");
     assert_eq!(waiting(&p), 0);
 }
@@ -185,12 +181,12 @@ fn failures_and_timeouts_are_delivered_and_leave_no_process() {
             &["async = true"]
         ),
     ));
-    let started = run(&p, "stop", None, json!({"session_id": "t"}));
+    let started = run_event(&p, "stop", None, json!({"session_id": "t"}));
     assert_eq!(started["background"].as_array().map(Vec::len), Some(2));
     within(20, "the timed-out run never reached the mailbox", || {
         waiting(&p) == 2
     });
-    let next = run(&p, "session_end", None, json!({"session_id": "t"}));
+    let next = run_event(&p, "session_end", None, json!({"session_id": "t"}));
     let delivered = next["delivered"].as_array().cloned().unwrap_or_default();
     let by = |name: &str| {
         delivered
@@ -227,15 +223,15 @@ fn a_newer_run_for_the_same_paths_supersedes_the_older_one() {
     ));
     let call =
         |n: &str, path: &str| json!({"session_id": "d", "arguments": {"path": path, "content": n}});
-    run(&p, "post_tool_use", Some("write"), call("1", "a.rs"));
+    run_event(&p, "post_tool_use", Some("write"), call("1", "a.rs"));
     within(10, "run 1 never started", || p.exists("pid-1"));
     let first = pid_in(&p, "pid-1");
     // Another path: not the same run.
-    run(&p, "post_tool_use", Some("write"), call("other", "b.rs"));
+    run_event(&p, "post_tool_use", Some("write"), call("other", "b.rs"));
     within(10, "the other path's run never started", || {
         p.exists("pid-other")
     });
-    run(&p, "post_tool_use", Some("write"), call("2", "a.rs"));
+    run_event(&p, "post_tool_use", Some("write"), call("2", "a.rs"));
     within(10, "run 2 never started", || p.exists("pid-2"));
     within(10, "the superseded run's hook is still running", || {
         process_gone(first)
@@ -251,7 +247,7 @@ fn a_newer_run_for_the_same_paths_supersedes_the_older_one() {
     within(10, "the superseded run was not recorded", || {
         waiting(&p) == 1
     });
-    let next = run(&p, "stop", None, json!({"session_id": "d"}));
+    let next = run_event(&p, "stop", None, json!({"session_id": "d"}));
     let d = &next["delivered"][0];
     assert_eq!(d["superseded"], true, "{next:#}");
     assert_eq!(d["paths"], json!(["a.rs"]));
@@ -273,7 +269,12 @@ fn the_supervisor_reaps_its_hook_and_ends() {
         "echo $$ > pid; echo $PPID > supervisor.pid",
         &["async = true"],
     ));
-    run(&p, "post_tool_use", Some("write"), write_call("z", "a.rs"));
+    run_event(
+        &p,
+        "post_tool_use",
+        Some("write"),
+        session_write("z", "a.rs"),
+    );
     within(15, "no result", || waiting(&p) == 1);
     let hook_pid = pid_in(&p, "pid");
     // Reaped by the supervisor before it wrote the result: not even a zombie.

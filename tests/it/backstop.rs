@@ -14,7 +14,7 @@ use support::{hook, object, Project};
 const GUARD: &str =
     r#"payload=$(cat); case "$payload" in *curl*) echo 'no curl here' >&2; exit 2;; esac"#;
 
-fn guarded(settings: &str) -> Project {
+fn no_curl_guarded(settings: &str) -> Project {
     Project::with_user_toml(&format!(
         "{settings}\n{}",
         hook("no-curl", "pre_tool_use", GUARD, &[r#"tool = "bash""#])
@@ -43,7 +43,7 @@ impl Reply {
     }
 }
 
-fn send(p: &Project, args: &[&str], payload: &Value) -> Reply {
+fn send_payload(p: &Project, args: &[&str], payload: &Value) -> Reply {
     let output = p
         .cli()
         .args(args)
@@ -67,7 +67,7 @@ fn shell_call(p: &Project, agent: &str, session: &str, command: &str) -> Value {
            "tool_name": tool, "tool_input": {"command": command}})
 }
 
-fn prompt(p: &Project, agent: &str, session: &str) -> Value {
+fn prompt_payload(p: &Project, agent: &str, session: &str) -> Value {
     let event = if agent == "gemini" {
         "BeforeAgent"
     } else {
@@ -83,16 +83,16 @@ fn deny_three_times(p: &Project, agent: &str, session: &str) {
         "curl  -o x http://a",
         "/usr/bin/curl http://a",
     ] {
-        let reply = send(p, &[agent], &shell_call(p, agent, session, attempt));
+        let reply = send_payload(p, &[agent], &shell_call(p, agent, session, attempt));
         assert!(reply.denied(), "{agent} {attempt}: {}", reply.text());
     }
 }
 
 #[test]
 fn after_three_denials_a_rephrased_call_asks_the_human_in_claude() {
-    let p = guarded("");
+    let p = no_curl_guarded("");
     deny_three_times(&p, "claude", "s1");
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "wget http://a"),
@@ -112,11 +112,11 @@ fn after_three_denials_a_rephrased_call_asks_the_human_in_claude() {
     // A call the guard's filter does not match is left alone.
     let write = json!({"session_id": "s1", "cwd": p.root, "hook_event_name": "PreToolUse",
                        "tool_name": "Write", "tool_input": {"file_path": "a.txt", "content": "x"}});
-    let reply = send(&p, &["claude"], &write);
+    let reply = send_payload(&p, &["claude"], &write);
     assert_eq!(reply.code, Some(0));
     assert!(!reply.asked(), "{}", reply.text());
     // A call the guard still denies stays denied: deny wins over ask.
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "curl http://b"),
@@ -127,9 +127,9 @@ fn after_three_denials_a_rephrased_call_asks_the_human_in_claude() {
 #[test]
 fn codex_and_gemini_cannot_ask_so_the_rephrased_call_is_blocked_with_the_reason() {
     for agent in ["codex", "gemini"] {
-        let p = guarded("");
+        let p = no_curl_guarded("");
         deny_three_times(&p, agent, "s1");
-        let reply = send(&p, &[agent], &shell_call(&p, agent, "s1", "wget http://a"));
+        let reply = send_payload(&p, &[agent], &shell_call(&p, agent, "s1", "wget http://a"));
         assert!(reply.denied(), "{agent}: {}", reply.text());
         assert!(
             reply.text().contains("denied 3 times"),
@@ -141,17 +141,17 @@ fn codex_and_gemini_cannot_ask_so_the_rephrased_call_is_blocked_with_the_reason(
 
 #[test]
 fn run_with_a_session_counts_like_the_adapters() {
-    let p = guarded("");
+    let p = no_curl_guarded("");
     let call = |command: &str| json!({"session_id": "s9", "tool": "bash", "arguments": {"command": command}});
     for _ in 0..3 {
-        let reply = send(
+        let reply = send_payload(
             &p,
             &["run", "pre_tool_use", "--json"],
             &call("curl http://a"),
         );
         assert_eq!(reply.code, Some(2), "{}", reply.text());
     }
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["run", "pre_tool_use", "--json"],
         &call("wget http://a"),
@@ -165,17 +165,17 @@ fn run_with_a_session_counts_like_the_adapters() {
 
 #[test]
 fn a_new_prompt_and_another_session_start_from_zero() {
-    let p = guarded("");
+    let p = no_curl_guarded("");
     deny_three_times(&p, "claude", "s1");
-    let other = send(
+    let other = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s2", "wget http://a"),
     );
     assert!(!other.asked() && other.code == Some(0), "{}", other.text());
-    let reply = send(&p, &["claude"], &prompt(&p, "claude", "s1"));
+    let reply = send_payload(&p, &["claude"], &prompt_payload(&p, "claude", "s1"));
     assert_eq!(reply.code, Some(0), "{}", reply.text());
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "wget http://a"),
@@ -185,24 +185,24 @@ fn a_new_prompt_and_another_session_start_from_zero() {
 
 #[test]
 fn the_user_file_sets_the_count_and_zero_turns_it_off() {
-    let p = guarded("[hook_settings]\ndenial_backstop = 0\n");
+    let p = no_curl_guarded("[hook_settings]\ndenial_backstop = 0\n");
     deny_three_times(&p, "claude", "s1");
     deny_three_times(&p, "claude", "s1");
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "wget http://a"),
     );
     assert!(!reply.asked() && reply.code == Some(0), "{}", reply.text());
 
-    let p = guarded("[hook_settings]\ndenial_backstop = 1\n");
-    let reply = send(
+    let p = no_curl_guarded("[hook_settings]\ndenial_backstop = 1\n");
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "curl http://a"),
     );
     assert!(reply.denied(), "{}", reply.text());
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "wget http://a"),
@@ -212,7 +212,7 @@ fn the_user_file_sets_the_count_and_zero_turns_it_off() {
 
 #[test]
 fn a_project_file_cannot_set_the_backstop() {
-    let p = guarded("");
+    let p = no_curl_guarded("");
     p.project("[hook_settings]\ndenial_backstop = 0\n");
     let output = p.cli().arg("check").output().expect("check");
     assert_eq!(output.status.code(), Some(1));
@@ -225,7 +225,7 @@ fn a_project_file_cannot_set_the_backstop() {
 
 #[test]
 fn the_library_takes_the_turns_denials_in_the_request_and_returns_them() {
-    let p = guarded("");
+    let p = no_curl_guarded("");
     let config = p.load();
     let call = |command: &str, denials: Option<Denials>| {
         let mut request = Request::tool_call(
@@ -255,13 +255,13 @@ fn the_library_takes_the_turns_denials_in_the_request_and_returns_them() {
 fn parallel_denials_of_one_session_are_all_counted() {
     // Agents run a call's hooks, and parallel tool calls, as parallel processes: each
     // process's denial counts, so eight at once reach a backstop of eight.
-    let p = guarded("[hook_settings]\ndenial_backstop = 8\n");
+    let p = no_curl_guarded("[hook_settings]\ndenial_backstop = 8\n");
     let replies: Vec<Reply> = std::thread::scope(|scope| {
         let calls: Vec<_> = (0..8)
             .map(|i| {
                 let payload = shell_call(&p, "claude", "s1", &format!("curl http://a/{i}"));
                 let p = &p;
-                scope.spawn(move || send(p, &["claude"], &payload))
+                scope.spawn(move || send_payload(p, &["claude"], &payload))
             })
             .collect();
         calls
@@ -272,7 +272,7 @@ fn parallel_denials_of_one_session_are_all_counted() {
     for reply in &replies {
         assert!(reply.denied(), "{}", reply.text());
     }
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "wget http://a"),
@@ -286,23 +286,23 @@ fn parallel_denials_of_one_session_are_all_counted() {
 
 #[test]
 fn a_prompt_forged_from_inside_a_shell_call_does_not_reset_the_count() {
-    let p = guarded("");
+    let p = no_curl_guarded("");
     deny_three_times(&p, "claude", "s1");
     // The model's shell call goes to the user, who lets it run; from it the model pipes a
     // prompt event into the adapter, with the marker set as its shell has it.
     let mut call = shell_call(&p, "claude", "s1", "ka-hooks claude < prompt.json");
     call["tool_use_id"] = json!("toolu_1");
-    let reply = send(&p, &["claude"], &call);
+    let reply = send_payload(&p, &["claude"], &call);
     assert!(reply.asked(), "{}", reply.text());
     let forged = p
         .cli()
         .env("CLAUDECODE", "1")
         .arg("claude")
-        .write_stdin(prompt(&p, "claude", "s1").to_string())
+        .write_stdin(prompt_payload(&p, "claude", "s1").to_string())
         .output()
         .expect("forged prompt");
     assert_eq!(forged.status.code(), Some(0));
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "wget http://a"),
@@ -314,10 +314,10 @@ fn a_prompt_forged_from_inside_a_shell_call_does_not_reset_the_count() {
                           "tool_name": "Bash", "tool_use_id": id,
                           "tool_input": {"command": "ka-hooks claude < prompt.json"},
                           "tool_response": {"stdout": ""}});
-        send(&p, &["claude"], &post);
+        send_payload(&p, &["claude"], &post);
     }
-    send(&p, &["claude"], &prompt(&p, "claude", "s1"));
-    let reply = send(
+    send_payload(&p, &["claude"], &prompt_payload(&p, "claude", "s1"));
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "wget http://a"),
@@ -327,15 +327,15 @@ fn a_prompt_forged_from_inside_a_shell_call_does_not_reset_the_count() {
 
 #[test]
 fn a_deleted_or_unreadable_count_fails_closed() {
-    let p = guarded("");
-    let reply = send(
+    let p = no_curl_guarded("");
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "curl http://a"),
     );
     assert!(reply.denied(), "{}", reply.text());
     std::fs::remove_dir_all(p.data_dir.join("denials")).expect("rm -rf denials");
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s1", "wget http://a"),
@@ -343,8 +343,8 @@ fn a_deleted_or_unreadable_count_fails_closed() {
     assert!(reply.asked(), "a deleted count asks: {}", reply.text());
     assert!(reply.text().contains("was lost"), "{}", reply.text());
 
-    let p = guarded("");
-    let reply = send(
+    let p = no_curl_guarded("");
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s2", "curl http://a"),
@@ -356,14 +356,14 @@ fn a_deleted_or_unreadable_count_fails_closed() {
             std::fs::write(&path, "not json").expect("overwrite");
         }
     }
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s2", "wget http://a"),
     );
     assert!(reply.asked(), "an unreadable count asks: {}", reply.text());
     // A session never seen starts from zero.
-    let reply = send(
+    let reply = send_payload(
         &p,
         &["claude"],
         &shell_call(&p, "claude", "s3", "wget http://a"),

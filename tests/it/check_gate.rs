@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use support::{hook, Project};
 
-fn check(p: &Project, args: &[&str]) -> (i32, String) {
+fn run_check(p: &Project, args: &[&str]) -> (i32, String) {
     let out = p.cli().arg("check").args(args).output().expect("check");
     (
         out.status.code().unwrap_or(-1),
@@ -24,11 +24,11 @@ fn check(p: &Project, args: &[&str]) -> (i32, String) {
 fn an_untrusted_project_file_fails_check_unless_allowed() {
     let p = Project::new();
     p.project(&hook("fmt", "post_tool_use", "true", &["tool = \"write\""]));
-    let (code, text) = check(&p, &[]);
+    let (code, text) = run_check(&p, &[]);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("--allow-skipped"), "{text}");
     assert!(text.contains(".ka/ka.toml"), "{text}");
-    let (code, text) = check(&p, &["--allow-skipped"]);
+    let (code, text) = run_check(&p, &["--allow-skipped"]);
     assert_eq!(code, 0, "{text}");
     assert!(text.contains("1 layer(s) skipped"), "{text}");
 }
@@ -38,9 +38,9 @@ fn a_trusted_file_edited_since_fails_check() {
     let p = Project::new();
     p.project(&hook("fmt", "post_tool_use", "true", &[]));
     p.cli().args(["trust", "--yes"]).assert().success();
-    assert_eq!(check(&p, &[]).0, 0);
+    assert_eq!(run_check(&p, &[]).0, 0);
     p.project(&hook("fmt", "post_tool_use", "true; true", &[]));
-    let (code, text) = check(&p, &[]);
+    let (code, text) = run_check(&p, &[]);
     assert_eq!(code, 1, "{text}");
 }
 
@@ -68,7 +68,7 @@ fn a_skipped_files_warnings_are_reported_without_running_it() {
         "touch ran; exit 0",
         &["tool = \"bsah\""],
     ));
-    let (code, text) = check(&p, &["--allow-skipped"]);
+    let (code, text) = run_check(&p, &["--allow-skipped"]);
     assert_eq!(code, 0, "{text}");
     assert!(
         text.contains("bsah"),
@@ -81,7 +81,7 @@ fn a_skipped_files_warnings_are_reported_without_running_it() {
 #[test]
 fn a_missing_script_fails_check_like_doctor() {
     let p = Project::with_user_toml(&hook("lint", "stop", "./scripts/lint.sh", &[]));
-    let (code, text) = check(&p, &[]);
+    let (code, text) = run_check(&p, &[]);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("hook `lint`"), "{text}");
     assert!(text.contains("lint.sh"), "{text}");
@@ -92,10 +92,10 @@ fn a_script_that_is_not_executable_fails_check_with_the_fix() {
     let p = Project::with_user_toml(&hook("lint", "stop", "./scripts/lint.sh", &[]));
     let script = p.write("scripts/lint.sh", "#!/bin/sh\nexit 0\n");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-    let (code, text) = check(&p, &[]);
+    let (code, text) = run_check(&p, &[]);
     assert_eq!(code, 1, "{text}");
     assert!(text.contains("chmod"), "{text}");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let (code, text) = check(&p, &[]);
+    let (code, text) = run_check(&p, &[]);
     assert_eq!(code, 0, "{text}");
 }

@@ -3,11 +3,12 @@
 //! `--remove-originals` takes them out. `CLAUDE_CONFIG_DIR` points at a temp dir.
 
 use crate::support;
+use crate::support::agents::{claude_settings, claude_settings_file};
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use support::{hook, Project};
 
 fn ka(p: &Project, args: &[&str], path: &str) -> (Option<i32>, String, String) {
@@ -31,27 +32,19 @@ fn path_with_ka() -> String {
     format!("{}:/usr/bin:/bin", bin.parent().expect("dir").display())
 }
 
-fn settings_file(p: &Project) -> PathBuf {
-    p.root.join(".claude").join("settings.json")
-}
-
-fn settings(p: &Project) -> Value {
-    serde_json::from_str(&fs::read_to_string(settings_file(p)).expect("settings")).expect("json")
-}
-
-fn guarded() -> Project {
+fn one_guard() -> Project {
     Project::with_user_toml(&hook("guard", "pre_tool_use", "true guard", &[]))
 }
 
 #[test]
 fn install_warns_when_its_command_is_not_on_path_and_suggests_the_absolute_command() {
-    let p = guarded();
+    let p = one_guard();
     // By default the entry names this binary by its absolute path: nothing to warn about.
     let (code, _, stderr) = ka(&p, &["install", "claude", "--write"], "/usr/bin:/bin");
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
     assert_eq!(
-        settings(&p)["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        claude_settings(&p)["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         support::adapter_command("claude")
     );
     // A bare name that PATH does not resolve.
@@ -81,11 +74,11 @@ fn install_warns_when_its_command_is_not_on_path_and_suggests_the_absolute_comma
 
 #[test]
 fn install_remove_takes_out_only_the_adapters_entries() {
-    let p = guarded();
+    let p = one_guard();
     let own = json!({"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]});
     fs::create_dir_all(p.root.join(".claude")).expect("mkdir");
     fs::write(
-        settings_file(&p),
+        claude_settings_file(&p),
         serde_json::to_string_pretty(&json!({
             "model": "opus",
             "hooks": {"PreToolUse": [own.clone()]}
@@ -96,7 +89,9 @@ fn install_remove_takes_out_only_the_adapters_entries() {
     let (code, _, stderr) = ka(&p, &["install", "claude", "--write"], &path_with_ka());
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(
-        settings(&p)["hooks"]["PreToolUse"].as_array().map(Vec::len),
+        claude_settings(&p)["hooks"]["PreToolUse"]
+            .as_array()
+            .map(Vec::len),
         Some(2)
     );
 
@@ -109,7 +104,9 @@ fn install_remove_takes_out_only_the_adapters_entries() {
     );
     assert!(stdout.contains("dry run"), "{stdout}");
     assert_eq!(
-        settings(&p)["hooks"]["PreToolUse"].as_array().map(Vec::len),
+        claude_settings(&p)["hooks"]["PreToolUse"]
+            .as_array()
+            .map(Vec::len),
         Some(2)
     );
 
@@ -120,7 +117,7 @@ fn install_remove_takes_out_only_the_adapters_entries() {
     );
     assert_eq!(code, Some(0), "{stdout}");
     assert_eq!(
-        settings(&p),
+        claude_settings(&p),
         json!({"model": "opus", "hooks": {"PreToolUse": [own]}}),
         "{stdout}"
     );
@@ -138,7 +135,7 @@ fn import_write_names_the_hooks_that_would_run_twice_and_remove_originals_takes_
     let p = Project::new();
     fs::create_dir_all(p.root.join(".claude")).expect("mkdir");
     fs::write(
-        settings_file(&p),
+        claude_settings_file(&p),
         serde_json::to_string_pretty(&json!({
             "hooks": {
                 "PreToolUse": [
@@ -175,7 +172,7 @@ fn import_write_names_the_hooks_that_would_run_twice_and_remove_originals_takes_
         &path_with_ka(),
     );
     assert_eq!(code, Some(0), "{stdout}");
-    let after = settings(&p);
+    let after = claude_settings(&p);
     let pre = after["hooks"]["PreToolUse"].as_array().expect("PreToolUse");
     assert_eq!(pre.len(), 1, "{after}");
     assert_eq!(pre[0]["hooks"][0]["command"], "ka-hooks claude");

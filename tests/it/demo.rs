@@ -3,22 +3,11 @@
 //! checks every step's exit code, and keeps its scratch project with `--keep`.
 
 use crate::support;
+use crate::support::repo;
+use crate::support::target_dir;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The target dir the `ka-hooks` binary under test was built in (`<target>/<profile>/ka-hooks`).
-fn target_dir() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_ka-hooks"));
-    bin.parent()
-        .and_then(Path::parent)
-        .expect("<target>/<profile>/ka-hooks")
-        .to_path_buf()
-}
 
 /// `bash examples/demo.sh ARGS` with `CARGO_TARGET_DIR` set, and a scratch `HOME` (cargo and
 /// rustup keep theirs: `CARGO_HOME` and `RUSTUP_HOME` are pinned before `HOME` moves).

@@ -4,6 +4,7 @@
 //! parallel. Hooks live in the user layer, which needs no trust.
 
 use crate::support;
+use crate::support::hooks_project;
 
 use std::time::{Duration, Instant};
 
@@ -17,17 +18,9 @@ use support::{
     eventually, group_gone, has_diagnostic, hook, object, pid_in, process_gone, report, Project,
 };
 
-/// `[hook_settings]` of every test project: a default timeout that ends a stuck test quickly.
-const SETTINGS: &str = "[hook_settings]\ntimeout = 10\n\n";
-
-/// A project whose user layer holds these hook entries.
-fn project(hooks: &[String]) -> Project {
-    Project::with_user_toml(&format!("{SETTINGS}{}", hooks.concat()))
-}
-
 /// A project with one hook.
 fn one_hook(name: &str, event: &str, command: &str, extra: &[&str]) -> Project {
-    project(&[hook(name, event, command, extra)])
+    hooks_project(&[hook(name, event, command, extra)])
 }
 
 fn bash(command: &str) -> Value {
@@ -386,7 +379,7 @@ fn mode_and_note_apply_on_every_event() {
             hook(&format!("say-{e}"), e.as_str(), &command, &[])
         })
         .collect();
-    let p = project(&hooks);
+    let p = hooks_project(&hooks);
     for event in Event::ALL {
         let outcome = if event.is_tool_event() {
             p.tool_call(event, "bash", bash("ls"))
@@ -760,7 +753,7 @@ fn claude_additional_context_is_context_for_the_model_on_post_tool_use() {
 #[test]
 fn context_on_session_start_and_prompt_reaches_the_outcome_in_hook_order() {
     for event in [Event::SessionStart, Event::UserPromptSubmit] {
-        let p = project(&[
+        let p = hooks_project(&[
             hook("a", event.as_str(), r#"echo '{"context":"first"}'"#, &[]),
             hook(
                 "b",
@@ -796,7 +789,7 @@ fn claude_block_on_post_tool_use_marks_the_result_as_an_error() {
 
 #[test]
 fn each_pre_tool_use_hook_sees_the_arguments_patched_before_it() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "patch-command",
             "pre_tool_use",
@@ -859,21 +852,21 @@ fn decisions_combine_deny_over_ask_over_allow() {
     let ask = |n: &str| say(n, "ask", "a human should look");
     let deny = |n: &str| say(n, "deny", "never");
 
-    let p = project(&[allow("a1"), ask("a2"), allow("a3")]);
+    let p = hooks_project(&[allow("a1"), ask("a2"), allow("a3")]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
     assert!(!outcome.blocked());
     assert_eq!(outcome.decision(), Some(Decision::Ask));
     assert_eq!(outcome.reason(), Some("a2: a human should look"));
     assert_eq!(outcome.hooks.len(), 3);
 
-    let p = project(&[ask("a1"), deny("a2"), allow("a3")]);
+    let p = hooks_project(&[ask("a1"), deny("a2"), allow("a3")]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
     assert!(outcome.blocked());
     assert_eq!(outcome.decision(), None);
     assert_eq!(outcome.reason(), Some("a2: never"));
     assert_eq!(report(&outcome, "a3").status, Status::Skipped);
 
-    let p = project(&[allow("a1"), allow("a2")]);
+    let p = hooks_project(&[allow("a1"), allow("a2")]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", bash("ls"));
     assert!(!outcome.blocked());
     assert_eq!(outcome.decision(), Some(Decision::Allow));
@@ -886,7 +879,7 @@ fn decisions_combine_deny_over_ask_over_allow() {
 
 #[test]
 fn first_block_stops_the_pipeline_and_skips_the_rest() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook("first", "pre_tool_use", "touch ran-first", &[]),
         hook("veto", "pre_tool_use", "echo 'not today' >&2; exit 2", &[]),
         hook("third", "pre_tool_use", "touch ran-third", &[]),
@@ -916,7 +909,7 @@ fn first_block_stops_the_pipeline_and_skips_the_rest() {
 
 #[test]
 fn user_prompt_submit_runs_as_a_pipeline_and_stops_at_the_first_block() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "veto",
             "user_prompt_submit",
@@ -949,7 +942,7 @@ fn observational_hooks_run_concurrently() {
             )
         })
         .collect();
-    let p = project(&hooks);
+    let p = hooks_project(&hooks);
     let config = p.load();
     let started = Instant::now();
     let outcome = config.dispatch(Request::tool_call(
@@ -973,7 +966,7 @@ fn observational_hooks_run_concurrently() {
 fn observational_results_combine_in_declared_order_not_finish_order() {
     // `third` finishes first, `first` last: each waits for the marker of the hook declared after
     // it. Run one after another, `first` would wait forever (and time out).
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "first",
             "post_tool_use",
@@ -1010,7 +1003,7 @@ fn observational_results_combine_in_declared_order_not_finish_order() {
 
 #[test]
 fn exit_two_on_post_tool_use_marks_error_and_appends_stderr_to_feedback() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "fmt",
             "post_tool_use",
@@ -1121,7 +1114,7 @@ fn exact_name_matcher_matches_only_the_listed_tools() {
 
 #[test]
 fn regex_matcher_is_unanchored_unless_anchored() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "anchored",
             "pre_tool_use",
@@ -1158,7 +1151,7 @@ const PRINT_ENV: &str = r#"printf '%s\n' "$KA_EVENT" "${KA_TOOL-unset}" "$KA_HOO
 
 #[test]
 fn hooks_get_the_event_tool_name_project_dir_and_entry_env() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "env-pre",
             "pre_tool_use",
@@ -1222,7 +1215,7 @@ fn hooks_run_in_the_project_root_even_from_a_nested_directory() {
 
 #[test]
 fn the_payload_on_stdin_carries_event_cwd_and_event_fields() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook("post", "post_tool_use", "cat > post.json", &[]),
         hook("prompt", "user_prompt_submit", "cat > prompt.json", &[]),
         hook("stop", "stop", "cat > stop.json", &[]),
@@ -1425,7 +1418,7 @@ fn hostile_non_executable_script_is_error_126() {
 
 #[test]
 fn hostile_hooks_on_a_concurrent_event_are_bounded_too() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "forever",
             "post_tool_use",
@@ -1466,7 +1459,7 @@ fn hostile_hooks_on_a_concurrent_event_are_bounded_too() {
 // ---------------------------------------------------------------------------------------------
 
 fn cli_project() -> Project {
-    project(&[
+    hooks_project(&[
         hook(
             "guard",
             "pre_tool_use",

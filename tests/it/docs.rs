@@ -7,13 +7,10 @@
 //! action tables by `readme_events.rs`, the import example by `adapter_import.rs` and the
 //! translation table by `adapter_agents.rs`.
 
+use crate::support::repo;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// README.md and every `docs/*.md`, as (path relative to the repository, text).
 fn documents() -> Vec<(PathBuf, String)> {

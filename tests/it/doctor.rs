@@ -33,7 +33,7 @@ fn doctor_json(project: &Project, exec: bool) -> (i32, Vec<Value>) {
 
 /// The entry named `name`.
 #[track_caller]
-fn entry<'a>(entries: &'a [Value], name: &str) -> &'a Value {
+fn entry_named<'a>(entries: &'a [Value], name: &str) -> &'a Value {
     entries
         .iter()
         .find(|e| e["name"] == name)
@@ -42,7 +42,7 @@ fn entry<'a>(entries: &'a [Value], name: &str) -> &'a Value {
 
 /// The check of kind `check` of an entry.
 #[track_caller]
-fn check<'a>(entry: &'a Value, check: &str) -> &'a Value {
+fn check_of<'a>(entry: &'a Value, check: &str) -> &'a Value {
     entry["checks"]
         .as_array()
         .into_iter()
@@ -65,9 +65,9 @@ fn a_command_that_is_not_on_path_is_failing_and_exits_1() {
     ));
     let (code, entries) = doctor_json(&project, false);
     assert_eq!(code, 1);
-    let typo = entry(&entries, "typo");
+    let typo = entry_named(&entries, "typo");
     assert_eq!(typo["state"], "failing");
-    let command = check(typo, "command");
+    let command = check_of(typo, "command");
     assert_eq!(command["state"], "failing");
     let message = command["message"].as_str().unwrap_or_default();
     assert!(message.contains("`definitely-not-a-cmd-xyz`"), "{message}");
@@ -86,7 +86,7 @@ fn a_script_that_is_not_executable_is_failing_with_the_chmod_fix() {
     chmod(&script, 0o644);
     let (code, entries) = doctor_json(&project, false);
     assert_eq!(code, 1);
-    let command = check(entry(&entries, "guard"), "command");
+    let command = check_of(entry_named(&entries, "guard"), "command");
     assert_eq!(command["state"], "failing");
     assert!(command["message"]
         .as_str()
@@ -99,7 +99,7 @@ fn a_script_that_is_not_executable_is_failing_with_the_chmod_fix() {
     chmod(&script, 0o755);
     let (code, entries) = doctor_json(&project, false);
     assert_eq!(code, 0, "{entries:#?}");
-    assert_eq!(entry(&entries, "guard")["state"], "ok");
+    assert_eq!(entry_named(&entries, "guard")["state"], "ok");
 }
 
 #[test]
@@ -113,8 +113,12 @@ fn a_script_given_to_an_interpreter_must_exist_but_need_not_be_executable() {
     chmod(&script, 0o644);
     let (code, entries) = doctor_json(&project, false);
     assert_eq!(code, 1);
-    assert_eq!(entry(&entries, "present")["state"], "ok", "{entries:#?}");
-    let script = check(entry(&entries, "missing"), "script");
+    assert_eq!(
+        entry_named(&entries, "present")["state"],
+        "ok",
+        "{entries:#?}"
+    );
+    let script = check_of(entry_named(&entries, "missing"), "script");
     assert_eq!(script["state"], "failing");
     assert!(script["message"]
         .as_str()
@@ -144,9 +148,9 @@ fn relative_commands_resolve_against_the_project_root_from_a_subdirectory() {
         .output()
         .expect("run");
     let entries: Vec<Value> = serde_json::from_slice(&out.stdout).expect("json");
-    let fmt = entry(&entries, "fmt");
-    assert_eq!(check(fmt, "command")["state"], "ok", "{fmt:#}");
-    assert_eq!(check(fmt, "script")["state"], "ok", "{fmt:#}");
+    let fmt = entry_named(&entries, "fmt");
+    assert_eq!(check_of(fmt, "command")["state"], "ok", "{fmt:#}");
+    assert_eq!(check_of(fmt, "script")["state"], "ok", "{fmt:#}");
 }
 
 #[test]
@@ -167,19 +171,19 @@ fn an_untrusted_layer_is_failing_with_the_exact_trust_command_and_never_runs() {
     assert_eq!(code, 1);
     let fix = format!("ka-hooks --project {} trust", project.root.display());
 
-    let layer = entry(
+    let layer = entry_named(
         &entries,
         &project.root.join(".ka/ka.toml").display().to_string(),
     );
     assert_eq!(layer["kind"], "layer");
     assert_eq!(layer["state"], "failing");
-    assert_eq!(check(layer, "trust")["fix"], fix.as_str());
+    assert_eq!(check_of(layer, "trust")["fix"], fix.as_str());
 
-    let notify = entry(&entries, "notify");
+    let notify = entry_named(&entries, "notify");
     assert_eq!(notify["state"], "failing");
     assert_eq!(notify["runs"], false);
-    assert_eq!(check(notify, "trust")["fix"], fix.as_str());
-    assert_eq!(check(notify, "command")["state"], "ok");
+    assert_eq!(check_of(notify, "trust")["fix"], fix.as_str());
+    assert_eq!(check_of(notify, "command")["state"], "ok");
     assert!(
         !marker.exists(),
         "the doctor ran a hook of an untrusted layer"
@@ -189,7 +193,7 @@ fn an_untrusted_layer_is_failing_with_the_exact_trust_command_and_never_runs() {
     project.cli().args(["trust", "--yes"]).assert().success();
     let (code, entries) = doctor_json(&project, true);
     assert_eq!(code, 0, "{entries:#?}");
-    assert_eq!(entry(&entries, "notify")["state"], "ok");
+    assert_eq!(entry_named(&entries, "notify")["state"], "ok");
     assert!(marker.exists());
 }
 
@@ -205,7 +209,7 @@ fn a_hook_that_hangs_is_failing_as_timed_out_under_exec() {
         started.elapsed()
     );
     assert_eq!(code, 1);
-    let exec = check(entry(&entries, "hang"), "exec");
+    let exec = check_of(entry_named(&entries, "hang"), "exec");
     assert_eq!(exec["state"], "failing");
     assert!(
         exec["message"]
@@ -214,7 +218,10 @@ fn a_hook_that_hangs_is_failing_as_timed_out_under_exec() {
         "{exec:#}"
     );
     // Statically, `sleep` is fine.
-    assert_eq!(check(entry(&entries, "hang"), "command")["state"], "ok");
+    assert_eq!(
+        check_of(entry_named(&entries, "hang"), "command")["state"],
+        "ok"
+    );
 }
 
 #[test]
@@ -223,7 +230,7 @@ fn a_good_hook_is_ok_and_the_doctor_exits_0() {
     for exec in [false, true] {
         let (code, entries) = doctor_json(&project, exec);
         assert_eq!(code, 0, "{entries:#?}");
-        let good = entry(&entries, "good");
+        let good = entry_named(&entries, "good");
         assert_eq!(good["state"], "ok");
         assert_eq!(good["kind"], "hook");
         assert_eq!(good["event"], "stop");
@@ -246,7 +253,7 @@ fn exec_accepts_a_veto_of_the_synthetic_payload() {
     ));
     let (code, entries) = doctor_json(&project, true);
     assert_eq!(code, 0, "{entries:#?}");
-    let exec = check(entry(&entries, "guard"), "exec");
+    let exec = check_of(entry_named(&entries, "guard"), "exec");
     assert_eq!(exec["state"], "ok");
     let message = exec["message"].as_str().unwrap_or_default();
     assert!(message.contains("vetoed"), "{message}");
@@ -262,12 +269,15 @@ fn exec_warns_on_stdout_that_is_not_an_action() {
     ));
     let (code, entries) = doctor_json(&project, true);
     assert_eq!(code, 0, "warnings alone exit 0: {entries:#?}");
-    let chatty = check(entry(&entries, "chatty"), "exec");
+    let chatty = check_of(entry_named(&entries, "chatty"), "exec");
     assert_eq!(chatty["state"], "warning");
     assert!(chatty["message"]
         .as_str()
         .is_some_and(|m| m.contains("not a valid action") && m.contains("all done")));
-    assert_eq!(check(entry(&entries, "noted"), "exec")["state"], "ok");
+    assert_eq!(
+        check_of(entry_named(&entries, "noted"), "exec")["state"],
+        "ok"
+    );
 }
 
 #[test]
@@ -275,7 +285,7 @@ fn exec_fails_a_hook_that_crashes() {
     let project = Project::with_user_toml(&hook("crash", "session_start", "exit 3", &[]));
     let (code, entries) = doctor_json(&project, true);
     assert_eq!(code, 1);
-    let exec = check(entry(&entries, "crash"), "exec");
+    let exec = check_of(entry_named(&entries, "crash"), "exec");
     assert_eq!(exec["state"], "failing");
     assert!(exec["message"]
         .as_str()
@@ -292,11 +302,11 @@ fn a_disabled_hook_is_not_run_and_its_problems_are_warnings() {
     ));
     let (code, entries) = doctor_json(&project, true);
     assert_eq!(code, 0, "{entries:#?}");
-    let off = entry(&entries, "off");
+    let off = entry_named(&entries, "off");
     assert_eq!(off["state"], "warning");
     assert_eq!(off["runs"], false);
-    assert_eq!(check(off, "command")["state"], "warning");
-    assert_eq!(check(off, "exec")["state"], "ok");
+    assert_eq!(check_of(off, "command")["state"], "warning");
+    assert_eq!(check_of(off, "exec")["state"], "ok");
 }
 
 #[test]

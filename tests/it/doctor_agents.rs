@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use support::{hook, Project};
 
 /// A project with one guard, and a scratch HOME for the agents' files.
-fn project() -> Project {
+fn guard_and_home() -> Project {
     let p = Project::new();
     p.project(&hook("guard", "pre_tool_use", "exit 0", &[]));
     std::fs::create_dir_all(p.base.join("home")).expect("home");
@@ -39,7 +39,7 @@ fn doctor(p: &Project, agent: &str) -> (i32, Value) {
 }
 
 /// The state and message of check `name` of an agent entry.
-fn check(entry: &Value, name: &str) -> (String, String) {
+fn check_state(entry: &Value, name: &str) -> (String, String) {
     let c = entry["checks"]
         .as_array()
         .into_iter()
@@ -67,23 +67,23 @@ fn claude_entry(on_failure: bool) -> Value {
 
 #[test]
 fn no_agent_file_means_no_agent_entry() {
-    let p = project();
+    let p = guard_and_home();
     let (_, entry) = doctor(&p, "Claude Code");
     assert!(entry.is_null(), "{entry:#}");
 }
 
 #[test]
 fn claude_project_settings_are_not_read_from_a_subdirectory() {
-    let p = project();
+    let p = guard_and_home();
     write_json(&p.root.join(".claude/settings.json"), &claude_entry(true));
     let (_, entry) = doctor(&p, "Claude Code");
-    let (state, message) = check(&entry, "registered");
+    let (state, message) = check_state(&entry, "registered");
     assert_eq!(state, "warning", "{message}");
     assert!(message.contains("subdirectory"), "{message}");
     let sub = p.root.join("src");
     std::fs::create_dir_all(&sub).expect("sub");
     let (code, entry) = doctor_from(&p, &sub, "Claude Code");
-    let (state, message) = check(&entry, "registered");
+    let (state, message) = check_state(&entry, "registered");
     assert_eq!((state.as_str(), code), ("failing", 1), "{message}");
     assert!(message.contains("never called"), "{message}");
     // The user's settings are read wherever Claude Code starts.
@@ -92,12 +92,12 @@ fn claude_project_settings_are_not_read_from_a_subdirectory() {
         &claude_entry(true),
     );
     let (_, entry) = doctor_from(&p, &sub, "Claude Code");
-    assert_eq!(check(&entry, "registered").0, "ok");
+    assert_eq!(check_state(&entry, "registered").0, "ok");
 }
 
 #[test]
 fn claude_disable_all_hooks_is_failing_and_names_the_file() {
-    let p = project();
+    let p = guard_and_home();
     write_json(
         &p.root.join(".claude/settings.local.json"),
         &claude_entry(true),
@@ -107,14 +107,14 @@ fn claude_disable_all_hooks_is_failing_and_names_the_file() {
         &json!({"disableAllHooks": true}),
     );
     let (code, entry) = doctor(&p, "Claude Code");
-    let (state, message) = check(&entry, "off");
+    let (state, message) = check_state(&entry, "off");
     assert_eq!((state.as_str(), code), ("failing", 1));
     assert!(message.contains("disableAllHooks") && message.contains("settings.json"));
 }
 
 #[test]
 fn claude_a_removed_entry_is_failing() {
-    let p = project();
+    let p = guard_and_home();
     p.project(&format!(
         "{}{}",
         hook("guard", "pre_tool_use", "exit 0", &[]),
@@ -125,20 +125,20 @@ fn claude_a_removed_entry_is_failing() {
         &claude_entry(true),
     );
     let (code, entry) = doctor(&p, "Claude Code");
-    let (state, message) = check(&entry, "events");
+    let (state, message) = check_state(&entry, "events");
     assert_eq!((state.as_str(), code), ("failing", 1));
     assert!(message.contains("PostToolUse"), "{message}");
 }
 
 #[test]
 fn claude_fails_closed_only_with_on_failure_block() {
-    let p = project();
+    let p = guard_and_home();
     write_json(
         &p.root.join(".claude/settings.local.json"),
         &claude_entry(false),
     );
     let (_, entry) = doctor(&p, "Claude Code");
-    let (state, message) = check(&entry, "fails");
+    let (state, message) = check_state(&entry, "fails");
     assert_eq!(state, "warning");
     assert!(message.contains("onFailure"), "{message}");
     write_json(
@@ -146,7 +146,7 @@ fn claude_fails_closed_only_with_on_failure_block() {
         &claude_entry(true),
     );
     let (_, entry) = doctor(&p, "Claude Code");
-    assert_eq!(check(&entry, "fails").0, "ok");
+    assert_eq!(check_state(&entry, "fails").0, "ok");
 }
 
 /// hooks.json as `ka-hooks install codex` writes it for one 60 s guard, and Codex 0.171's own
@@ -169,32 +169,32 @@ fn codex_setup(p: &Project, state: &str) -> (i32, Value) {
 
 #[test]
 fn codex_hooks_not_reviewed_in_hooks_are_failing() {
-    let p = project();
+    let p = guard_and_home();
     let (code, entry) = codex_setup(&p, "model = \"x\"\n");
-    let (state, message) = check(&entry, "approved");
+    let (state, message) = check_state(&entry, "approved");
     assert_eq!((state.as_str(), code), ("failing", 1));
     assert!(message.contains("/hooks"), "{message}");
 }
 
 #[test]
 fn codex_hooks_reviewed_as_they_are_are_ok() {
-    let p = project();
+    let p = guard_and_home();
     let reviewed = format!("[hooks.state.\"KEY\"]\ntrusted_hash = \"{CODEX_HASH}\"\n");
     let (_, entry) = codex_setup(&p, &reviewed);
-    assert_eq!(check(&entry, "approved").0, "ok", "{entry:#}");
+    assert_eq!(check_state(&entry, "approved").0, "ok", "{entry:#}");
 }
 
 #[test]
 fn codex_hooks_changed_since_their_review_or_switched_off_are_failing() {
-    let p = project();
+    let p = guard_and_home();
     let changed = "[hooks.state.\"KEY\"]\ntrusted_hash = \"sha256:00\"\n";
     let (_, entry) = codex_setup(&p, changed);
-    let (state, message) = check(&entry, "approved");
+    let (state, message) = check_state(&entry, "approved");
     assert_eq!(state, "failing");
     assert!(message.contains("changed since"), "{message}");
     let off = format!("[hooks.state.\"KEY\"]\ntrusted_hash = \"{CODEX_HASH}\"\nenabled = false\n");
     let (_, entry) = codex_setup(&p, &off);
-    assert_eq!(check(&entry, "off").0, "failing");
+    assert_eq!(check_state(&entry, "off").0, "failing");
 }
 
 fn gemini_setup(p: &Project, settings: Value, trusted: Option<Value>) -> (i32, Value) {
@@ -210,29 +210,29 @@ fn gemini_setup(p: &Project, settings: Value, trusted: Option<Value>) -> (i32, V
 
 #[test]
 fn gemini_project_hooks_need_a_trusted_folder() {
-    let p = project();
+    let p = guard_and_home();
     let (code, entry) = gemini_setup(&p, json!({}), None);
-    let (state, message) = check(&entry, "approved");
+    let (state, message) = check_state(&entry, "approved");
     assert_eq!((state.as_str(), code), ("failing", 1));
     assert!(message.contains("not a trusted folder"), "{message}");
     let root = p.root.display().to_string();
     let (_, entry) = gemini_setup(&p, json!({}), Some(json!({ root.clone(): "TRUST_FOLDER" })));
-    assert_eq!(check(&entry, "approved").0, "ok");
+    assert_eq!(check_state(&entry, "approved").0, "ok");
     // TRUST_PARENT on a sibling trusts its parent, which holds the project.
     let sibling = p.base.join("other").display().to_string();
     let (_, entry) = gemini_setup(&p, json!({}), Some(json!({ sibling: "TRUST_PARENT" })));
-    assert_eq!(check(&entry, "approved").0, "ok");
+    assert_eq!(check_state(&entry, "approved").0, "ok");
     let (_, entry) = gemini_setup(&p, json!({}), Some(json!({ root: "DO_NOT_TRUST" })));
-    assert_eq!(check(&entry, "approved").0, "failing");
+    assert_eq!(check_state(&entry, "approved").0, "failing");
 }
 
 #[test]
 fn gemini_hooks_switched_off_are_failing() {
-    let p = project();
+    let p = guard_and_home();
     let root = p.root.display().to_string();
     let trusted = Some(json!({ root: "TRUST_FOLDER" }));
     let (code, entry) = gemini_setup(&p, json!({"hooksConfig": {"enabled": false}}), trusted);
-    let (state, message) = check(&entry, "off");
+    let (state, message) = check_state(&entry, "off");
     assert_eq!((state.as_str(), code), ("failing", 1));
     assert!(message.contains("hooksConfig.enabled"), "{message}");
 }
@@ -265,36 +265,36 @@ const COPILOT: &str = "GitHub Copilot CLI";
 
 #[test]
 fn copilot_project_hooks_need_a_trusted_folder() {
-    let p = project();
+    let p = guard_and_home();
     copilot_setup(&p, &["preToolUse"], None);
     let (code, entry) = doctor(&p, COPILOT);
-    let (state, message) = check(&entry, "approved");
+    let (state, message) = check_state(&entry, "approved");
     assert_eq!((state.as_str(), code), ("failing", 1), "{message}");
     assert!(message.contains("trusted_folders"), "{message}");
     // From a subdirectory, `--trust-folder` does not help either.
     let sub = p.root.join("src");
     std::fs::create_dir_all(&sub).expect("sub");
     let (_, entry) = doctor_from(&p, &sub, COPILOT);
-    assert!(check(&entry, "approved").1.contains("subdirectory"));
+    assert!(check_state(&entry, "approved").1.contains("subdirectory"));
     // The root, or a folder holding it, trusted.
     copilot_setup(&p, &["preToolUse"], Some(&p.root));
     let (_, entry) = doctor(&p, COPILOT);
-    assert_eq!(check(&entry, "approved").0, "ok", "{entry:#}");
+    assert_eq!(check_state(&entry, "approved").0, "ok", "{entry:#}");
     copilot_setup(&p, &["preToolUse"], Some(&p.base));
     let (_, entry) = doctor_from(&p, &sub, COPILOT);
-    assert_eq!(check(&entry, "approved").0, "ok", "{entry:#}");
+    assert_eq!(check_state(&entry, "approved").0, "ok", "{entry:#}");
 }
 
 #[test]
 fn copilot_user_hook_files_need_no_folder_trust() {
-    let p = project();
+    let p = guard_and_home();
     write_json(
         &p.base.join("home/.copilot/hooks/ka-hooks.json"),
         &json!({"version": 1, "hooks": {"preToolUse": [
             {"type": "command", "bash": "ka-hooks copilot --event preToolUse"}]}}),
     );
     let (code, entry) = doctor(&p, COPILOT);
-    assert_eq!(check(&entry, "registered").0, "ok", "{entry:#}");
+    assert_eq!(check_state(&entry, "registered").0, "ok", "{entry:#}");
     assert!(entry["checks"]
         .as_array()
         .is_some_and(|c| c.iter().all(|c| c["check"] != "approved")));
@@ -303,21 +303,21 @@ fn copilot_user_hook_files_need_no_folder_trust() {
 
 #[test]
 fn copilot_disable_all_hooks_is_failing_and_names_the_file() {
-    let p = project();
+    let p = guard_and_home();
     copilot_setup(&p, &["preToolUse"], Some(&p.root));
     write_json(
         &p.root.join(".github/copilot/settings.local.json"),
         &json!({"disableAllHooks": true}),
     );
     let (code, entry) = doctor(&p, COPILOT);
-    let (state, message) = check(&entry, "off");
+    let (state, message) = check_state(&entry, "off");
     assert_eq!((state.as_str(), code), ("failing", 1));
     assert!(message.contains("settings.local.json"), "{message}");
 }
 
 #[test]
 fn copilot_a_removed_entry_is_failing_and_either_spelling_counts() {
-    let p = project();
+    let p = guard_and_home();
     p.project(&format!(
         "{}{}",
         hook("guard", "pre_tool_use", "exit 0", &[]),
@@ -325,7 +325,7 @@ fn copilot_a_removed_entry_is_failing_and_either_spelling_counts() {
     ));
     copilot_setup(&p, &["preToolUse"], Some(&p.root));
     let (code, entry) = doctor(&p, COPILOT);
-    let (state, message) = check(&entry, "events");
+    let (state, message) = check_state(&entry, "events");
     assert_eq!((state.as_str(), code), ("failing", 1));
     assert!(message.contains("postToolUse"), "{message}");
     copilot_setup(
@@ -334,15 +334,15 @@ fn copilot_a_removed_entry_is_failing_and_either_spelling_counts() {
         Some(&p.root),
     );
     let (_, entry) = doctor(&p, COPILOT);
-    assert_eq!(check(&entry, "events").0, "ok", "{entry:#}");
+    assert_eq!(check_state(&entry, "events").0, "ok", "{entry:#}");
 }
 
 #[test]
 fn copilot_a_failing_ka_hooks_fails_closed() {
-    let p = project();
+    let p = guard_and_home();
     copilot_setup(&p, &["preToolUse"], Some(&p.root));
     let (_, entry) = doctor(&p, COPILOT);
-    let (state, message) = check(&entry, "fails");
+    let (state, message) = check_state(&entry, "fails");
     assert_eq!(state, "ok");
     assert!(message.contains("denies the call"), "{message}");
 }

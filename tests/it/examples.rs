@@ -5,10 +5,11 @@
 //! `<scratch>/examples/hooks/`, and loads it with `--trust` for the run.
 
 use crate::support;
+use crate::support::repo;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use ka_hooks::action::InputPatch;
 use ka_hooks::config::{Config, LayerState, OnError};
@@ -25,10 +26,6 @@ const SCRIPTS: [&str; 5] = [
     "tests-failing-plan-mode",
     "notify-stop",
 ];
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn hooks_dir() -> PathBuf {
     repo().join("examples").join("hooks")
@@ -74,7 +71,7 @@ env = { KA_NOTIFY_FILE = "", KA_NOTIFY_DESKTOP = "0" }
 async = false
 "#;
 
-fn write_call(p: &Project, path: &str) -> Outcome {
+fn write_outcome(p: &Project, path: &str) -> Outcome {
     p.tool_call(
         Event::PreToolUse,
         "write",
@@ -286,7 +283,7 @@ fn guard_blocks_writes_outside_src_and_ka() {
         "./.git/config",
         ".",
     ] {
-        let outcome = write_call(&p, path);
+        let outcome = write_outcome(&p, path);
         assert!(outcome.blocked(), "{path} was allowed");
         let r = report(&outcome, "guard-writes");
         assert_eq!(r.status, Status::Blocked, "{path}: {:?}", r.error);
@@ -302,12 +299,12 @@ fn guard_blocks_writes_outside_src_and_ka() {
 #[test]
 fn guard_names_the_resolved_path_in_its_reason() {
     let p = example_project(None);
-    let outcome = write_call(&p, "/etc/passwd");
+    let outcome = write_outcome(&p, "/etc/passwd");
     assert!(outcome
         .reason()
         .unwrap_or_default()
         .contains("/etc/passwd is outside"));
-    let outcome = write_call(&p, "src/../README.md");
+    let outcome = write_outcome(&p, "src/../README.md");
     assert!(outcome
         .reason()
         .unwrap_or_default()
@@ -325,7 +322,7 @@ fn guard_allows_writes_under_src_and_ka() {
         "src/nested/deep/d.rs",
         absolute.to_str().expect("utf-8 path"),
     ] {
-        let outcome = write_call(&p, path);
+        let outcome = write_outcome(&p, path);
         assert!(!outcome.blocked(), "{path}: {:?}", outcome.reason());
         assert_eq!(
             report(&outcome, "guard-writes").status,
@@ -368,9 +365,9 @@ fn guard_roots_can_be_overridden_by_name_from_the_local_layer() {
     let p = example_project(Some(
         "[[hooks]]\nname = \"guard-writes\"\nenv = { GUARD_ROOTS = \"docs, ./tests/\" }\n",
     ));
-    assert!(!write_call(&p, "docs/guide.md").blocked());
-    assert!(!write_call(&p, "tests/it.rs").blocked());
-    let outcome = write_call(&p, "src/a.rs");
+    assert!(!write_outcome(&p, "docs/guide.md").blocked());
+    assert!(!write_outcome(&p, "tests/it.rs").blocked());
+    let outcome = write_outcome(&p, "src/a.rs");
     assert!(outcome.blocked());
     assert!(outcome
         .reason()

@@ -3,19 +3,10 @@
 //! turn going, a guard that blocked without running, the stop cap said once).
 
 use crate::support;
+use crate::support::cli_output;
 
 use serde_json::json;
 use support::{hook, Project};
-
-/// `ka-hooks ARGS...`: exit code, stdout, stderr.
-fn run(p: &Project, args: &[&str]) -> (i32, String, String) {
-    let out = p.cli().args(args).output().expect("ka-hooks");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// The line of hook `name` in `run`'s output, up to its duration.
 fn hook_line<'a>(stdout: &'a str, name: &str) -> &'a str {
@@ -35,7 +26,7 @@ fn a_failing_hook_line_carries_the_first_line_of_its_stderr() {
         "echo 'error: toolchain stable is not installed' >&2; echo 'help: rustup install' >&2; exit 1",
         &[],
     ));
-    let (_, stdout, _) = run(&p, &["run", "post_tool_use", "--tool", "write"]);
+    let (_, stdout, _) = cli_output(&p, &["run", "post_tool_use", "--tool", "write"]);
     assert_eq!(
         hook_line(&stdout, "rustfmt"),
         "  hook rustfmt [user]: error (exit 1; stderr: error: toolchain stable is not installed)"
@@ -45,13 +36,13 @@ fn a_failing_hook_line_carries_the_first_line_of_its_stderr() {
 #[test]
 fn a_stop_hook_that_exits_2_is_said_to_keep_going_not_to_block() {
     let p = Project::with_user_toml(&hook("more", "stop", "echo 'tests fail' >&2; exit 2", &[]));
-    let (_, stdout, _) = run(&p, &["run", "stop"]);
+    let (_, stdout, _) = cli_output(&p, &["run", "stop"]);
     assert_eq!(
         hook_line(&stdout, "more"),
         "  hook more [user]: asked to keep going (exit 2)"
     );
     let p = Project::with_user_toml(&hook("mark", "post_tool_use", "exit 2", &[]));
-    let (_, stdout, _) = run(&p, &["run", "post_tool_use", "--tool", "write"]);
+    let (_, stdout, _) = cli_output(&p, &["run", "post_tool_use", "--tool", "write"]);
     assert_eq!(
         hook_line(&stdout, "mark"),
         "  hook mark [user]: marked the result as an error (exit 2)"
@@ -65,7 +56,7 @@ fn the_stop_cap_is_said_once() {
         hook("more", "stop", "echo 'tests fail' >&2; exit 2", &[])
     ));
     let payload = json!({"stop_hook_active": true, "continuations": 3}).to_string();
-    let (_, stdout, _) = run(&p, &["run", "stop", "--input", &payload]);
+    let (_, stdout, _) = cli_output(&p, &["run", "stop", "--input", &payload]);
     assert!(stdout.starts_with("stop: capped\n"), "{stdout}");
     assert_eq!(stdout.matches("max_continuations").count(), 1, "{stdout}");
     assert!(
@@ -80,14 +71,14 @@ fn the_stop_cap_is_said_once() {
 #[test]
 fn a_guard_that_blocked_without_running_says_so() {
     let p = Project::with_user_toml(&hook("no-env", "pre_tool_use", "exit 0", &[]));
-    let (code, _, _) = run(&p, &["run", "pre_tool_use", "--tool", "bash"]);
+    let (code, _, _) = cli_output(&p, &["run", "pre_tool_use", "--tool", "bash"]);
     assert_eq!(code, 0);
     // A stray table header makes the user file stop loading: its last good guard blocks.
     let user = p.config_dir.join("ka.toml");
     let mut text = std::fs::read_to_string(&user).expect("user file");
     text.push_str("\n[[hooks\n");
     std::fs::write(&user, text).expect("write user file");
-    let (code, stdout, _) = run(&p, &["run", "pre_tool_use", "--tool", "bash"]);
+    let (code, stdout, _) = cli_output(&p, &["run", "pre_tool_use", "--tool", "bash"]);
     assert_eq!(code, 2, "{stdout}");
     let line = stdout
         .lines()
@@ -115,9 +106,9 @@ fn sample(key: &str) -> serde_json::Value {
 #[test]
 fn every_action_key_events_lists_is_read_on_its_event() {
     let p = Project::new();
-    let (_, stdout, _) = run(&p, &["events", "--json"]);
+    let (_, stdout, _) = cli_output(&p, &["events", "--json"]);
     let events: Vec<serde_json::Value> = serde_json::from_str(&stdout).expect("events --json");
-    let (_, text, _) = run(&p, &["events"]);
+    let (_, text, _) = cli_output(&p, &["events"]);
     for common in ["message", "mark_error"] {
         assert!(
             !text.contains(&format!(" {common},")) && !text.contains(&format!(" {common}\n")),
@@ -140,7 +131,7 @@ fn every_action_key_events_lists_is_read_on_its_event() {
             if e["tool_event"] == true {
                 args.extend(["--tool", "write"]);
             }
-            let (_, stdout, stderr) = run(&p, &args);
+            let (_, stdout, stderr) = cli_output(&p, &args);
             let outcome: serde_json::Value =
                 serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{event}: {stderr}"));
             let said = outcome.to_string();
@@ -159,7 +150,7 @@ fn every_action_key_events_lists_is_read_on_its_event() {
 #[test]
 fn install_says_created_for_a_file_it_created_and_updated_after() {
     let p = Project::new();
-    let (code, stdout, stderr) = run(&p, &["install", "claude", "--write"]);
+    let (code, stdout, stderr) = cli_output(&p, &["install", "claude", "--write"]);
     assert_eq!(code, 0, "{stderr}");
     let file = p.root.join(".claude/settings.json");
     assert!(
@@ -168,7 +159,7 @@ fn install_says_created_for_a_file_it_created_and_updated_after() {
     );
     let p = Project::new();
     p.write(".claude/settings.json", "{\"permissions\": {}}\n");
-    let (_, stdout, _) = run(&p, &["install", "claude", "--write"]);
+    let (_, stdout, _) = cli_output(&p, &["install", "claude", "--write"]);
     let file = p.root.join(".claude/settings.json");
     assert!(
         stdout.starts_with(&format!("updated {}:\n", file.display())),
@@ -179,10 +170,10 @@ fn install_says_created_for_a_file_it_created_and_updated_after() {
 #[test]
 fn trust_help_offers_no_global_flag_that_means_nothing_there() {
     let p = Project::new();
-    let (_, help, _) = run(&p, &["trust", "--help"]);
+    let (_, help, _) = cli_output(&p, &["trust", "--help"]);
     assert!(!help.contains("--trust"), "{help}");
     assert!(!help.contains("--log"), "{help}");
-    let (code, _, stderr) = run(&p, &["--trust", "trust", "--yes"]);
+    let (code, _, stderr) = cli_output(&p, &["--trust", "trust", "--yes"]);
     assert_eq!(code, 1);
     assert!(
         stderr.contains("--trust means nothing for `ka-hooks trust`"),
@@ -193,7 +184,7 @@ fn trust_help_offers_no_global_flag_that_means_nothing_there() {
 #[test]
 fn run_example_is_not_dressed_as_the_doctor() {
     let p = Project::with_user_toml(&hook("seen", "pre_tool_use", "cat >/dev/null", &[]));
-    let (_, _, stderr) = run(
+    let (_, _, stderr) = cli_output(
         &p,
         &["run", "pre_tool_use", "--tool", "write", "--example", "-v"],
     );
@@ -237,7 +228,7 @@ fn doctor_does_not_call_ignore_the_default_on_a_guard() {
         "exit 0",
         &["on_error = \"ignore\""],
     ));
-    let (_, stdout, stderr) = run(&p, &["doctor"]);
+    let (_, stdout, stderr) = cli_output(&p, &["doctor"]);
     let all = format!("{stdout}{stderr}");
     assert!(all.contains("fails open"), "{all}");
     assert!(!all.contains("(the default)"), "{all}");
@@ -249,7 +240,7 @@ fn doctor_does_not_call_ignore_the_default_on_a_guard() {
 
 /// The `exec` check of hook `name` in `doctor --exec --json`.
 fn exec_check(p: &Project, name: &str) -> serde_json::Value {
-    let (_, stdout, stderr) = run(p, &["doctor", "--exec", "--json"]);
+    let (_, stdout, stderr) = cli_output(p, &["doctor", "--exec", "--json"]);
     let entries: Vec<serde_json::Value> =
         serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stdout}{stderr}"));
     entries
@@ -314,9 +305,10 @@ fn remove_originals_refuses_while_the_replacements_are_untrusted() {
     let claude = json!({"hooks": {"PreToolUse": [{"matcher": "Bash",
         "hooks": [{"type": "command", "command": "./no-rm.sh"}]}]}});
     p.write(".claude/settings.json", &claude.to_string());
-    let (code, _, stderr) = run(&p, &["import", "claude", "--write"]);
+    let (code, _, stderr) = cli_output(&p, &["import", "claude", "--write"]);
     assert_eq!(code, 0, "{stderr}");
-    let (code, stdout, stderr) = run(&p, &["import", "claude", "--remove-originals", "--write"]);
+    let (code, stdout, stderr) =
+        cli_output(&p, &["import", "claude", "--remove-originals", "--write"]);
     assert_eq!(code, 1, "{stdout}");
     assert!(
         stderr.contains("untrusted, so the hooks imported into it do not run"),
@@ -331,7 +323,8 @@ fn remove_originals_refuses_while_the_replacements_are_untrusted() {
         .is_some_and(|s| s.contains("no-rm.sh")));
     // Once trusted, the replacements run, and the originals go.
     p.cli().args(["trust", "--yes"]).assert().success();
-    let (code, stdout, stderr) = run(&p, &["import", "claude", "--remove-originals", "--write"]);
+    let (code, stdout, stderr) =
+        cli_output(&p, &["import", "claude", "--remove-originals", "--write"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(p
         .read(".claude/settings.json")
@@ -346,8 +339,8 @@ fn imported_hooks_have_names_that_do_not_shift_with_the_users_file() {
     let names = |user: &str| {
         let p = Project::with_user_toml(user);
         p.write(".claude/settings.json", &claude.to_string());
-        run(&p, &["import", "claude", "--write"]);
-        let (_, stdout, _) = run(&p, &["--trust", "list", "--names"]);
+        cli_output(&p, &["import", "claude", "--write"]);
+        let (_, stdout, _) = cli_output(&p, &["--trust", "list", "--names"]);
         let mut names: Vec<String> = stdout.lines().map(str::to_owned).collect();
         names.retain(|n| n != "mine" && n != "pre_tool_use#1");
         (names, p.read(".ka/ka.toml").unwrap_or_default())
@@ -367,7 +360,7 @@ fn doctors_fix_names_an_unnamed_hook_by_where_it_is() {
     let p = Project::with_user_toml(
         "[[hooks]]\nevent = \"pre_tool_use\"\ncommand = \"exit 0\"\non_error = \"ignore\"\n",
     );
-    let (_, stdout, _) = run(&p, &["doctor", "--json"]);
+    let (_, stdout, _) = cli_output(&p, &["doctor", "--json"]);
     let text = stdout;
     let file = p.config_dir.join("ka.toml");
     assert!(

@@ -39,7 +39,7 @@ arguments = { path = "/tmp/x" }
 expect = { verdict = "blocked" }
 "#;
 
-fn guarded() -> Project {
+fn etc_guarded() -> Project {
     let p = Project::with_user_toml(&hook("etc-guard", "pre_tool_use", GUARD, &[]));
     p.write(".ka/tests/guard.toml", CASES);
     p
@@ -47,7 +47,7 @@ fn guarded() -> Project {
 
 #[test]
 fn passing_cases_print_one_line_each_and_a_summary() {
-    let p = guarded();
+    let p = etc_guarded();
     p.cli()
         .arg("test")
         .assert()
@@ -65,7 +65,7 @@ fn passing_cases_print_one_line_each_and_a_summary() {
 
 #[test]
 fn a_failing_case_says_what_was_expected_and_exits_1() {
-    let p = guarded();
+    let p = etc_guarded();
     p.write(".ka/tests/more.toml", FAILING_CASE);
     p.cli()
         .arg("test")
@@ -85,7 +85,7 @@ fn a_failing_case_says_what_was_expected_and_exits_1() {
 
 #[test]
 fn json_reports_every_case_with_its_outcome() {
-    let p = guarded();
+    let p = etc_guarded();
     p.write(".ka/tests/more.toml", FAILING_CASE);
     let out = p.cli().args(["test", "--json"]).assert().code(1);
     let value: Value = serde_json::from_slice(&out.get_output().stdout).expect("JSON");
@@ -106,7 +106,7 @@ fn json_reports_every_case_with_its_outcome() {
 
 #[test]
 fn a_filter_runs_only_the_matching_cases() {
-    let p = guarded();
+    let p = etc_guarded();
     p.write(".ka/tests/more.toml", FAILING_CASE);
     p.cli()
         .args(["test", "GUARD: a write to /ETC"])
@@ -150,7 +150,7 @@ fn an_untrusted_layer_fails_the_run_with_the_trust_command() {
 
 #[test]
 fn every_hook_off_fails_the_run() {
-    let p = guarded();
+    let p = etc_guarded();
     p.cli()
         .arg("test")
         .env("KA_HOOKS_DISABLE", "1")
@@ -161,7 +161,7 @@ fn every_hook_off_fails_the_run() {
 
 #[test]
 fn a_case_file_error_names_the_file_line_and_fix() {
-    let p = guarded();
+    let p = etc_guarded();
     p.write(
         ".ka/tests/bad.toml",
         "[[case]]\nname = \"x\"\nevent = \"stop\"\nexpect = { reason_contain = \"y\" }\n",

@@ -28,7 +28,7 @@ command = "sh .ka/hooks/guard.sh"
 const GUARD_SH: &str =
     "#!/bin/sh\ncat >/dev/null\necho 'guard: only src/ is writable' >&2\nexit 2\n";
 
-fn guarded_project() -> Project {
+fn trusted_guard() -> Project {
     let p = Project::new();
     p.project(GUARD);
     p.write(".ka/hooks/guard.sh", GUARD_SH);
@@ -37,7 +37,7 @@ fn guarded_project() -> Project {
 }
 
 /// `ka-hooks run pre_tool_use` of a write outside `src/`, from `dir`.
-fn write_call(p: &Project, dir: &Path) -> assert_cmd::assert::Assert {
+fn write_from(p: &Project, dir: &Path) -> assert_cmd::assert::Assert {
     p.cli()
         .current_dir(dir)
         .args(["run", "pre_tool_use", "--tool", "write", "--input"])
@@ -46,7 +46,7 @@ fn write_call(p: &Project, dir: &Path) -> assert_cmd::assert::Assert {
 }
 
 fn blocked_with(p: &Project, needles: &[&str]) {
-    let out = write_call(p, &p.root).code(2).get_output().stdout.clone();
+    let out = write_from(p, &p.root).code(2).get_output().stdout.clone();
     let text = String::from_utf8_lossy(&out);
     for n in needles {
         assert!(text.contains(n), "missing {n:?} in:\n{text}");
@@ -55,13 +55,13 @@ fn blocked_with(p: &Project, needles: &[&str]) {
 
 #[test]
 fn a_trusted_guard_blocks() {
-    let p = guarded_project();
+    let p = trusted_guard();
     blocked_with(&p, &["guard: only src/ is writable"]);
 }
 
 #[test]
 fn appending_a_comment_to_a_trusted_file_fails_closed() {
-    let p = guarded_project();
+    let p = trusted_guard();
     let file = p.root.join(".ka/ka.toml");
     let mut text = fs::read_to_string(&file).expect("read");
     text.push_str("# harmless\n");
@@ -71,14 +71,14 @@ fn appending_a_comment_to_a_trusted_file_fails_closed() {
 
 #[test]
 fn deleting_the_file_or_the_whole_ka_folder_fails_closed() {
-    let p = guarded_project();
+    let p = trusted_guard();
     fs::remove_file(p.root.join(".ka/ka.toml")).expect("rm");
     blocked_with(&p, &["was removed", "trust --revoke"]);
     fs::remove_dir_all(p.root.join(".ka")).expect("rm -r");
     blocked_with(&p, &["was removed", "trust --revoke"]);
     // A person revokes it: the guard is gone on purpose.
     p.cli().args(["trust", "--revoke"]).assert().success();
-    write_call(&p, &p.root).code(0);
+    write_from(&p, &p.root).code(0);
 }
 
 #[test]
@@ -97,11 +97,11 @@ fn editing_a_covered_script_fails_closed_and_trust_lists_it() {
 
 #[test]
 fn a_nested_ka_folder_adds_layers_and_never_shadows() {
-    let p = guarded_project();
+    let p = trusted_guard();
     let sub = p.root.join("sub");
     fs::create_dir_all(sub.join(".ka")).expect("mkdir");
     fs::write(sub.join(".ka/ka.toml"), "").expect("write");
-    let out = write_call(&p, &sub).code(2).get_output().stdout.clone();
+    let out = write_from(&p, &sub).code(2).get_output().stdout.clone();
     assert!(String::from_utf8_lossy(&out).contains("only src/ is writable"));
     // `init` in a subdirectory refuses and names the outer project.
     let other = p.root.join("other");
@@ -117,7 +117,7 @@ fn a_nested_ka_folder_adds_layers_and_never_shadows() {
 
 #[test]
 fn a_cd_through_the_adapter_does_not_move_the_root() {
-    let p = guarded_project();
+    let p = trusted_guard();
     let elsewhere = tempfile::tempdir().expect("tempdir");
     let payload = json!({
         "hook_event_name": "PreToolUse",
@@ -138,7 +138,7 @@ fn a_cd_through_the_adapter_does_not_move_the_root() {
 #[test]
 fn a_symlink_to_another_projects_trusted_file_never_loads() {
     // The victim trusted their own project; a cloned repository links to its file.
-    let victim = guarded_project();
+    let victim = trusted_guard();
     let clone = victim.root.parent().expect("base").join("clone");
     fs::create_dir_all(&clone).expect("mkdir");
     std::os::unix::fs::symlink(victim.root.join(".ka"), clone.join(".ka")).expect("symlink");
@@ -222,7 +222,7 @@ fn broken_untrusted_files_never_disable_the_users_guard() {
         let p = Project::new();
         p.user(user_guard);
         make(&p.root.join(".ka/ka.toml"));
-        let out = write_call(&p, &p.root).code(2).get_output().clone();
+        let out = write_from(&p, &p.root).code(2).get_output().clone();
         assert!(
             String::from_utf8_lossy(&out.stdout).contains("user guard"),
             "{what}: {out:?}"
@@ -290,7 +290,7 @@ fn thirty_concurrent_trusts_record_thirty_files() {
 
 #[test]
 fn a_printed_revoke_stays_revoked_while_other_projects_are_trusted() {
-    let p = guarded_project();
+    let p = trusted_guard();
     let others: Vec<_> = (0..10)
         .map(|i| {
             let d = p.base.join(format!("o{i}"));
@@ -395,7 +395,7 @@ fn claude_spelled_tools_guard_ka_tools_and_unknown_names_fail_check() {
 
 #[test]
 fn trust_refuses_inside_an_agents_tool_call() {
-    let p = guarded_project();
+    let p = trusted_guard();
     p.write(".ka/ka.toml", &format!("{GUARD}# edited by the model\n"));
     for (var, value) in [
         ("CLAUDECODE", "1"),
@@ -522,10 +522,10 @@ fn managed_hooks_cannot_be_disabled_from_above() {
 
 #[test]
 fn stale_skip_in_the_user_file_restores_skipping() {
-    let p = guarded_project();
+    let p = trusted_guard();
     p.write(".ka/ka.toml", &format!("{GUARD}# edit\n"));
     p.user("[hook_settings]\nstale = \"skip\"\n");
-    write_call(&p, &p.root).code(0);
+    write_from(&p, &p.root).code(0);
 }
 
 /// A project file that loads without review (under `trusted_roots`, or with `--trust`) overrides
@@ -544,7 +544,7 @@ fn a_project_override_that_breaks_a_user_hook_cannot_switch_the_users_guards_off
     );
     p.user(&user);
     p.project("[[hooks]]\nname = \"notify\"\ntool = \"write\"\n");
-    let out = write_call(&p, &p.root).code(2).get_output().stdout.clone();
+    let out = write_from(&p, &p.root).code(2).get_output().stdout.clone();
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("user guard: no writes"), "{text}");
     // The same with `--trust` instead of a trusted root.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use support::{eventually, group_gone, hook, pid_in, process_gone, Project, AMBIENT_VARS};
 
 /// A guard that records its pid and a background child's, then sleeps far past the test.
-fn project() -> Project {
+fn sleeping_guard() -> Project {
     Project::with_user_toml(&hook(
         "guard",
         "pre_tool_use",
@@ -20,7 +20,7 @@ fn project() -> Project {
     ))
 }
 
-fn ka_hooks(p: &Project, args: &[&str], stdin: &str) -> Child {
+fn spawn_ka_hooks(p: &Project, args: &[&str], stdin: &str) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ka-hooks"));
     for var in AMBIENT_VARS {
         cmd.env_remove(var);
@@ -82,8 +82,8 @@ fn each_interrupt_ends_every_hook_and_exits_with_the_conventional_code() {
         (libc::SIGTERM, 143),
         (libc::SIGHUP, 129),
     ] {
-        let p = project();
-        let child = ka_hooks(
+        let p = sleeping_guard();
+        let child = spawn_ka_hooks(
             &p,
             &["run", "pre_tool_use", "--tool", "bash", "--input", "-"],
             r#"{"arguments":{"command":"ls"}}"#,
@@ -103,8 +103,8 @@ const CLAUDE_PRE_TOOL_USE: &str = r#"{"hook_event_name":"PreToolUse","tool_name"
 
 #[test]
 fn an_interrupted_adapter_call_with_fail_closed_blocks_with_a_reason() {
-    let p = project();
-    let child = ka_hooks(&p, &["claude", "--fail-closed"], CLAUDE_PRE_TOOL_USE);
+    let p = sleeping_guard();
+    let child = spawn_ka_hooks(&p, &["claude", "--fail-closed"], CLAUDE_PRE_TOOL_USE);
     let (output, guard, bg) = interrupt(&p, child, libc::SIGTERM);
     assert_hooks_ended(guard, bg);
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -117,8 +117,8 @@ fn an_interrupted_adapter_call_with_fail_closed_blocks_with_a_reason() {
 
 #[test]
 fn an_interrupted_adapter_call_without_fail_closed_exits_with_the_signal_code() {
-    let p = project();
-    let child = ka_hooks(&p, &["claude"], CLAUDE_PRE_TOOL_USE);
+    let p = sleeping_guard();
+    let child = spawn_ka_hooks(&p, &["claude"], CLAUDE_PRE_TOOL_USE);
     let (output, guard, bg) = interrupt(&p, child, libc::SIGINT);
     assert_hooks_ended(guard, bg);
     assert_eq!(
@@ -144,7 +144,7 @@ fn catches(pid: i32, signal: i32) -> bool {
 #[test]
 fn an_adapter_interrupted_before_its_hooks_ran_follows_fail_closed() {
     for (fail_closed, code) in [(true, 2), (false, 143)] {
-        let p = project();
+        let p = sleeping_guard();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ka-hooks"));
         for var in AMBIENT_VARS {
             cmd.env_remove(var);

@@ -2,20 +2,15 @@
 //! governed by `[hook_settings] max_continuations`; `halt`; matchers on non-tool events.
 
 use crate::support;
+use crate::support::hooks_project;
 
 use ka_hooks::Event;
 use serde_json::json;
 use support::{has_diagnostic, hook, Project};
 
-const SETTINGS: &str = "[hook_settings]\ntimeout = 10\n";
-
-fn project(hooks: &[String]) -> Project {
-    Project::with_user_toml(&format!("{SETTINGS}{}", hooks.concat()))
-}
-
 #[test]
 fn stop_exit_2_keeps_the_agent_going_with_stderr_as_the_next_input() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "tests-pass",
         "stop",
         "echo 'tests still fail: fix them' >&2; exit 2",
@@ -31,7 +26,7 @@ fn stop_exit_2_keeps_the_agent_going_with_stderr_as_the_next_input() {
 
 #[test]
 fn claude_block_and_ka_keep_going_on_stop_join_in_hook_order() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "claude-style",
             "Stop",
@@ -54,7 +49,7 @@ fn claude_block_and_ka_keep_going_on_stop_join_in_hook_order() {
 
 #[test]
 fn past_max_continuations_the_request_is_recorded_not_applied() {
-    let p = project(&[hook("loop", "stop", "echo 'again' >&2; exit 2", &[])]);
+    let p = hooks_project(&[hook("loop", "stop", "echo 'again' >&2; exit 2", &[])]);
     let outcome = p.event(
         Event::Stop,
         json!({"stop_hook_active": true, "continuations": 7}),
@@ -102,7 +97,7 @@ fn max_continuations_out_of_range_is_a_config_error() {
 
 #[test]
 fn a_halt_wins_over_keep_going() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook("loop", "stop", "echo 'again' >&2; exit 2", &[]),
         hook(
             "budget",
@@ -118,7 +113,7 @@ fn a_halt_wins_over_keep_going() {
 
 #[test]
 fn on_error_block_on_stop_never_keeps_the_agent_going() {
-    let p = project(&[hook("broken", "stop", "exit 3", &["on_error = \"block\""])]);
+    let p = hooks_project(&[hook("broken", "stop", "exit 3", &["on_error = \"block\""])]);
     let outcome = p.event(Event::Stop, json!({}));
     assert_eq!(outcome.keep_going, None);
 }
@@ -130,7 +125,7 @@ fn subagent_teammate_and_task_events_keep_going_like_stop() {
         Event::TeammateIdle,
         Event::TaskCompleted,
     ] {
-        let p = project(&[hook(
+        let p = hooks_project(&[hook(
             "more",
             event.as_str(),
             "echo 'not yet' >&2; exit 2",
@@ -143,7 +138,7 @@ fn subagent_teammate_and_task_events_keep_going_like_stop() {
 
 #[test]
 fn session_start_matcher_matches_the_source() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "on-startup",
             "session_start",
@@ -168,7 +163,7 @@ fn session_start_matcher_matches_the_source() {
 
 #[test]
 fn compact_and_notification_matchers_match_trigger_and_type() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "auto-only",
             "pre_compact",
@@ -221,7 +216,7 @@ fn matcher_on_an_event_with_nothing_to_match_is_a_config_error() {
 #[test]
 fn every_new_event_is_hookable_by_its_agent_spelling() {
     for event in Event::ALL {
-        let p = project(&[hook(
+        let p = hooks_project(&[hook(
             "say",
             event.claude_name(),
             r#"echo '{"note":"ran"}'"#,
@@ -243,7 +238,7 @@ fn every_new_event_is_hookable_by_its_agent_spelling() {
 
 #[test]
 fn a_huge_stderr_is_cut_before_it_becomes_the_models_input() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "loud",
         "stop",
         "head -c 30000 /dev/zero | tr '\\0' 'x' >&2; exit 2",
@@ -257,7 +252,7 @@ fn a_huge_stderr_is_cut_before_it_becomes_the_models_input() {
 
 #[test]
 fn a_report_only_stop_hook_says_it_would_keep_going_and_does_not() {
-    let p = project(&[
+    let p = hooks_project(&[
         hook(
             "trial",
             "stop",

@@ -69,12 +69,12 @@ const EVERY_WAY: [Via; 4] = [Via::Run, Via::Claude, Via::Codex, Via::Gemini];
 /// A managed guard (bash), a user guard (write, in `src/`) and a trusted project guard (edit, in
 /// `lib/`): in a guard `write` and `edit` both stand for every writer, so the paths keep the user
 /// guard and the project guard apart.
-fn guarded() -> Project {
+fn three_layer_guards() -> Project {
     let p = Project::with_user_toml(USER_GUARD);
     fs::create_dir_all(managed_dir(&p)).expect("mkdir managed");
     fs::write(managed_dir(&p).join("ka.toml"), MANAGED_GUARD).expect("write managed");
     p.project(PROJECT_GUARD);
-    cli(&p).args(["trust", "--yes"]).assert().success();
+    managed_cli(&p).args(["trust", "--yes"]).assert().success();
     p
 }
 
@@ -82,11 +82,11 @@ fn managed_dir(p: &Project) -> PathBuf {
     p.base.join("managed")
 }
 
-fn user_file(p: &Project) -> PathBuf {
+fn user_toml_path(p: &Project) -> PathBuf {
     p.config_dir.join("ka.toml")
 }
 
-fn cli(p: &Project) -> assert_cmd::Command {
+fn managed_cli(p: &Project) -> assert_cmd::Command {
     let mut cmd = p.cli();
     cmd.env("KA_MANAGED_DIR", managed_dir(p));
     cmd
@@ -106,7 +106,7 @@ fn ask(p: &Project, via: Via, tool: Tool) -> Said {
 }
 
 fn ask_with(p: &Project, via: Via, tool: Tool, env: &[(&str, &str)]) -> Said {
-    let mut cmd = cli(p);
+    let mut cmd = managed_cli(p);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -127,7 +127,7 @@ fn ask_with(p: &Project, via: Via, tool: Tool, env: &[(&str, &str)]) -> Said {
                 .output()
         }
         _ => {
-            let payload = payload(p, via, tool, &path);
+            let payload = payload_via(p, via, tool, &path);
             cmd.arg(match via {
                 Via::Claude => "claude",
                 Via::Codex => "codex",
@@ -175,7 +175,7 @@ fn ask_with(p: &Project, via: Via, tool: Tool, env: &[(&str, &str)]) -> Said {
     }
 }
 
-fn payload(p: &Project, via: Via, tool: Tool, path: &str) -> Value {
+fn payload_via(p: &Project, via: Via, tool: Tool, path: &str) -> Value {
     let root = &p.root;
     match via {
         Via::Claude => {
@@ -256,7 +256,7 @@ fn dispatch_once(p: &Project) {
 /// project guards run, and every answer names the file and `where_` (its line, or what it is).
 #[track_caller]
 fn last_good_guards_hold(p: &Project, where_: &str) {
-    let file = user_file(p).to_string_lossy().into_owned();
+    let file = user_toml_path(p).to_string_lossy().into_owned();
     for via in EVERY_WAY {
         let what = format!("{via:?}");
         let write = ask(p, via, Tool::Write);
@@ -274,18 +274,18 @@ fn last_good_guards_hold(p: &Project, where_: &str) {
         );
     }
     // `check` still reports the file as an error.
-    cli(p).arg("check").assert().code(1);
+    managed_cli(p).arg("check").assert().code(1);
 }
 
 fn append(p: &Project, bytes: &[u8]) {
-    let mut text = fs::read(user_file(p)).expect("read user file");
+    let mut text = fs::read(user_toml_path(p)).expect("read user file");
     text.extend_from_slice(bytes);
-    fs::write(user_file(p), text).expect("append");
+    fs::write(user_toml_path(p), text).expect("append");
 }
 
 #[test]
 fn a_stray_table_header_appended_to_the_user_file_keeps_its_guards() {
-    let p = guarded();
+    let p = three_layer_guards();
     dispatch_once(&p);
     append(&p, b"[[hooks\n");
     last_good_guards_hold(&p, "line 7");
@@ -293,7 +293,7 @@ fn a_stray_table_header_appended_to_the_user_file_keeps_its_guards() {
 
 #[test]
 fn an_unknown_key_in_the_user_file_keeps_its_guards() {
-    let p = guarded();
+    let p = three_layer_guards();
     dispatch_once(&p);
     append(&p, b"enforcee = false\n");
     last_good_guards_hold(&p, "line 7");
@@ -301,16 +301,16 @@ fn an_unknown_key_in_the_user_file_keeps_its_guards() {
 
 #[test]
 fn a_directory_in_place_of_the_user_file_keeps_its_guards() {
-    let p = guarded();
+    let p = three_layer_guards();
     dispatch_once(&p);
-    fs::remove_file(user_file(&p)).expect("rm");
-    fs::create_dir(user_file(&p)).expect("mkdir");
+    fs::remove_file(user_toml_path(&p)).expect("rm");
+    fs::create_dir(user_toml_path(&p)).expect("mkdir");
     last_good_guards_hold(&p, "is a directory");
 }
 
 #[test]
 fn non_utf8_bytes_in_the_user_file_keep_its_guards() {
-    let p = guarded();
+    let p = three_layer_guards();
     dispatch_once(&p);
     append(&p, b"# \xff\xfe\n");
     last_good_guards_hold(&p, "line 7");
@@ -318,7 +318,7 @@ fn non_utf8_bytes_in_the_user_file_keep_its_guards() {
 
 #[test]
 fn a_broken_managed_file_keeps_its_guards_and_the_user_guard_runs() {
-    let p = guarded();
+    let p = three_layer_guards();
     dispatch_once(&p);
     let managed = managed_dir(&p).join("ka.toml");
     fs::write(&managed, format!("{MANAGED_GUARD}[[hooks\n")).expect("break managed");
@@ -338,7 +338,7 @@ fn a_broken_managed_file_keeps_its_guards_and_the_user_guard_runs() {
 
 #[test]
 fn a_broken_user_file_that_never_loaded_lets_the_other_layers_run_and_says_so() {
-    let p = guarded();
+    let p = three_layer_guards();
     append(&p, b"[[hooks\n");
     for via in EVERY_WAY {
         let what = format!("{via:?}");
@@ -364,7 +364,7 @@ fn a_broken_user_file_that_never_loaded_lets_the_other_layers_run_and_says_so() 
 
 #[test]
 fn disable_all_appended_to_the_user_file_is_said_in_every_answer() {
-    let p = guarded();
+    let p = three_layer_guards();
     append(&p, b"\n[hook_settings]\ndisable_all = true\n");
     for via in EVERY_WAY {
         let what = format!("{via:?}");
@@ -386,7 +386,7 @@ fn disable_all_appended_to_the_user_file_is_said_in_every_answer() {
 
 #[test]
 fn ka_hooks_disable_is_said_in_every_answer() {
-    let p = guarded();
+    let p = three_layer_guards();
     for via in EVERY_WAY {
         let what = format!("{via:?}");
         let said = ask_with(&p, via, Tool::Write, &[("KA_HOOKS_DISABLE", "1")]);
@@ -404,7 +404,7 @@ fn ka_hooks_disable_is_said_in_every_answer() {
 
 #[test]
 fn stale_skip_is_said_in_every_answer() {
-    let p = guarded();
+    let p = three_layer_guards();
     p.project(&format!("{PROJECT_GUARD}# edited\n"));
     append(&p, b"\n[hook_settings]\nstale = \"skip\"\n");
     let project_file = p.root.join(".ka/ka.toml").to_string_lossy().into_owned();
@@ -418,8 +418,8 @@ fn stale_skip_is_said_in_every_answer() {
 
 #[test]
 fn a_user_guard_made_report_only_is_named_in_the_next_answer() {
-    let p = guarded();
-    let file = user_file(&p).to_string_lossy().into_owned();
+    let p = three_layer_guards();
+    let file = user_toml_path(&p).to_string_lossy().into_owned();
     for via in EVERY_WAY {
         let what = format!("{via:?}");
         p.write_user_toml(USER_GUARD);
@@ -442,8 +442,8 @@ fn a_user_guard_made_report_only_is_named_in_the_next_answer() {
 
 #[test]
 fn a_user_guard_removed_is_named_in_the_next_answer() {
-    let p = guarded();
-    let file = user_file(&p).to_string_lossy().into_owned();
+    let p = three_layer_guards();
+    let file = user_toml_path(&p).to_string_lossy().into_owned();
     for via in EVERY_WAY {
         let what = format!("{via:?}");
         p.write_user_toml(USER_GUARD);
@@ -456,7 +456,7 @@ fn a_user_guard_removed_is_named_in_the_next_answer() {
     // Deleting the file says it too.
     p.write_user_toml(USER_GUARD);
     dispatch_once(&p);
-    fs::remove_file(user_file(&p)).expect("rm");
+    fs::remove_file(user_toml_path(&p)).expect("rm");
     assert_told(
         &ask(&p, Via::Claude, Tool::Write),
         &["`user-guard`", "is gone", "was deleted"],
@@ -488,7 +488,7 @@ fn a_trusted_root_project_guard_weakened_without_review_is_named() {
 /// leaves a temporary file behind, and the guard of the version they kept still holds.
 #[test]
 fn concurrent_dispatches_never_tear_the_last_good_version() {
-    let p = guarded();
+    let p = three_layer_guards();
     let mut big = String::from(USER_GUARD);
     for i in 0..200 {
         big.push_str(&support::hook(
@@ -544,7 +544,7 @@ fn concurrent_dispatches_never_tear_the_last_good_version() {
 /// load, and the adapters then failed open). `check` warns about it.
 #[test]
 fn a_user_override_of_a_hook_no_layer_defines_switches_nothing_off() {
-    let p = guarded();
+    let p = three_layer_guards();
     append(
         &p,
         b"\n[[hooks]]\nname = \"no-such-hook\"\nenabled = false\n",
@@ -567,7 +567,7 @@ fn a_user_override_of_a_hook_no_layer_defines_switches_nothing_off() {
             &what,
         );
     }
-    let check = cli(&p).arg("check").output().expect("check");
+    let check = managed_cli(&p).arg("check").output().expect("check");
     assert!(
         String::from_utf8_lossy(&check.stderr).contains("no-such-hook"),
         "{check:?}"

@@ -9,6 +9,7 @@
 //! and say that the weakening was refused; `ka-hooks check` reports it naming both files. The
 //! user file still weakens a project's hooks: that is the user's own word.
 
+use crate::support::readme_write;
 use std::fs;
 use std::path::Path;
 
@@ -37,23 +38,8 @@ fn attacked(project: &str) -> Project {
     p
 }
 
-/// `ka-hooks run pre_tool_use` of a write of `README.md` from `dir`: exit code and stdout.
-fn run_write(p: &Project, dir: &Path) -> (Option<i32>, String) {
-    let out = p
-        .cli()
-        .current_dir(dir)
-        .args(["run", "pre_tool_use", "--tool", "write", "--input"])
-        .arg(r#"{"arguments":{"path":"README.md","content":"x"}}"#)
-        .output()
-        .expect("ka-hooks run");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
 /// The agent's payload for a write of `README.md` under `dir`.
-fn payload(agent: &str, dir: &Path) -> Value {
+fn readme_write_payload(agent: &str, dir: &Path) -> Value {
     let file = dir.join("README.md");
     match agent {
         "claude" => json!({"session_id": "s", "cwd": dir, "hook_event_name": "PreToolUse",
@@ -76,7 +62,7 @@ fn adapter_write(p: &Project, agent: &str, dir: &Path) -> (bool, String) {
         .cli()
         .current_dir(dir)
         .arg(agent)
-        .write_stdin(payload(agent, dir).to_string())
+        .write_stdin(readme_write_payload(agent, dir).to_string())
         .output()
         .expect("ka-hooks adapter");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -105,7 +91,7 @@ fn strings(value: &Value, out: &mut Vec<String>) {
 /// answer says every one of `said`.
 #[track_caller]
 fn guard_holds(p: &Project, dir: &Path, said: &[&str]) {
-    let (code, text) = run_write(p, dir);
+    let (code, text) = readme_write(p, dir);
     assert_eq!(code, Some(2), "ka-hooks run let the write through:\n{text}");
     assert!(text.contains(GUARD_SAYS), "the guard did not run:\n{text}");
     for s in said {
@@ -142,7 +128,7 @@ fn check_names_both(p: &Project, dir: &Path, at: &str, original: &str) {
     assert!(line.contains(original), "{line}");
 }
 
-fn user_file(p: &Project) -> String {
+fn user_toml_shown(p: &Project) -> String {
     p.config_dir.join("ka.toml").display().to_string()
 }
 
@@ -171,7 +157,7 @@ fn a_project_entry_named_like_the_users_guard_cannot_weaken_it() {
             &p,
             &p.root,
             &format!("{}:1:", p.root.join(".ka/ka.toml").display()),
-            &format!("{}:1", user_file(&p)),
+            &format!("{}:1", user_toml_shown(&p)),
         );
     }
 }
@@ -193,7 +179,7 @@ fn a_project_cannot_cut_the_users_slow_guard_short_with_a_timeout() {
         &p,
         &p.root,
         &format!("{}:1:", p.root.join(".ka/ka.toml").display()),
-        &format!("{}:1", user_file(&p)),
+        &format!("{}:1", user_toml_shown(&p)),
     );
 }
 
@@ -226,7 +212,7 @@ fn an_unnamed_project_copy_of_the_users_guard_does_not_replace_it() {
         &p,
         &p.root,
         &format!("{}:1:", p.root.join(".ka/ka.toml").display()),
-        &format!("{}:1", user_file(&p)),
+        &format!("{}:1", user_toml_shown(&p)),
     );
     // A copy as strong still replaces it (one run, the later place): nothing is refused.
     p.project(
@@ -274,7 +260,7 @@ fn a_user_copy_of_a_managed_guard_does_not_replace_it() {
             .cli()
             .env("KA_MANAGED_DIR", &managed)
             .arg(agent)
-            .write_stdin(payload(agent, &p.root).to_string())
+            .write_stdin(readme_write_payload(agent, &p.root).to_string())
             .output()
             .expect("adapter");
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -293,7 +279,7 @@ fn a_user_copy_of_a_managed_guard_does_not_replace_it() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains(&format!("{}:1:", user_file(&p)))
+        stderr.contains(&format!("{}:1:", user_toml_shown(&p)))
             && stderr.contains(&managed.join("ka.toml").display().to_string()),
         "{stderr}"
     );
@@ -366,7 +352,7 @@ fn a_local_file_cannot_weaken_the_users_guard_but_may_weaken_its_own_projects() 
         review.contains("changes the project hook `guard`") && review.contains("weaker"),
         "{review}"
     );
-    let (code, text) = run_write(&q, &q.root);
+    let (code, text) = readme_write(&q, &q.root);
     assert_eq!(code, Some(0), "{text}");
 }
 
@@ -378,7 +364,7 @@ fn the_user_file_can_still_disable_a_project_hook_by_name() {
     // final.
     p.project(&format!("{}enabled = true\n", user_guard()));
     p.cli().args(["trust", "--yes"]).assert().success();
-    let (code, text) = run_write(&p, &p.root);
+    let (code, text) = readme_write(&p, &p.root);
     assert_eq!(code, Some(0), "{text}");
     assert!(!text.contains("would weaken"), "{text}");
     let config = p.load();
@@ -416,11 +402,11 @@ fn the_review_shows_every_key_of_an_override_before_and_after() {
         &p,
         &p.root,
         &format!("{}:1:", p.root.join(".ka/ka.toml").display()),
-        &format!("{}:1", user_file(&p)),
+        &format!("{}:1", user_toml_shown(&p)),
     );
     let out = p.cli().args(["trust", "--yes"]).output().expect("trust");
     let review = String::from_utf8_lossy(&out.stdout);
-    let user = user_file(&p);
+    let user = user_toml_shown(&p);
     for needle in [
         format!("changes the user hook `guard` of {user}:1"),
         "enforce: true -> false (weaker)".to_owned(),

@@ -28,7 +28,7 @@ fn call(id: Option<&str>, command: &str) -> Request {
     Request::new(Event::PreToolUse, with_session(id, payload))
 }
 
-fn asks(o: &Outcome) -> bool {
+fn asks_user(o: &Outcome) -> bool {
     matches!(o.next(), Next::ToolCall(Permission::Ask { .. }, _))
 }
 
@@ -66,7 +66,7 @@ fn config_dispatch_caps_the_stop_loop_of_a_session_id() {
     assert_eq!(n, 3, "the next turn");
 }
 
-fn guarded() -> Project {
+fn no_curl_user_guard() -> Project {
     let p = Project::new();
     p.user(&hook(
         "no-curl",
@@ -83,12 +83,12 @@ fn rephrasing_is_asked(dispatch: impl Fn(Request) -> Outcome, id: Option<&str>) 
         let o = dispatch(call(id, "curl evil.example"));
         assert!(o.blocked(), "{o:?}");
     }
-    asks(&dispatch(call(id, "wget evil.example")))
+    asks_user(&dispatch(call(id, "wget evil.example")))
 }
 
 #[test]
 fn config_dispatch_keeps_the_denial_backstop_of_a_session_id() {
-    let p = guarded();
+    let p = no_curl_user_guard();
     let config = p.load();
     assert!(
         rephrasing_is_asked(|r| config.dispatch(r), Some("cfg-denials")),
@@ -101,12 +101,12 @@ fn config_dispatch_keeps_the_denial_backstop_of_a_session_id() {
     );
     config.dispatch(prompt);
     let o = config.dispatch(call(Some("cfg-denials"), "wget evil.example"));
-    assert!(!asks(&o) && !o.blocked(), "{o:?}");
+    assert!(!asks_user(&o) && !o.blocked(), "{o:?}");
 }
 
 #[test]
 fn without_a_session_id_config_dispatch_counts_nothing() {
-    let p = guarded();
+    let p = no_curl_user_guard();
     let config = p.load();
     assert!(!rephrasing_is_asked(|r| config.dispatch(r), None));
     let config = looping_stop();
@@ -115,7 +115,7 @@ fn without_a_session_id_config_dispatch_counts_nothing() {
 
 #[test]
 fn a_session_keeps_the_denial_backstop_itself() {
-    let p = guarded();
+    let p = no_curl_user_guard();
     let s = Session::new(Arc::new(p.load()), "s-denials", &p.root);
     assert!(
         rephrasing_is_asked(|r| s.dispatch(r), None),
@@ -125,21 +125,21 @@ fn a_session_keeps_the_denial_backstop_itself() {
 
 #[test]
 fn a_session_end_forgets_the_count_and_two_session_ids_count_apart() {
-    let p = guarded();
+    let p = no_curl_user_guard();
     let config = p.load();
     let dispatch = |r| config.dispatch(r);
     for _ in 0..3 {
         assert!(dispatch(call(Some("cfg-a"), "curl x")).blocked());
     }
     assert!(
-        !asks(&dispatch(call(Some("cfg-b"), "wget x"))),
+        !asks_user(&dispatch(call(Some("cfg-b"), "wget x"))),
         "another session"
     );
-    assert!(asks(&dispatch(call(Some("cfg-a"), "wget x"))));
+    assert!(asks_user(&dispatch(call(Some("cfg-a"), "wget x"))));
     let end = Request::new(Event::SessionEnd, with_session(Some("cfg-a"), json!({})));
     dispatch(end);
     assert!(
-        !asks(&dispatch(call(Some("cfg-a"), "wget x"))),
+        !asks_user(&dispatch(call(Some("cfg-a"), "wget x"))),
         "a new session"
     );
 }

@@ -13,7 +13,7 @@ use support::{hook, Project};
 const GUARD: &str = "cat >/dev/null; echo 'GUARDED' >&2; exit 2";
 
 /// A user-layer guard with these extra keys.
-fn guarded(extra: &[&str]) -> Project {
+fn guarded_with(extra: &[&str]) -> Project {
     Project::with_user_toml(&hook("guard", "pre_tool_use", GUARD, extra))
 }
 
@@ -29,7 +29,13 @@ fn run_blocks(p: &Project, tool: &str, arguments: Value) -> bool {
 }
 
 /// An adapter's answer to a `PreToolUse`/`BeforeTool` of the agent's `tool` with `input`.
-fn adapter(p: &Project, agent: &str, tool: &str, input: Value, dir: &Path) -> (Option<i32>, Value) {
+fn adapter_on_tool(
+    p: &Project,
+    agent: &str,
+    tool: &str,
+    input: Value,
+    dir: &Path,
+) -> (Option<i32>, Value) {
     let event = if agent == "gemini" {
         "BeforeTool"
     } else {
@@ -57,7 +63,7 @@ fn adapter_blocks(p: &Project, agent: &str, tool: &str, input: Value) -> bool {
 }
 
 fn adapter_blocks_in(p: &Project, agent: &str, tool: &str, input: Value, dir: &Path) -> bool {
-    let (code, answer) = adapter(p, agent, tool, input, dir);
+    let (code, answer) = adapter_on_tool(p, agent, tool, input, dir);
     code == Some(2)
         || answer["decision"] == "deny"
         || answer["decision"] == "block"
@@ -70,7 +76,7 @@ fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) {
 
 #[test]
 fn paths_see_through_a_symlinked_directory() {
-    let p = guarded(&[r#"paths = ["secrets/**"]"#]);
+    let p = guarded_with(&[r#"paths = ["secrets/**"]"#]);
     p.write("secrets/.keep", "");
     std::fs::create_dir_all(p.root.join("src")).expect("src");
     symlink("../secrets", p.root.join("src/s"));
@@ -107,7 +113,7 @@ fn paths_see_through_a_symlinked_directory() {
 
 #[test]
 fn paths_see_through_proc_self_cwd_from_any_working_directory() {
-    let p = guarded(&[r#"paths = ["secrets/**"]"#]);
+    let p = guarded_with(&[r#"paths = ["secrets/**"]"#]);
     assert!(run_blocks(
         &p,
         "write",
@@ -132,7 +138,7 @@ fn paths_see_through_proc_self_cwd_from_any_working_directory() {
 
 #[test]
 fn a_project_reached_through_a_symlink_is_the_same_project() {
-    let p = guarded(&[r#"paths = ["secrets/**"]"#]);
+    let p = guarded_with(&[r#"paths = ["secrets/**"]"#]);
     p.write(".ka/.keep", "");
     let link = p.base.join("link");
     symlink(&p.root, &link);
@@ -166,7 +172,7 @@ fn a_project_reached_through_a_symlink_is_the_same_project() {
 
 #[test]
 fn write_rules_match_dotted_spellings() {
-    let p = guarded(&[r#"if = "Write(secrets/**)""#]);
+    let p = guarded_with(&[r#"if = "Write(secrets/**)""#]);
     for path in ["./secrets/k", "src/../secrets/k", "secrets//k"] {
         assert!(
             run_blocks(&p, "write", json!({"path": path, "content": "x"})),
@@ -205,7 +211,7 @@ fn a_project_file_linked_to_the_user_file_asks_a_human() {
     symlink(p.config_dir.join("ka.toml"), p.root.join("notes.toml"));
     let outcome = p.run_json("write", json!({"path": "notes.toml", "content": "x"}));
     assert_eq!(outcome["decision"], "ask", "{outcome}");
-    let (_, answer) = adapter(
+    let (_, answer) = adapter_on_tool(
         &p,
         "claude",
         "Edit",
@@ -219,7 +225,7 @@ fn a_project_file_linked_to_the_user_file_asks_a_human() {
     // The project's own `.ka/ka.toml` as a link to the user file: asked under either name.
     std::fs::remove_file(p.root.join("notes.toml")).expect("rm");
     symlink(p.config_dir.join("ka.toml"), p.root.join(".ka/ka.toml"));
-    let (_, answer) = adapter(
+    let (_, answer) = adapter_on_tool(
         &p,
         "claude",
         "Write",
@@ -234,7 +240,7 @@ fn a_project_file_linked_to_the_user_file_asks_a_human() {
 
 #[test]
 fn a_decoy_path_never_hides_the_file_the_agent_writes() {
-    let p = guarded(&[r#"paths = ["secrets/**"]"#]);
+    let p = guarded_with(&[r#"paths = ["secrets/**"]"#]);
     for input in [
         json!({"file_path": "secrets/k", "path": "README.md", "content": "x"}),
         json!({"path": "README.md", "file_path": "secrets/k", "content": "x"}),
@@ -255,7 +261,7 @@ fn a_decoy_path_never_hides_the_file_the_agent_writes() {
         r#"cat >/dev/null; printf '%s' {path} > seen.txt"#,
         &[r#"tool = "write""#],
     ));
-    adapter(
+    adapter_on_tool(
         &q,
         "claude",
         "Write",
@@ -272,7 +278,7 @@ fn a_guard_on_write_and_edit_sees_every_tool_that_writes_files() {
         r#"tool = "@file_writes""#,
         r#"tool = ["Write", "Edit"]"#,
     ] {
-        let p = guarded(&[tool]);
+        let p = guarded_with(&[tool]);
         assert!(
             adapter_blocks(
                 &p,
@@ -315,7 +321,7 @@ fn a_guard_on_write_and_edit_sees_every_tool_that_writes_files() {
 
 #[test]
 fn a_guard_listing_some_writers_elsewhere_is_told_by_check() {
-    let p = guarded(&[r#"tool = ["multi_edit"]"#]);
+    let p = guarded_with(&[r#"tool = ["multi_edit"]"#]);
     p.cli()
         .arg("check")
         .assert()
@@ -345,7 +351,7 @@ fn a_guard_listing_some_writers_elsewhere_is_told_by_check() {
 
 #[test]
 fn read_rules_cover_every_reading_and_searching_tool() {
-    let p = guarded(&[r#"if = "Read(~/.ssh/**)""#]);
+    let p = guarded_with(&[r#"if = "Read(~/.ssh/**)""#]);
     let home = p.base.join("home");
     std::fs::create_dir_all(home.join(".ssh")).expect("home");
     let ssh = home.join(".ssh");
@@ -423,7 +429,7 @@ fn read_rules_cover_every_reading_and_searching_tool() {
 
 #[test]
 fn a_paths_guard_on_reads_sees_searches_of_the_tree() {
-    let p = guarded(&[r#"tool = "@file_reads""#, r#"paths = ["secrets/**"]"#]);
+    let p = guarded_with(&[r#"tool = "@file_reads""#, r#"paths = ["secrets/**"]"#]);
     p.write("secrets/k", "key");
     p.write("src/a.rs", "");
     assert!(adapter_blocks(
@@ -501,7 +507,7 @@ fn a_quoted_placeholder_stays_inert() {
         assert!(!p.exists("PWNED"), "{command} ran the file name");
         assert_eq!(p.read("seen.txt").as_deref(), Some(name), "{command}");
         std::fs::remove_file(p.root.join("seen.txt")).expect("rm");
-        adapter(
+        adapter_on_tool(
             &p,
             "claude",
             "Write",
@@ -544,7 +550,7 @@ fn a_write_to_a_script_a_user_guard_runs_asks_a_human() {
             "{}: {outcome}",
             script.display()
         );
-        let (_, answer) = adapter(
+        let (_, answer) = adapter_on_tool(
             &p,
             "claude",
             "Write",

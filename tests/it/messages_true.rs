@@ -3,19 +3,10 @@
 //! headline and counts, `events`, golden-case hints).
 
 use crate::support;
+use crate::support::cli_output;
 
 use serde_json::{json, Value};
 use support::{hook, Project};
-
-/// `ka-hooks run ARGS...`: exit code, stdout, stderr.
-fn run(p: &Project, args: &[&str]) -> (i32, String, String) {
-    let out = p.cli().args(args).output().expect("ka-hooks");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn doctor_says_exit_2_on_stop_is_keep_going_not_a_mistake() {
@@ -25,7 +16,7 @@ fn doctor_says_exit_2_on_stop_is_keep_going_not_a_mistake() {
         "echo 'tests still fail' >&2; exit 2",
         &[],
     ));
-    let (code, stdout, stderr) = run(&p, &["doctor", "--exec", "--json"]);
+    let (code, stdout, stderr) = cli_output(&p, &["doctor", "--exec", "--json"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     let entries: Vec<Value> = serde_json::from_str(&stdout).expect("json");
     let exec = entries
@@ -44,7 +35,7 @@ fn doctor_says_exit_2_on_stop_is_keep_going_not_a_mistake() {
 #[test]
 fn doctor_still_warns_on_exit_2_where_it_has_no_effect() {
     let p = Project::with_user_toml(&hook("bye", "session_end", "exit 2", &[]));
-    let (_, stdout, _) = run(&p, &["doctor", "--exec", "--json"]);
+    let (_, stdout, _) = cli_output(&p, &["doctor", "--exec", "--json"]);
     let entries: Vec<Value> = serde_json::from_str(&stdout).expect("json");
     let text = serde_json::to_string(&entries).unwrap_or_default();
     assert!(text.contains("no effect on session_end"), "{text}");
@@ -68,7 +59,7 @@ fn run_tool_takes_every_agent_spelling_an_entry_takes() {
 #[test]
 fn run_tool_with_a_typo_answers_with_did_you_mean() {
     let p = Project::with_user_toml(&hook("any", "pre_tool_use", "exit 0", &[]));
-    let (code, _, stderr) = run(
+    let (code, _, stderr) = cli_output(
         &p,
         &[
             "run",
@@ -113,7 +104,7 @@ fn a_golden_case_with_tool_bash_reaches_a_bash_guard() {
         &["tool = \"bash\"", "if = \"Bash(rm:*)\""],
     ));
     p.write(".ka/tests/bash.toml", GOLDEN_BASH);
-    let (code, stdout, stderr) = run(&p, &["test"]);
+    let (code, stdout, stderr) = cli_output(&p, &["test"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("ok "), "{stdout}");
 }
@@ -125,7 +116,7 @@ fn a_golden_typo_suggests_the_nearest_key_with_its_suffix() {
         ".ka/tests/typo.toml",
         "[[case]]\nname = \"t\"\nevent = \"stop\"\nexpect = { reson_contains = \"x\" }\n",
     );
-    let (code, stdout, stderr) = run(&p, &["test"]);
+    let (code, stdout, stderr) = cli_output(&p, &["test"]);
     assert_eq!(code, 1, "{stdout}{stderr}");
     let all = format!("{stdout}{stderr}");
     assert!(all.contains("did you mean `reason_contains`?"), "{all}");
@@ -139,7 +130,7 @@ fn the_run_headline_of_a_stop_that_keeps_going_says_so() {
         "echo 'tests still fail' >&2; exit 2",
         &[],
     ));
-    let (code, stdout, stderr) = run(&p, &["run", "stop", "--input", "{}"]);
+    let (code, stdout, stderr) = cli_output(&p, &["run", "stop", "--input", "{}"]);
     assert_eq!(code, 0, "{stderr}");
     let headline = stdout.lines().next().unwrap_or_default();
     assert_eq!(headline, "stop: keep going", "{stdout}");
@@ -159,7 +150,7 @@ fn run_stop_counts_continuations_like_the_adapters_and_says_capped() {
     ));
     let stop = |active: bool| {
         let input = json!({"session_id": "s-run", "stop_hook_active": active}).to_string();
-        run(&p, &["run", "stop", "--input", &input]).1
+        cli_output(&p, &["run", "stop", "--input", &input]).1
     };
     assert!(stop(false).starts_with("stop: keep going"));
     assert!(stop(true).starts_with("stop: keep going"));
@@ -225,7 +216,7 @@ fn golden_cases_state_continuations_and_expect_keep_going_or_the_cap() {
         hook("same", "stop", "echo 'not done' >&2; exit 2", &[])
     ));
     p.write(".ka/tests/stop.toml", STOP_CASES);
-    let (code, stdout, stderr) = run(&p, &["test"]);
+    let (code, stdout, stderr) = cli_output(&p, &["test"]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     // And the cap is real: a case that says it keeps going at the cap fails.
     p.write(
@@ -235,14 +226,14 @@ fn golden_cases_state_continuations_and_expect_keep_going_or_the_cap() {
             "verdict = \"keep_going\"",
         ),
     );
-    let (code, stdout, _) = run(&p, &["test"]);
+    let (code, stdout, _) = cli_output(&p, &["test"]);
     assert_eq!(code, 1, "{stdout}");
 }
 
 #[test]
 fn events_lists_each_alias_once_and_never_an_empty_actions_line() {
     let p = Project::new();
-    let (code, stdout, _) = run(&p, &["events"]);
+    let (code, stdout, _) = cli_output(&p, &["events"]);
     assert_eq!(code, 0);
     assert!(
         stdout.contains("aliases:  PreToolUse, BeforeTool\n"),
@@ -256,10 +247,10 @@ fn events_lists_each_alias_once_and_never_an_empty_actions_line() {
 #[test]
 fn import_offers_only_the_agent_it_can_read() {
     let p = Project::new();
-    let (_, help, _) = run(&p, &["import", "--help"]);
+    let (_, help, _) = cli_output(&p, &["import", "--help"]);
     let offered = "[possible values: claude, copilot, cursor, antigravity]";
     assert!(help.contains(offered), "{help}");
-    let (code, _, stderr) = run(&p, &["import", "codex"]);
+    let (code, _, stderr) = cli_output(&p, &["import", "codex"]);
     assert_eq!(code, 1);
     assert!(stderr.contains(offered), "{stderr}");
 }
@@ -267,7 +258,7 @@ fn import_offers_only_the_agent_it_can_read() {
 #[test]
 fn install_codex_says_which_events_codex_lacks_and_not_session_end() {
     let p = Project::with_user_toml(&hook("bye", "session_end", "true", &[]));
-    let (code, _, stderr) = run(&p, &["install", "codex"]);
+    let (code, _, stderr) = cli_output(&p, &["install", "codex"]);
     assert_eq!(code, 1, "{stderr}");
     assert!(!stderr.contains("no session end"), "{stderr}");
     assert!(stderr.contains("has no event for"), "{stderr}");
@@ -280,13 +271,13 @@ fn install_codex_says_which_events_codex_lacks_and_not_session_end() {
 fn trust_and_log_are_not_offered_where_they_mean_nothing() {
     let p = Project::new();
     for command in ["completions", "schema", "events"] {
-        let (_, help, _) = run(&p, &[command, "--help"]);
+        let (_, help, _) = cli_output(&p, &[command, "--help"]);
         assert!(!help.contains("--trust"), "{command}: {help}");
         assert!(!help.contains("--log"), "{command}: {help}");
     }
-    let (_, help, _) = run(&p, &["check", "--help"]);
+    let (_, help, _) = cli_output(&p, &["check", "--help"]);
     assert!(help.contains("--trust"), "{help}");
-    let (code, _, stderr) = run(&p, &["completions", "bash", "--trust"]);
+    let (code, _, stderr) = cli_output(&p, &["completions", "bash", "--trust"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("--trust means nothing"), "{stderr}");
 }
@@ -296,7 +287,7 @@ fn a_single_bracket_hooks_table_gets_a_hint() {
     let p = Project::with_user_toml(
         "# my hooks\n[hooks]\nname = \"g\"\nevent = \"stop\"\ncommand = \"true\"\n",
     );
-    let (code, _, stderr) = run(&p, &["check"]);
+    let (code, _, stderr) = cli_output(&p, &["check"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("ka.toml:2:1"), "{stderr}");
     assert!(stderr.contains("write `[[hooks]]`"), "{stderr}");
@@ -309,7 +300,7 @@ fn a_single_bracket_case_table_gets_a_hint() {
         ".ka/tests/one.toml",
         "[case]\nname = \"t\"\nevent = \"stop\"\nexpect = { verdict = \"proceed\" }\n",
     );
-    let (code, stdout, stderr) = run(&p, &["test"]);
+    let (code, stdout, stderr) = cli_output(&p, &["test"]);
     assert_eq!(code, 1, "{stdout}");
     assert!(stderr.contains("one.toml:1:"), "{stderr}");
     assert!(stderr.contains("write `[[case]]`"), "{stderr}");

@@ -3,6 +3,7 @@
 //! only `blocked`, so a host that copied them ran calls that ka's own protection marked `ask`.
 
 use crate::support;
+use crate::support::hooks_project;
 
 use ka_hooks::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
 use ka_hooks::{Event, Outcome};
@@ -10,10 +11,6 @@ use serde_json::{json, Map, Value};
 use support::{hook, object, Project};
 
 const SETTINGS: &str = "[hook_settings]\ntimeout = 10\n\n";
-
-fn project(hooks: &[String]) -> Project {
-    Project::with_user_toml(&format!("{SETTINGS}{}", hooks.concat()))
-}
 
 /// The answer of a tool call (else a panic); likewise for the other kinds below.
 #[track_caller]
@@ -25,7 +22,7 @@ fn permission(outcome: &Outcome) -> Permission {
 }
 
 #[track_caller]
-fn prompt(outcome: &Outcome) -> Prompt {
+fn prompt_of(outcome: &Outcome) -> Prompt {
     match outcome.next() {
         Next::Prompt(prompt, _) => prompt,
         other => panic!("expected a prompt's answer, got {other:?}"),
@@ -41,7 +38,7 @@ fn tool_result(outcome: &Outcome) -> ToolResult {
 }
 
 #[track_caller]
-fn stop(outcome: &Outcome) -> Stop {
+fn stop_of(outcome: &Outcome) -> Stop {
     match outcome.next() {
         Next::Stop(stop, _) => stop,
         other => panic!("expected a stop's answer, got {other:?}"),
@@ -64,7 +61,7 @@ fn args(value: Value) -> Map<String, Value> {
 /// that the built-in protection wants a human to approve. `next()` makes it an `Ask`.
 #[test]
 fn a_write_to_ka_toml_is_an_ask_with_its_arguments() {
-    let p = project(&[]);
+    let p = hooks_project(&[]);
     let target = p.root.join(".ka/ka.toml");
     let sent = json!({"path": target, "content": "[[hooks]]\n"});
     let outcome = p.tool_call(Event::PreToolUse, "write", sent.clone());
@@ -84,7 +81,7 @@ fn a_write_to_ka_toml_is_an_ask_with_its_arguments() {
 
 #[test]
 fn a_read_of_ka_toml_changes_nothing_and_is_not_asked_but_an_edit_is() {
-    let p = project(&[]);
+    let p = hooks_project(&[]);
     let target = p.root.join(".ka/ka.toml");
     let read = p.tool_call(Event::PreToolUse, "read", json!({"path": target}));
     assert!(
@@ -114,7 +111,7 @@ fn a_read_of_ka_toml_changes_nothing_and_is_not_asked_but_an_edit_is() {
 fn a_write_to_an_agents_file_that_calls_ka_hooks_is_an_ask() {
     // Dropping the `ka-hooks claude` entry (or Cursor's, Copilot's) switches every guard off as
     // surely as emptying `.ka/ka.toml`.
-    let p = project(&[]);
+    let p = hooks_project(&[]);
     for rel in [
         ".claude/settings.json",
         ".cursor/hooks.json",
@@ -132,7 +129,7 @@ fn a_write_to_an_agents_file_that_calls_ka_hooks_is_an_ask() {
 
 #[test]
 fn a_veto_is_a_block_with_the_reason_for_the_model() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "veto",
         "pre_tool_use",
         "echo 'not here' >&2; exit 2",
@@ -150,7 +147,7 @@ fn a_veto_is_a_block_with_the_reason_for_the_model() {
 
 #[test]
 fn a_halt_is_a_halt_with_the_reason_for_the_user() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "stopper",
         "pre_tool_use",
         r#"echo '{"halt":"out of budget"}'"#,
@@ -169,7 +166,7 @@ fn a_halt_is_a_halt_with_the_reason_for_the_user() {
 /// `updated_input`); without an allow it is not pre-approved.
 #[test]
 fn a_rewrite_runs_the_rewritten_arguments_and_an_allow_pre_approves() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "scrub",
         "pre_tool_use",
         r#"echo '{"updated_input":{"command":"ls -la"}}'"#,
@@ -184,7 +181,7 @@ fn a_rewrite_runs_the_rewritten_arguments_and_an_allow_pre_approves() {
             context: None
         }
     );
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "ok",
         "pre_tool_use",
         r#"echo '{"decision":"allow"}'"#,
@@ -203,7 +200,7 @@ fn a_rewrite_runs_the_rewritten_arguments_and_an_allow_pre_approves() {
 
 #[test]
 fn a_prompt_is_blocked_or_submitted_with_context() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "ctx",
         "user_prompt_submit",
         r#"echo '{"context":"the repo uses tabs"}'"#,
@@ -211,12 +208,12 @@ fn a_prompt_is_blocked_or_submitted_with_context() {
     )]);
     let outcome = p.event(Event::UserPromptSubmit, json!({"prompt": "hi"}));
     assert_eq!(
-        prompt(&outcome),
+        prompt_of(&outcome),
         Prompt::Submit {
             context: Some("the repo uses tabs".into())
         }
     );
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "no",
         "user_prompt_submit",
         "echo 'no secrets' >&2; exit 2",
@@ -224,7 +221,7 @@ fn a_prompt_is_blocked_or_submitted_with_context() {
     )]);
     let outcome = p.event(Event::UserPromptSubmit, json!({"prompt": "hi"}));
     assert_eq!(
-        prompt(&outcome),
+        prompt_of(&outcome),
         Prompt::Block {
             reason: "no secrets".into()
         }
@@ -233,7 +230,7 @@ fn a_prompt_is_blocked_or_submitted_with_context() {
 
 #[test]
 fn a_tool_result_is_marked_as_an_error_with_the_feedback() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "lint",
         "post_tool_use",
         "echo 'lint failed' >&2; exit 2",
@@ -251,7 +248,7 @@ fn a_tool_result_is_marked_as_an_error_with_the_feedback() {
 
 #[test]
 fn a_stop_keeps_going_or_ends() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "more",
         "stop",
         "echo 'run the tests' >&2; exit 2",
@@ -259,22 +256,22 @@ fn a_stop_keeps_going_or_ends() {
     )]);
     let outcome = p.event(Event::Stop, json!({}));
     assert_eq!(
-        stop(&outcome),
+        stop_of(&outcome),
         Stop::KeepGoing {
             reason: "run the tests".into(),
             context: None
         }
     );
-    let p = project(&[hook("quiet", "stop", "true", &[])]);
+    let p = hooks_project(&[hook("quiet", "stop", "true", &[])]);
     assert_eq!(
-        stop(&p.event(Event::Stop, json!({}))),
+        stop_of(&p.event(Event::Stop, json!({}))),
         Stop::End { context: None }
     );
 }
 
 #[test]
 fn another_event_continues_with_its_context_or_halts() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "ctx",
         "session_start",
         r#"echo '{"context":"hello"}'"#,
@@ -304,7 +301,7 @@ fn for_user_folds_notes_failures_and_weakenings() {
         all.iter().any(|l| l.contains("except managed ones is off")),
         "{all:?}"
     );
-    let p = project(&[
+    let p = hooks_project(&[
         hook("broken", "stop", "exit 3", &[]),
         hook("noter", "stop", r#"echo '{"note":"saved"}'"#, &[]),
     ]);
@@ -322,7 +319,7 @@ fn for_user_folds_notes_failures_and_weakenings() {
 /// project, so a write to it asks, from the repository root and from a directory below it.
 #[test]
 fn a_write_to_an_agents_file_of_a_project_without_ka_is_an_ask() {
-    let p = project(&[]);
+    let p = hooks_project(&[]);
     std::fs::remove_dir(p.root.join(".ka")).expect("no .ka/");
     std::fs::create_dir_all(p.root.join(".git")).expect("a repository");
     std::fs::create_dir_all(p.root.join("src/deep")).expect("a directory below");
@@ -356,7 +353,7 @@ fn times_in(next: &Next, text: &str) -> usize {
 /// `Permission::Run` had no field for them.
 #[test]
 fn a_guards_context_mode_and_message_come_with_the_answer_once() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "ok",
         "pre_tool_use",
         r#"echo '{"decision":"allow","context":"CTX-PRE","mode":"plan","systemMessage":"MSG-PRE"}'"#,
@@ -387,7 +384,7 @@ fn a_guards_context_mode_and_message_come_with_the_answer_once() {
         (r#""decision":"deny""#, true),
         (r#""decision":"ask""#, false),
     ] {
-        let p = project(&[hook(
+        let p = hooks_project(&[hook(
             "judge",
             "pre_tool_use",
             &format!(r#"echo '{{{said},"reason":"no","context":"CTX-J"}}'"#),
@@ -407,7 +404,7 @@ fn a_guards_context_mode_and_message_come_with_the_answer_once() {
 /// had no field for it.
 #[test]
 fn a_stop_hooks_context_comes_with_keep_going_and_with_end() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "more",
         "stop",
         r#"echo '{"keep_going":"run the tests","context":"CTX-STOP"}'"#,
@@ -415,17 +412,17 @@ fn a_stop_hooks_context_comes_with_keep_going_and_with_end() {
     )]);
     let outcome = p.event(Event::Stop, json!({}));
     assert_eq!(
-        stop(&outcome),
+        stop_of(&outcome),
         Stop::KeepGoing {
             reason: "run the tests".into(),
             context: Some("CTX-STOP".into())
         }
     );
     assert_eq!(times_in(&outcome.next(), "CTX-STOP"), 1);
-    let p = project(&[hook("note", "stop", r#"echo '{"context":"CTX-END"}'"#, &[])]);
+    let p = hooks_project(&[hook("note", "stop", r#"echo '{"context":"CTX-END"}'"#, &[])]);
     let outcome = p.event(Event::Stop, json!({}));
     assert_eq!(
-        stop(&outcome),
+        stop_of(&outcome),
         Stop::End {
             context: Some("CTX-END".into())
         }
@@ -436,7 +433,7 @@ fn a_stop_hooks_context_comes_with_keep_going_and_with_end() {
 /// text is in the answer once.
 #[test]
 fn a_result_marked_as_an_error_keeps_its_context() {
-    let p = project(&[hook(
+    let p = hooks_project(&[hook(
         "lint",
         "post_tool_use",
         r#"echo '{"decision":"block","reason":"FB-LINT","context":"CTX-LINT"}'"#,

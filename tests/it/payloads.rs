@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use support::{hook, Project};
 
 /// A guard on shell commands that refuses `rm -rf`, whatever else the payload holds.
-fn guarded() -> Project {
+fn no_rm_guarded() -> Project {
     Project::with_user_toml(&hook(
         "no-rm",
         "pre_tool_use",
@@ -24,7 +24,7 @@ const AGENTS: [&str; 3] = ["claude", "codex", "gemini"];
 
 /// The agent's PreToolUse payload for a shell command, as JSON text with `extra` spliced into
 /// `tool_input` verbatim (so it can hold what `serde_json` would never write).
-fn pre_tool_use(p: &Project, agent: &str, command: &str, extra: &str) -> String {
+fn shell_payload(p: &Project, agent: &str, command: &str, extra: &str) -> String {
     let (event, tool) = match agent {
         "gemini" => ("BeforeTool", "run_shell_command"),
         _ => ("PreToolUse", "Bash"),
@@ -62,7 +62,7 @@ impl Reply {
     }
 }
 
-fn send(p: &Project, args: &[&str], stdin: impl Into<Vec<u8>>) -> Reply {
+fn send_bytes(p: &Project, args: &[&str], stdin: impl Into<Vec<u8>>) -> Reply {
     let output = p
         .cli()
         .args(args)
@@ -82,10 +82,10 @@ fn nested(depth: usize) -> String {
 
 #[test]
 fn a_lone_surrogate_in_a_tool_argument_still_meets_the_guard() {
-    let p = guarded();
+    let p = no_rm_guarded();
     for agent in AGENTS {
-        let payload = pre_tool_use(&p, agent, "rm -rf build", r#","description":"x\udc80y""#);
-        let reply = send(&p, &[agent], payload);
+        let payload = shell_payload(&p, agent, "rm -rf build", r#","description":"x\udc80y""#);
+        let reply = send_bytes(&p, &[agent], payload);
         assert!(
             reply.blocked(),
             "{agent}: {:?} {} {}",
@@ -100,12 +100,12 @@ fn a_lone_surrogate_in_a_tool_argument_still_meets_the_guard() {
             reply.stdout
         );
         // A harmless call with the same escape runs: nothing else changed.
-        let payload = pre_tool_use(&p, agent, "ls \u{1F600}", r#","description":"\udc80""#);
-        let reply = send(&p, &[agent], payload);
+        let payload = shell_payload(&p, agent, "ls \u{1F600}", r#","description":"\udc80""#);
+        let reply = send_bytes(&p, &[agent], payload);
         assert_eq!(reply.code, Some(0), "{agent}: {}", reply.stderr);
         assert!(!reply.blocked(), "{agent}: {}", reply.stdout);
     }
-    let reply = send(
+    let reply = send_bytes(
         &p,
         &["run", "pre_tool_use"],
         r#"{"tool":"bash","arguments":{"command":"rm -rf build \udc80"}}"#,
@@ -116,15 +116,15 @@ fn a_lone_surrogate_in_a_tool_argument_still_meets_the_guard() {
 
 #[test]
 fn an_argument_127_arrays_deep_still_meets_the_guard() {
-    let p = guarded();
+    let p = no_rm_guarded();
     // 127 arrays inside `tool_input` inside the payload: past serde_json's default of 128.
     for depth in [127, 1000] {
         let extra = format!(r#","nested":{}"#, nested(depth));
         for agent in AGENTS {
-            let reply = send(
+            let reply = send_bytes(
                 &p,
                 &[agent],
-                pre_tool_use(&p, agent, "rm -rf build", &extra),
+                shell_payload(&p, agent, "rm -rf build", &extra),
             );
             assert!(
                 reply.blocked(),
@@ -138,18 +138,18 @@ fn an_argument_127_arrays_deep_still_meets_the_guard() {
             r#"{{"tool":"bash","arguments":{{"command":"rm -rf build","nested":{}}}}}"#,
             nested(depth)
         );
-        let reply = send(&p, &["run", "pre_tool_use"], payload);
+        let reply = send_bytes(&p, &["run", "pre_tool_use"], payload);
         assert_eq!(reply.code, Some(2), "run at {depth}: {}", reply.stderr);
     }
 }
 
 #[test]
 fn a_payload_100000_levels_deep_fails_closed_without_overflowing() {
-    let p = guarded();
+    let p = no_rm_guarded();
     let extra = format!(r#","nested":{}"#, nested(100_000));
     for agent in AGENTS {
         // Even a harmless command: the guards cannot judge a call they cannot read.
-        let reply = send(&p, &[agent], pre_tool_use(&p, agent, "ls", &extra));
+        let reply = send_bytes(&p, &[agent], shell_payload(&p, agent, "ls", &extra));
         assert_eq!(reply.code, Some(2), "{agent}: {}", reply.stderr);
         assert!(
             reply.stderr.contains("nested more than"),
@@ -166,7 +166,7 @@ fn a_payload_100000_levels_deep_fails_closed_without_overflowing() {
         r#"{{"tool":"bash","arguments":{{"command":"ls","nested":{}}}}}"#,
         nested(100_000)
     );
-    let reply = send(&p, &["run", "pre_tool_use"], payload);
+    let reply = send_bytes(&p, &["run", "pre_tool_use"], payload);
     assert_eq!(reply.code, Some(2), "{}", reply.stderr);
     assert!(
         reply.stderr.contains("nested more than"),
@@ -177,12 +177,12 @@ fn a_payload_100000_levels_deep_fails_closed_without_overflowing() {
 
 #[test]
 fn a_payload_that_cannot_be_read_blocks_a_tool_call_by_default() {
-    let p = guarded();
+    let p = no_rm_guarded();
     for agent in AGENTS {
-        let whole = pre_tool_use(&p, agent, "ls", "");
+        let whole = shell_payload(&p, agent, "ls", "");
         let truncated = &whole[..whole.len() - 10];
         for payload in [truncated, "not json", "[1, 2]"] {
-            let reply = send(&p, &[agent], payload);
+            let reply = send_bytes(&p, &[agent], payload);
             assert_eq!(reply.code, Some(2), "{agent} {payload}: {}", reply.stdout);
             assert!(
                 reply.stderr.contains("fails closed"),
@@ -191,7 +191,7 @@ fn a_payload_that_cannot_be_read_blocks_a_tool_call_by_default() {
             );
         }
     }
-    let reply = send(
+    let reply = send_bytes(
         &p,
         &["run", "pre_tool_use"],
         r#"{"tool":"bash","arguments":{"#,
@@ -206,17 +206,17 @@ fn a_payload_that_cannot_be_read_blocks_a_tool_call_by_default() {
 
 #[test]
 fn a_broken_payload_of_an_event_that_cannot_be_vetoed_fails_open_and_says_so() {
-    let p = guarded();
+    let p = no_rm_guarded();
     let payload = format!(
         r#"{{"session_id":"s","cwd":{},"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{{"#,
         json!(p.root)
     );
-    let reply = send(&p, &["claude"], payload);
+    let reply = send_bytes(&p, &["claude"], payload);
     assert_eq!(reply.code, Some(0), "{}", reply.stderr);
     assert!(reply.json()["systemMessage"]
         .as_str()
         .is_some_and(|m| m.contains("not valid JSON") && m.contains("failing open")));
-    let reply = send(&p, &["run", "post_tool_use"], r#"{"tool":"bash","#);
+    let reply = send_bytes(&p, &["run", "post_tool_use"], r#"{"tool":"bash","#);
     assert_eq!(
         reply.code,
         Some(1),
@@ -227,15 +227,15 @@ fn a_broken_payload_of_an_event_that_cannot_be_vetoed_fails_open_and_says_so() {
 
 #[test]
 fn bytes_that_are_not_utf8_in_a_tool_argument_still_meet_the_guard() {
-    let p = guarded();
+    let p = no_rm_guarded();
     for agent in AGENTS {
         let mut payload =
-            pre_tool_use(&p, agent, "rm -rf build", r#","description":"x"#).into_bytes();
+            shell_payload(&p, agent, "rm -rf build", r#","description":"x"#).into_bytes();
         // `"x` + 0xFF + `y"` inside tool_input, then the closing braces.
         let tail = payload.split_off(payload.len() - 2);
         payload.extend_from_slice(b"\xffy\"");
         payload.extend_from_slice(&tail);
-        let reply = send(&p, &[agent], payload);
+        let reply = send_bytes(&p, &[agent], payload);
         assert!(
             reply.blocked(),
             "{agent}: {:?} {} {}",

@@ -4,22 +4,17 @@
 //! the failed guard.
 
 use crate::support;
+use crate::support::hooks_project;
 
 use ka_hooks::action::Decision;
 use ka_hooks::outcome::Status;
 use ka_hooks::Event;
 use serde_json::{json, Value};
-use support::{hook, report, Project};
-
-const SETTINGS: &str = "[hook_settings]\ntimeout = 10\n\n";
+use support::{hook, report};
 
 /// A guard that fails open, written out: without it a guard's failure blocks the call, and
 /// these tests are about what an allow is worth next to a failed guard that did not block.
 const IGNORE: &str = r#"on_error = "ignore""#;
-
-fn project(hooks: &[String]) -> Project {
-    Project::with_user_toml(&format!("{SETTINGS}{}", hooks.concat()))
-}
 
 fn allow() -> String {
     hook(
@@ -39,7 +34,7 @@ fn said_to_user(outcome: &ka_hooks::Outcome) -> String {
 /// (exit 3) read as "allow": the permission prompt was skipped although a guard failed.
 #[test]
 fn an_allow_then_a_crashed_guard_is_not_a_pre_approval() {
-    let p = project(&[allow(), hook("guard", "pre_tool_use", "exit 3", &[IGNORE])]);
+    let p = hooks_project(&[allow(), hook("guard", "pre_tool_use", "exit 3", &[IGNORE])]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "rm -rf ~"}));
     assert_eq!(report(&outcome, "guard").status, Status::Error);
     assert!(
@@ -57,7 +52,7 @@ fn an_allow_then_a_crashed_guard_is_not_a_pre_approval() {
 /// The same, the guard first: the order of the hooks does not matter.
 #[test]
 fn a_crashed_guard_then_an_allow_is_not_a_pre_approval() {
-    let p = project(&[hook("guard", "pre_tool_use", "exit 3", &[IGNORE]), allow()]);
+    let p = hooks_project(&[hook("guard", "pre_tool_use", "exit 3", &[IGNORE]), allow()]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
     assert_ne!(outcome.decision(), Some(Decision::Allow), "{outcome:#?}");
     assert!(said_to_user(&outcome).contains("`guard`"));
@@ -67,7 +62,7 @@ fn a_crashed_guard_then_an_allow_is_not_a_pre_approval() {
 /// belong to pre_tool_use): the deny was dropped and the allow pre-approved the call.
 #[test]
 fn an_allow_then_a_voided_deny_is_not_a_pre_approval() {
-    let p = project(&[
+    let p = hooks_project(&[
         allow(),
         hook(
             "guard",
@@ -85,7 +80,7 @@ fn an_allow_then_a_voided_deny_is_not_a_pre_approval() {
 /// A guard that cannot start (its script is missing) is a failed guard too.
 #[test]
 fn an_allow_then_a_guard_that_cannot_start_is_not_a_pre_approval() {
-    let p = project(&[
+    let p = hooks_project(&[
         allow(),
         hook("guard", "pre_tool_use", "./no-such-guard.sh", &[]),
     ]);
@@ -97,7 +92,7 @@ fn an_allow_then_a_guard_that_cannot_start_is_not_a_pre_approval() {
 /// Control: with every guard healthy, the allow stays a pre-approval.
 #[test]
 fn an_allow_with_healthy_guards_stays_a_pre_approval() {
-    let p = project(&[allow(), hook("guard", "pre_tool_use", "exit 0", &[])]);
+    let p = hooks_project(&[allow(), hook("guard", "pre_tool_use", "exit 0", &[])]);
     let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
     assert_eq!(outcome.decision(), Some(Decision::Allow), "{outcome:#?}");
 }
@@ -105,7 +100,7 @@ fn an_allow_with_healthy_guards_stays_a_pre_approval() {
 /// The adapters then do not answer `allow`: Claude Code's own permission rules decide.
 #[test]
 fn the_claude_adapter_does_not_answer_allow_after_a_failed_guard() {
-    let p = project(&[allow(), hook("guard", "pre_tool_use", "exit 3", &[IGNORE])]);
+    let p = hooks_project(&[allow(), hook("guard", "pre_tool_use", "exit 3", &[IGNORE])]);
     let payload = json!({
         "session_id": "s",
         "transcript_path": "/tmp/t.jsonl",

@@ -42,7 +42,7 @@ fn any_agent() -> impl Strategy<Value = Agent> {
 }
 
 /// Short strings, with the characters that break naive parsers.
-fn text() -> impl Strategy<Value = String> {
+fn tricky_text() -> impl Strategy<Value = String> {
     prop_oneof![
         "[a-z ]{0,12}",
         "[\"\\\\{}\\[\\]:,\n\r\t\u{0}\u{1b}\u{202e}é😀a-z]{0,12}",
@@ -56,7 +56,7 @@ fn any_json() -> impl Strategy<Value = Value> {
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(Value::from),
         any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::from)),
-        text().prop_map(Value::String),
+        tricky_text().prop_map(Value::String),
         prop::sample::select(vec!["allow", "ask", "deny", "block", "approve", "plan"])
             .prop_map(|s| Value::String(s.to_owned())),
     ];
@@ -231,7 +231,7 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 
 /// An agent payload: a real or made-up event name, a tool name, and fields of any type.
-fn payload(agent: Agent) -> impl Strategy<Value = Value> {
+fn any_payload(agent: Agent) -> impl Strategy<Value = Value> {
     let mut names: Vec<String> = agent.events().iter().map(|r| r.name.to_owned()).collect();
     names.extend(agent.observed().iter().map(|(n, _)| (*n).to_owned()));
     names.push("NoSuchEvent".into());
@@ -283,7 +283,7 @@ fn payload(agent: Agent) -> impl Strategy<Value = Value> {
 }
 
 fn agent_and_payload() -> impl Strategy<Value = (Agent, Value)> {
-    any_agent().prop_flat_map(|agent| (Just(agent), payload(agent)))
+    any_agent().prop_flat_map(|agent| (Just(agent), any_payload(agent)))
 }
 
 proptest! {

@@ -11,13 +11,11 @@
 //! explicitly afterwards (`--run-ignored only`) and says why that step takes a while.
 
 use crate::support;
+use crate::support::repo;
+use crate::support::target_dir;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// One step of the block: its text (a heredoc included), expected exit code and output.
 #[derive(Debug)]
@@ -66,15 +64,6 @@ fn quick_start() -> Vec<Step> {
         });
     }
     steps
-}
-
-/// The target dir of this build (`<target>/<profile>/ka-hooks`).
-fn target_dir() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_ka-hooks"));
-    bin.parent()
-        .and_then(Path::parent)
-        .expect("<target>/<profile>/ka-hooks")
-        .to_path_buf()
 }
 
 #[test]

@@ -7,6 +7,7 @@
 //! (vendored) project rewriting past the outer project's guard; a rewrite into a write of ka's
 //! own files; a pre-approval given before the rewrite.
 
+use crate::support::agents::{agent_answer, codex_pre, Stdout};
 use std::fs;
 use std::path::Path;
 
@@ -50,7 +51,7 @@ fn rewriter(name: &str, tool: &str, input: &Value) -> String {
 }
 
 /// A project whose user file is `user` and whose trusted project file is `project`.
-fn trusted(user: &str, project: &str) -> Project {
+fn trusted_layers(user: &str, project: &str) -> Project {
     let p = Project::with_user_toml(user);
     p.project(project);
     p.cli().args(["trust", "--yes"]).assert().success();
@@ -70,19 +71,12 @@ fn run_in(p: &Project, dir: &Path, tool: &str, arguments: &Value) -> (Option<i32
     (out.status.code(), text)
 }
 
-/// An adapter run: exit code, the JSON answer (`Null` when none) and stderr.
-fn adapter(p: &Project, agent: &str, payload: &Value) -> (Option<i32>, Value, String) {
-    let out = p
-        .cli()
-        .env("CLAUDE_PROJECT_DIR", &p.root)
-        .arg(agent)
-        .write_stdin(payload.to_string())
-        .output()
-        .expect("adapter");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let answer = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    (out.status.code(), answer, stderr)
+/// An adapter run with `CLAUDE_PROJECT_DIR` set: exit code, the JSON answer (`Null` when none)
+/// and stderr.
+fn answer_in_project(p: &Project, agent: &str, payload: &Value) -> (Option<i32>, Value, String) {
+    let mut cmd = p.cli();
+    cmd.env("CLAUDE_PROJECT_DIR", &p.root);
+    agent_answer(cmd, agent, None, payload, Stdout::JsonOrNull)
 }
 
 fn claude_pre(p: &Project, tool: &str, input: Value) -> Value {
@@ -90,15 +84,9 @@ fn claude_pre(p: &Project, tool: &str, input: Value) -> Value {
            "cwd": p.root, "session_id": "s"})
 }
 
-fn codex_pre(p: &Project, tool: &str, input: Value) -> Value {
-    json!({"session_id": "s", "turn_id": "1", "cwd": p.root, "hook_event_name": "PreToolUse",
-           "model": "gpt-5-codex", "permission_mode": "default", "tool_name": tool,
-           "tool_input": input, "tool_use_id": "call_1"})
-}
-
 #[test]
 fn a_project_rewrite_into_secrets_is_judged_by_the_users_paths_guard() {
-    let p = trusted(
+    let p = trusted_layers(
         &secrets_guard(),
         &rewriter("rewrite", "write", &json!({"path": "secrets/key"})),
     );
@@ -111,7 +99,7 @@ fn a_project_rewrite_into_secrets_is_judged_by_the_users_paths_guard() {
     assert_eq!(code, Some(2), "{text}");
     assert!(text.contains("secrets/ is off limits"), "{text}");
     // A Claude Code Write of src/ok.txt does not come out as a write of secrets/key.
-    let (code, answer, stderr) = adapter(
+    let (code, answer, stderr) = answer_in_project(
         &p,
         "claude",
         &claude_pre(
@@ -127,7 +115,7 @@ fn a_project_rewrite_into_secrets_is_judged_by_the_users_paths_guard() {
 
 #[test]
 fn ls_rewritten_into_rm_is_judged_by_the_users_if_guard() {
-    let p = trusted(
+    let p = trusted_layers(
         &rm_guard(),
         &rewriter("rewrite", "bash", &json!({"command": "rm -rf ~"})),
     );
@@ -139,7 +127,7 @@ fn ls_rewritten_into_rm_is_judged_by_the_users_if_guard() {
             "claude" => claude_pre(&p, "Bash", json!({"command": "ls"})),
             _ => codex_pre(&p, "Bash", json!({"command": "ls"})),
         };
-        let (code, answer, stderr) = adapter(&p, agent, &payload);
+        let (code, answer, stderr) = answer_in_project(&p, agent, &payload);
         assert_eq!(code, Some(2), "{agent}: {answer} {stderr}");
         assert!(stderr.contains("no rm here"), "{agent}: {stderr}");
         assert!(!answer.to_string().contains("rm -rf"), "{agent}: {answer}");
@@ -190,7 +178,7 @@ fn a_rewrite_into_kas_own_files_reaches_the_built_in_protection() {
         assert!(reason.contains(&*target.to_string_lossy()), "{reason}");
     }
     // Through Claude Code: the Write asks a human.
-    let (code, answer, stderr) = adapter(
+    let (code, answer, stderr) = answer_in_project(
         &p,
         "claude",
         &claude_pre(
@@ -214,7 +202,7 @@ fn a_pre_approval_does_not_survive_a_rewrite_its_hook_no_longer_matches() {
         r#"cat >/dev/null; echo '{"decision": "allow", "reason": "listing is safe"}'"#,
         &[r#"tool = "bash""#, r#"if = "Bash(ls:*)""#],
     );
-    let p = trusted(
+    let p = trusted_layers(
         &allow_ls,
         &rewriter("rewrite", "bash", &json!({"command": "rm -rf build"})),
     );
@@ -222,7 +210,7 @@ fn a_pre_approval_does_not_survive_a_rewrite_its_hook_no_longer_matches() {
     assert_eq!(out["decision"], Value::Null, "{out:#}");
     assert_eq!(out["updated_input"], json!({"command": "rm -rf build"}));
     // Through Claude Code: no `allow` goes back with the rewritten command.
-    let (code, answer, _) = adapter(
+    let (code, answer, _) = answer_in_project(
         &p,
         "claude",
         &claude_pre(&p, "Bash", json!({"command": "ls"})),
@@ -255,7 +243,7 @@ fn only_the_guards_that_judged_an_earlier_call_run_again() {
         rewriter("rewrite", "bash", &json!({"command": "ls -la"})),
         counting("after", &log("after.log"), &[r#"tool = "bash""#]),
     );
-    let p = trusted(&user, &project);
+    let p = trusted_layers(&user, &project);
     let out = p.run_json("bash", json!({"command": "ls"}));
     assert_eq!(
         out["updated_input"],
@@ -287,7 +275,7 @@ fn only_the_guards_that_judged_an_earlier_call_run_again() {
 
 #[test]
 fn rewrites_that_never_settle_block_the_call() {
-    let p = trusted(
+    let p = trusted_layers(
         &rewriter("user-rewrite", "bash", &json!({"command": "echo user"})),
         &rewriter(
             "project-rewrite",

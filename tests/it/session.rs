@@ -3,6 +3,7 @@
 //! `Config`-per-load API the crate offered before.
 
 use crate::support;
+use crate::support::within;
 
 use std::fs;
 use std::sync::Arc;
@@ -17,18 +18,8 @@ use ka_hooks::paths::Paths;
 use ka_hooks::session::Session;
 use ka_hooks::{Event, Outcome, Request};
 
-/// Wait (up to `secs`) for `done`; panics with `what` otherwise.
-#[track_caller]
-fn within(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Trust the project's layers as a person would (`ka-hooks trust --yes`), then load.
-fn trusted(p: &Project) -> Arc<Config> {
+fn trusted_config(p: &Project) -> Arc<Config> {
     p.cli().args(["trust", "--yes"]).assert().success();
     let config = Config::load(&p.options(&p.root, false)).expect("load");
     assert!(
@@ -43,13 +34,13 @@ fn session(config: Arc<Config>, p: &Project) -> Session {
     Session::new(config, "s-1", &p.root)
 }
 
-fn write_call(path: &str, content: &str) -> Request {
+fn write_request(path: &str, content: &str) -> Request {
     let args = object(json!({ "path": path, "content": content }));
     Request::tool_call(Event::PreToolUse, "write", args)
 }
 
 // The outcome fields this file reads, in one place (the `Outcome` API is being reshaped).
-fn blocked(o: &Outcome) -> bool {
+fn is_blocked(o: &Outcome) -> bool {
     o.blocked()
 }
 fn asks(o: &Outcome) -> bool {
@@ -75,20 +66,20 @@ fn scrubbed_project() -> Project {
 #[test]
 fn a_covered_script_rewritten_mid_session_never_runs_and_its_guard_fails_closed() {
     let p = scrubbed_project();
-    let s = session(trusted(&p), &p);
-    let o = s.dispatch(write_call("notes.txt", "SECRET=1"));
-    assert!(blocked(&o), "the guard did not run: {o:?}");
+    let s = session(trusted_config(&p), &p);
+    let o = s.dispatch(write_request("notes.txt", "SECRET=1"));
+    assert!(is_blocked(&o), "the guard did not run: {o:?}");
     // The model rewrites the script the guard runs.
     p.write(".ka/hooks/scrub.sh", "touch ran-new-script\nexit 0\n");
-    let o = s.dispatch(write_call("notes.txt", "SECRET=1"));
+    let o = s.dispatch(write_request("notes.txt", "SECRET=1"));
     assert!(
-        blocked(&o),
+        is_blocked(&o),
         "the rewritten guard let the secret through: {o:?}"
     );
     assert!(!p.exists("ran-new-script"), "the rewritten script ran");
     // Also a call the old guard would have allowed: a stale guard blocks what it matches.
-    let o = s.dispatch(write_call("notes.txt", "fine"));
-    assert!(blocked(&o), "{o:?}");
+    let o = s.dispatch(write_request("notes.txt", "fine"));
+    assert!(is_blocked(&o), "{o:?}");
     assert!(!p.exists("ran-new-script"), "the rewritten script ran");
     assert!(
         s.config()
@@ -103,7 +94,7 @@ fn a_covered_script_rewritten_mid_session_never_runs_and_its_guard_fails_closed(
 #[test]
 fn a_layer_file_edited_mid_session_is_stale_at_the_next_dispatch() {
     let p = scrubbed_project();
-    let s = session(trusted(&p), &p);
+    let s = session(trusted_config(&p), &p);
     // The guard is edited out, and an allow-all hook put in its place.
     p.project(&hook(
         "scrub",
@@ -111,30 +102,30 @@ fn a_layer_file_edited_mid_session_is_stale_at_the_next_dispatch() {
         "touch ran-new-layer; exit 0",
         &[r#"tool = "write""#],
     ));
-    let o = s.dispatch(write_call("notes.txt", "SECRET=1"));
-    assert!(blocked(&o), "{o:?}");
+    let o = s.dispatch(write_request("notes.txt", "SECRET=1"));
+    assert!(is_blocked(&o), "{o:?}");
     assert!(!p.exists("ran-new-layer"), "the edited layer ran");
 }
 
 #[test]
 fn a_change_between_load_and_session_start_is_seen_too() {
     let p = scrubbed_project();
-    let config = trusted(&p);
+    let config = trusted_config(&p);
     p.write(".ka/hooks/scrub.sh", "touch ran-new-script\nexit 0\n");
     let s = session(config, &p);
-    let o = s.dispatch(write_call("a.txt", "SECRET"));
-    assert!(blocked(&o), "{o:?}");
+    let o = s.dispatch(write_request("a.txt", "SECRET"));
+    assert!(is_blocked(&o), "{o:?}");
     assert!(!p.exists("ran-new-script"));
 }
 
 #[test]
 fn an_unchanged_session_keeps_its_configuration() {
     let p = scrubbed_project();
-    let config = trusted(&p);
+    let config = trusted_config(&p);
     let s = session(Arc::clone(&config), &p);
     for _ in 0..3 {
-        let o = s.dispatch(write_call("a.txt", "fine"));
-        assert!(!blocked(&o), "{o:?}");
+        let o = s.dispatch(write_request("a.txt", "fine"));
+        assert!(!is_blocked(&o), "{o:?}");
     }
     assert!(
         Arc::ptr_eq(&s.config(), &config),
@@ -161,15 +152,15 @@ fn writes_to_a_covered_script_ask_a_person() {
             &[r#"tool = "bash""#]
         ),
     ));
-    let s = session(trusted(&p), &p);
+    let s = session(trusted_config(&p), &p);
     for target in [".ka/hooks/scrub.sh", "tools/check.sh"] {
-        let o = s.dispatch(write_call(target, "exit 0"));
+        let o = s.dispatch(write_request(target, "exit 0"));
         assert!(
             asks(&o),
             "a write to the covered {target} was not asked: {o:?}"
         );
     }
-    let o = s.dispatch(write_call("src/lib.rs", "fine"));
+    let o = s.dispatch(write_request("src/lib.rs", "fine"));
     assert!(!asks(&o), "{o:?}");
 }
 
@@ -277,17 +268,17 @@ fn shutdown_cancels_a_dispatch_in_flight_and_later_ones_start_nothing() {
     let s = Arc::new(Session::new(Arc::new(p.load()), "s-cancel", &p.root));
     let worker = {
         let s = Arc::clone(&s);
-        std::thread::spawn(move || s.dispatch(write_call("a", "b")))
+        std::thread::spawn(move || s.dispatch(write_request("a", "b")))
     };
     within(10, "the guard never started", || p.exists("pid"));
     let pid = pid_in(&p, "pid");
     s.shutdown();
     let o = worker.join().expect("thread");
-    assert!(blocked(&o), "a cut-short guard read as allowed: {o:?}");
+    assert!(is_blocked(&o), "a cut-short guard read as allowed: {o:?}");
     eventually("the guard outlived shutdown", || group_gone(pid));
     fs::remove_file(p.root.join("pid")).expect("rm pid");
-    let o = s.dispatch(write_call("a", "b"));
-    assert!(blocked(&o), "{o:?}");
+    let o = s.dispatch(write_request("a", "b"));
+    assert!(is_blocked(&o), "{o:?}");
     assert!(!p.exists("pid"), "a hook started after shutdown");
 }
 
@@ -325,7 +316,7 @@ fn a_managed_layer_from_paths_new_runs() {
     })
     .expect("load");
     let s = Session::new(Arc::new(config), "s-managed", &p.root);
-    assert!(blocked(&s.dispatch(write_call("a", "b"))));
+    assert!(is_blocked(&s.dispatch(write_request("a", "b"))));
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! hooks. Runs with `--features tokio` (scripts/test.sh).
 
 use crate::support;
+use crate::support::within;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,15 +19,6 @@ fn runtime() -> tokio::runtime::Runtime {
         .enable_time()
         .build()
         .expect("tokio runtime")
-}
-
-#[track_caller]
-fn within(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn guard_call() -> Request {

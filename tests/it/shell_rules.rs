@@ -27,7 +27,7 @@ enum Want {
 use Want::*;
 
 /// A user layer with one guard, `if = rule`, whose script logs each run and blocks.
-fn guarded(rule: &str, says: &str) -> Project {
+fn guarded_if(rule: &str, says: &str) -> Project {
     let p = Project::new();
     let script = p.write(
         "guards/guard.sh",
@@ -48,7 +48,7 @@ fn runs(p: &Project) -> usize {
 }
 
 /// One row through `ka-hooks run` and through `ka-hooks claude`; a failure names the row.
-fn check(p: &Project, says: &str, command: &str, want: Want) {
+fn check_row(p: &Project, says: &str, command: &str, want: Want) {
     let before = runs(p);
     let payload = json!({"tool": "bash", "arguments": {"command": command}});
     let out = p
@@ -109,7 +109,7 @@ fn check(p: &Project, says: &str, command: &str, want: Want) {
 #[test]
 fn rm_rules_see_rm_however_it_is_spelled() {
     let says = "no rm here";
-    let p = guarded("Bash(rm:*)", says);
+    let p = guarded_if("Bash(rm:*)", says);
     let rows: &[(&str, Want)] = &[
         ("rm -f x", Match),
         ("FOO=1 rm -f x", Match),
@@ -175,14 +175,14 @@ fn rm_rules_see_rm_however_it_is_spelled() {
         ("git status", Pass),
     ];
     for (command, want) in rows {
-        check(&p, says, command, *want);
+        check_row(&p, says, command, *want);
     }
 }
 
 #[test]
 fn git_push_rules_see_push_past_git_global_options_and_wrappers() {
     let says = "no pushing";
-    let p = guarded("Bash(git push *)", says);
+    let p = guarded_if("Bash(git push *)", says);
     let rows: &[(&str, Want)] = &[
         ("git push", Match),
         ("git push origin main", Match),
@@ -210,14 +210,14 @@ fn git_push_rules_see_push_past_git_global_options_and_wrappers() {
         ("git pushx", Pass),
     ];
     for (command, want) in rows {
-        check(&p, says, command, *want);
+        check_row(&p, says, command, *want);
     }
 }
 
 #[test]
 fn rm_rules_see_the_other_ways_bash_runs_rm() {
     let says = "no rm here";
-    let p = guarded("Bash(rm:*)", says);
+    let p = guarded_if("Bash(rm:*)", says);
     let rows: &[(&str, Want)] = &[
         ("eval -- rm -f x", Match),
         ("coproc X { rm -f x; }", Match),
@@ -242,6 +242,6 @@ fn rm_rules_see_the_other_ways_bash_runs_rm() {
         ("trap -p", Pass),
     ];
     for (command, want) in rows {
-        check(&p, says, command, *want);
+        check_row(&p, says, command, *want);
     }
 }

@@ -2,6 +2,7 @@
 //! tool, and `doctor` and the session start say per agent whether the model's shell can reach
 //! ka's config dir, data dir and trust store, and whether a setting switched ka-hooks off.
 
+use crate::support::agents::claude_settings;
 use serde_json::{json, Value};
 
 use crate::support::Project;
@@ -10,13 +11,13 @@ const GUARD: &str = "[[hooks]]\nname = \"guard\"\nevent = \"pre_tool_use\"\ntool
 
 /// A project with a guard, a home of its own (HOME, CLAUDE_CONFIG_DIR) and, with `bwrap`, a
 /// stand-in `bwrap` on PATH (Claude Code's sandbox needs it on Linux).
-fn project() -> Project {
+fn claude_guarded() -> Project {
     let p = Project::with_user_toml(GUARD);
     std::fs::create_dir_all(p.base.join("claude")).expect("claude dir");
     p
 }
 
-fn cli(p: &Project, bwrap: bool) -> assert_cmd::Command {
+fn sandbox_cli(p: &Project, bwrap: bool) -> assert_cmd::Command {
     let mut cmd = p.cli();
     let bin = p.base.join("bin");
     std::fs::create_dir_all(&bin).expect("bin");
@@ -39,12 +40,8 @@ fn cli(p: &Project, bwrap: bool) -> assert_cmd::Command {
     cmd
 }
 
-fn settings(p: &Project) -> Value {
-    serde_json::from_str(&p.read(".claude/settings.json").expect("settings")).expect("json")
-}
-
 fn claude_doctor(p: &Project, bwrap: bool) -> (Option<i32>, Value) {
-    let out = cli(p, bwrap)
+    let out = sandbox_cli(p, bwrap)
         .args(["doctor", "--json"])
         .output()
         .expect("doctor");
@@ -62,7 +59,7 @@ fn claude_doctor(p: &Project, bwrap: bool) -> (Option<i32>, Value) {
     (out.status.code(), serde_json::json!({ "checks": checks }))
 }
 
-fn check<'v>(entry: &'v Value, name: &str) -> Vec<&'v Value> {
+fn checks_named<'v>(entry: &'v Value, name: &str) -> Vec<&'v Value> {
     entry["checks"]
         .as_array()
         .into_iter()
@@ -73,8 +70,8 @@ fn check<'v>(entry: &'v Value, name: &str) -> Vec<&'v Value> {
 
 #[test]
 fn install_claude_turns_on_its_sandbox_with_ka_state_denied() {
-    let p = project();
-    let out = cli(&p, false)
+    let p = claude_guarded();
+    let out = sandbox_cli(&p, false)
         .args(["install", "claude", "--write"])
         .output()
         .expect("install");
@@ -84,7 +81,7 @@ fn install_claude_turns_on_its_sandbox_with_ka_state_denied() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let s = settings(&p);
+    let s = claude_settings(&p);
     assert_eq!(s["sandbox"]["enabled"], true, "{s}");
     assert_eq!(s["sandbox"]["allowUnsandboxedCommands"], false, "{s}");
     assert_eq!(s["sandbox"]["failIfUnavailable"], true, "{s}");
@@ -104,7 +101,7 @@ fn install_claude_turns_on_its_sandbox_with_ka_state_denied() {
         assert!(deny.contains(&want), "{want} not in {deny:?}");
     }
     // A second run changes nothing.
-    let again = cli(&p, false)
+    let again = sandbox_cli(&p, false)
         .args(["install", "claude", "--write"])
         .output()
         .expect("install");
@@ -113,7 +110,7 @@ fn install_claude_turns_on_its_sandbox_with_ka_state_denied() {
 
 #[test]
 fn doctor_reports_claude_protected_once_installed_and_exposed_before() {
-    let p = project();
+    let p = claude_guarded();
     p.write(
         ".claude/settings.json",
         &json!({"hooks": {"PreToolUse": [{"matcher": "", "hooks": [
@@ -121,7 +118,7 @@ fn doctor_reports_claude_protected_once_installed_and_exposed_before() {
         .to_string(),
     );
     let (_, claude) = claude_doctor(&p, true);
-    let shell = check(&claude, "shell");
+    let shell = checks_named(&claude, "shell");
     assert_eq!(shell.len(), 1, "{claude}");
     assert_eq!(shell[0]["state"], "warning", "{claude}");
     assert!(
@@ -131,16 +128,16 @@ fn doctor_reports_claude_protected_once_installed_and_exposed_before() {
             .contains("exposed"),
         "{claude}"
     );
-    cli(&p, true)
+    sandbox_cli(&p, true)
         .args(["install", "claude", "--write"])
         .assert()
         .success();
     let (_, claude) = claude_doctor(&p, true);
-    assert_eq!(check(&claude, "shell")[0]["state"], "ok", "{claude}");
+    assert_eq!(checks_named(&claude, "shell")[0]["state"], "ok", "{claude}");
     // Without bubblewrap the sandbox cannot start on Linux.
     if cfg!(target_os = "linux") {
         let (_, claude) = claude_doctor(&p, false);
-        let shell = check(&claude, "shell");
+        let shell = checks_named(&claude, "shell");
         let message = shell[0]["message"].as_str().unwrap_or("");
         let bwrap_installed = message.is_empty() || shell[0]["state"] == "ok";
         assert!(
@@ -152,8 +149,8 @@ fn doctor_reports_claude_protected_once_installed_and_exposed_before() {
 
 #[test]
 fn doctor_reports_disable_all_hooks_and_a_removed_entry() {
-    let p = project();
-    cli(&p, true)
+    let p = claude_guarded();
+    sandbox_cli(&p, true)
         .args(["install", "claude", "--write"])
         .assert()
         .success();
@@ -163,7 +160,7 @@ fn doctor_reports_disable_all_hooks_and_a_removed_entry() {
     );
     let (code, claude) = claude_doctor(&p, true);
     assert_eq!(code, Some(1), "{claude}");
-    let hooks = check(&claude, "hooks");
+    let hooks = checks_named(&claude, "hooks");
     assert!(
         hooks.iter().any(|c| c["state"] == "failing"
             && c["message"]
@@ -177,7 +174,7 @@ fn doctor_reports_disable_all_hooks_and_a_removed_entry() {
     p.write(".claude/settings.json", r#"{"permissions": {}}"#);
     let (_, claude) = claude_doctor(&p, true);
     assert!(
-        check(&claude, "hooks")
+        checks_named(&claude, "hooks")
             .iter()
             .any(|c| c["state"] == "warning"
                 && c["message"]
@@ -190,11 +187,11 @@ fn doctor_reports_disable_all_hooks_and_a_removed_entry() {
 
 #[test]
 fn the_session_start_says_when_the_models_shell_can_reach_ka() {
-    let p = project();
+    let p = claude_guarded();
     let start = json!({"session_id": "s", "cwd": p.root, "hook_event_name": "SessionStart",
                        "source": "startup"});
     let said = |p: &Project| {
-        let out = cli(p, true)
+        let out = sandbox_cli(p, true)
             .arg("claude")
             .write_stdin(start.to_string())
             .output()
@@ -217,7 +214,7 @@ fn the_session_start_says_when_the_models_shell_can_reach_ka() {
         text.contains("the model's shell can reach ka's state"),
         "{text}"
     );
-    cli(&p, true)
+    sandbox_cli(&p, true)
         .args(["install", "claude", "--write"])
         .assert()
         .success();
@@ -227,8 +224,8 @@ fn the_session_start_says_when_the_models_shell_can_reach_ka() {
 
 #[test]
 fn install_says_how_to_sandbox_codex_and_gemini_and_that_copilot_has_none() {
-    let p = project();
-    let out = cli(&p, false)
+    let p = claude_guarded();
+    let out = sandbox_cli(&p, false)
         .args(["install", "codex"])
         .output()
         .expect("codex");
@@ -237,13 +234,13 @@ fn install_says_how_to_sandbox_codex_and_gemini_and_that_copilot_has_none() {
         stderr.contains("sandbox_mode = \"workspace-write\""),
         "{stderr}"
     );
-    let out = cli(&p, false)
+    let out = sandbox_cli(&p, false)
         .args(["install", "gemini"])
         .output()
         .expect("gemini");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("\"sandbox\": true"), "{stderr}");
-    let out = cli(&p, false)
+    let out = sandbox_cli(&p, false)
         .args(["install", "copilot"])
         .output()
         .expect("copilot");

@@ -9,6 +9,7 @@
 //! edit below ran the edited file unreviewed, and the call went through.
 
 use crate::support;
+use crate::support::readme_write;
 
 use std::process::Command;
 
@@ -16,7 +17,7 @@ use serde_json::json;
 use support::Project;
 
 /// A project guard on writes that runs `command`; the files it needs are written by the caller.
-fn project(command: &str) -> Project {
+fn project_write_guard(command: &str) -> Project {
     let p = Project::new();
     p.project(&format!(
         "[[hooks]]\nname = \"guard\"\nevent = \"pre_tool_use\"\ntool = \"write\"\n\
@@ -26,24 +27,10 @@ fn project(command: &str) -> Project {
 }
 
 /// `ka-hooks trust --yes`: its review.
-fn trust(p: &Project) -> String {
+fn trust_review(p: &Project) -> String {
     let out = p.cli().args(["trust", "--yes"]).output().expect("trust");
     assert!(out.status.success(), "{out:?}");
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A write through `ka-hooks run`: its exit code and output.
-fn write_call(p: &Project) -> (Option<i32>, String) {
-    let out = p
-        .cli()
-        .args(["run", "pre_tool_use", "--tool", "write", "--input"])
-        .arg(r#"{"arguments":{"path":"README.md","content":"x"}}"#)
-        .output()
-        .expect("run");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
 }
 
 /// The same write through `ka-hooks claude`: whether Claude is told to deny it (exit 2, or a
@@ -77,7 +64,7 @@ fn claude_write(p: &Project) -> (bool, String) {
 /// After `edit`, both dispatches are blocked as stale, naming `changed`.
 fn stale_after(p: &Project, edit: impl FnOnce(), changed: &str) {
     edit();
-    let (code, out) = write_call(p);
+    let (code, out) = readme_write(p, &p.root);
     assert_eq!(code, Some(2), "ka-hooks run let the call through:\n{out}");
     assert!(out.contains(&format!("{changed} (changed)")), "{out}");
     let (denied, told) = claude_write(p);
@@ -97,16 +84,16 @@ const LETS_THROUGH: &str = "#!/bin/sh\nexit 0\n";
 
 #[test]
 fn a_script_run_after_cd_is_covered_and_editing_it_fails_closed() {
-    let p = project("cd .ka/hooks && ./guard.sh");
+    let p = project_write_guard("cd .ka/hooks && ./guard.sh");
     let script = p.write(".ka/hooks/guard.sh", BLOCKS);
     support_chmod_x(&script);
-    let review = trust(&p);
+    let review = trust_review(&p);
     assert!(
         review.contains("hooks[0] \"guard\" covers .ka/hooks/guard.sh"),
         "{review}"
     );
     assert!(!review.contains("no such file"), "{review}");
-    let (code, out) = write_call(&p);
+    let (code, out) = readme_write(&p, &p.root);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("guard: no writes"), "{out}");
     stale_after(
@@ -120,10 +107,10 @@ fn a_script_run_after_cd_is_covered_and_editing_it_fails_closed() {
 
 #[test]
 fn make_covers_the_makefile_and_names_what_it_cannot() {
-    let p = project("make -s guard");
+    let p = project_write_guard("make -s guard");
     p.write("Makefile", "guard:\n\t@sh guard.sh\n");
     p.write("guard.sh", BLOCKS);
-    let review = trust(&p);
+    let review = trust_review(&p);
     assert!(
         review.contains("hooks[0] \"guard\" covers Makefile"),
         "{review}"
@@ -133,7 +120,7 @@ fn make_covers_the_makefile_and_names_what_it_cannot() {
         "{review}"
     );
     if has("make") {
-        let (code, out) = write_call(&p);
+        let (code, out) = readme_write(&p, &p.root);
         assert_eq!(code, Some(2), "{out}");
         assert!(out.contains("guard: no writes"), "{out}");
     }
@@ -149,25 +136,25 @@ fn make_covers_the_makefile_and_names_what_it_cannot() {
 #[test]
 fn a_gnumakefile_created_after_trust_fails_closed() {
     // GNU make reads GNUmakefile before Makefile: creating one changes what runs.
-    let p = project("make -s guard");
+    let p = project_write_guard("make -s guard");
     p.write("Makefile", "guard:\n\t@sh guard.sh\n");
     p.write("guard.sh", BLOCKS);
-    trust(&p);
+    trust_review(&p);
     p.write("GNUmakefile", "guard:\n\t@true\n");
-    let (code, out) = write_call(&p);
+    let (code, out) = readme_write(&p, &p.root);
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("GNUmakefile (created)"), "{out}");
 }
 
 #[test]
 fn npm_run_covers_package_json() {
-    let p = project("npm run -s guard");
+    let p = project_write_guard("npm run -s guard");
     p.write(
         "package.json",
         r#"{"name": "x", "version": "1.0.0", "scripts": {"guard": "sh guard.sh"}}"#,
     );
     p.write("guard.sh", BLOCKS);
-    let review = trust(&p);
+    let review = trust_review(&p);
     assert!(
         review.contains("hooks[0] \"guard\" covers package.json"),
         "{review}"
@@ -177,7 +164,7 @@ fn npm_run_covers_package_json() {
         "{review}"
     );
     if has("npm") {
-        let (code, out) = write_call(&p);
+        let (code, out) = readme_write(&p, &p.root);
         assert_eq!(code, Some(2), "{out}");
     }
     stale_after(
@@ -194,20 +181,20 @@ fn npm_run_covers_package_json() {
 
 #[test]
 fn python_m_covers_the_package_in_the_project() {
-    let p = project("python3 -m guardpkg");
+    let p = project_write_guard("python3 -m guardpkg");
     p.write("guardpkg/__init__.py", "");
     p.write(
         "guardpkg/__main__.py",
         "import sys\nsys.stdin.read()\nprint('guard: no writes', file=sys.stderr)\nsys.exit(2)\n",
     );
-    let review = trust(&p);
+    let review = trust_review(&p);
     assert!(
         review.contains("covers guardpkg/__init__.py, guardpkg/__main__.py"),
         "{review}"
     );
     assert!(review.contains("not the modules it imports"), "{review}");
     if has("python3") {
-        let (code, out) = write_call(&p);
+        let (code, out) = readme_write(&p, &p.root);
         assert_eq!(code, Some(2), "{out}");
         assert!(out.contains("guard: no writes"), "{out}");
     }
@@ -219,8 +206,8 @@ fn python_m_covers_the_package_in_the_project() {
         "guardpkg/__main__.py",
     );
     // A module from Python's path is named as not covered.
-    let q = project("python3 -m somewhere_else");
-    let review = trust(&q);
+    let q = project_write_guard("python3 -m somewhere_else");
+    let review = trust_review(&q);
     assert!(
         review.contains("module `somewhere_else` is found on Python's path, outside the project"),
         "{review}"

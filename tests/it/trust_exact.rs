@@ -15,19 +15,19 @@ use serde_json::{json, Value};
 use support::Project;
 
 /// A project whose `.ka/ka.toml` is `toml`, trusted with `--yes`: its review.
-fn trusted(p: &Project, toml: &str) -> String {
+fn trusted_review(p: &Project, toml: &str) -> String {
     p.project(toml);
     let out = p.cli().args(["trust", "--yes"]).output().expect("trust");
     assert!(out.status.success(), "{out:?}");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn entry(name: &str, event: &str, command: &str, extra: &str) -> String {
+fn hook_entry(name: &str, event: &str, command: &str, extra: &str) -> String {
     format!("[[hooks]]\nname = {name:?}\nevent = {event:?}\ncommand = {command:?}\n{extra}\n")
 }
 
 /// `ka-hooks run EVENT --json` with `input`: the outcome.
-fn run(p: &Project, args: &[&str], input: Value) -> Value {
+fn run_outcome(p: &Project, args: &[&str], input: Value) -> Value {
     let out = p
         .cli()
         .arg("run")
@@ -40,8 +40,8 @@ fn run(p: &Project, args: &[&str], input: Value) -> Value {
         .unwrap_or_else(|e| panic!("no outcome ({e}): {}", String::from_utf8_lossy(&out.stderr)))
 }
 
-fn stop(p: &Project) -> Value {
-    run(p, &["stop"], json!({"stop": "done"}))
+fn run_stop(p: &Project) -> Value {
+    run_outcome(p, &["stop"], json!({"stop": "done"}))
 }
 
 /// The README's stop hook (the ```toml block that defines `until-tests-pass`), as written.
@@ -59,14 +59,18 @@ fn readme_stop_hook() -> String {
 #[test]
 fn the_readmes_stop_hook_keeps_going_across_writes_of_its_status_file() {
     let p = Project::new();
-    let review = trusted(&p, &readme_stop_hook());
+    let review = trusted_review(&p, &readme_stop_hook());
     assert!(
         review.contains("hooks[0] \"until-tests-pass\" covers no file of the project")
             && !review.contains("no such file"),
         "{review}"
     );
     let instruction = "run the tests; write the result to test-status.txt";
-    assert_eq!(stop(&p)["keep_going"], instruction, "no status file yet");
+    assert_eq!(
+        run_stop(&p)["keep_going"],
+        instruction,
+        "no status file yet"
+    );
     for status in [
         "3 failed",
         "1 failed",
@@ -74,14 +78,14 @@ fn the_readmes_stop_hook_keeps_going_across_writes_of_its_status_file() {
         "0 passed, 2 failed",
     ] {
         p.write("test-status.txt", status);
-        let outcome = stop(&p);
+        let outcome = run_stop(&p);
         assert_eq!(
             outcome["keep_going"], instruction,
             "after writing {status:?}: {outcome}"
         );
     }
     p.write("test-status.txt", "tests pass\n");
-    let outcome = stop(&p);
+    let outcome = run_stop(&p);
     assert!(outcome["keep_going"].is_null(), "{outcome}");
     let shown = p.cli().args(["trust", "--show"]).output().expect("show");
     assert!(
@@ -95,27 +99,27 @@ fn a_logging_hook_does_not_untrust_its_project_by_running() {
     let p = Project::new();
     let toml = format!(
         "{}{}",
-        entry(
+        hook_entry(
             "log",
             "post_tool_use",
             "jq -c . >> \"$CLAUDE_PROJECT_DIR\"/edited.log",
             ""
         ),
-        entry(
+        hook_entry(
             "no-env",
             "pre_tool_use",
             "grep -q '[.]env' && { echo 'no .env' >&2; exit 2; } || exit 0",
             "tool = \"write\"",
         ),
     );
-    let review = trusted(&p, &toml);
+    let review = trusted_review(&p, &toml);
     assert!(
         review.contains("hooks[0] \"log\" covers no file of the project")
             && !review.contains("no such file"),
         "{review}"
     );
     for _ in 0..2 {
-        run(
+        run_outcome(
             &p,
             &["post_tool_use", "--tool", "write"],
             json!({"arguments": {"path": "a.txt"}}),
@@ -139,9 +143,9 @@ fn the_operands_of_ordinary_programs_are_not_protected_files() {
     ] {
         let p = Project::new();
         p.write(file, "TODO\n");
-        let review = trusted(
+        let review = trusted_review(
             &p,
-            &entry("post", "post_tool_use", command, "tool = \"write\""),
+            &hook_entry("post", "post_tool_use", command, "tool = \"write\""),
         );
         assert!(review.contains("covers no file of the project"), "{review}");
         let outcome = p.run_json("write", json!({"path": file, "content": "x"}));
@@ -191,9 +195,9 @@ fn a_script_named_through_the_root_placeholder_is_covered() {
         let script = p.write(".ka/hooks/g.sh", BLOCKS);
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        let review = trusted(
+        let review = trusted_review(
             &p,
-            &entry(
+            &hook_entry(
                 "g",
                 "pre_tool_use",
                 command,
@@ -233,21 +237,21 @@ fn the_review_says_what_each_hook_runs_and_nothing_untrue() {
     p.write(".ka/hooks/guard.sh", "#!/bin/sh\nexit 0\n");
     let toml = format!(
         "{}{}{}",
-        entry(
+        hook_entry(
             "only-src",
             "pre_tool_use",
             "echo 'writes go under src/ only' >&2; exit 2",
             "tool = \"write\"\npaths = [\"**\", \"!src/**\"]",
         ),
-        entry(
+        hook_entry(
             "fix-name",
             "post_tool_use",
             "sed -i 's/colour/color/g' docs/guide.md",
             ""
         ),
-        entry("guard", "pre_tool_use", "sh .ka/hooks/guard.sh", ""),
+        hook_entry("guard", "pre_tool_use", "sh .ka/hooks/guard.sh", ""),
     );
-    let review = trusted(&p, &toml);
+    let review = trusted_review(&p, &toml);
     assert!(!review.contains("no such file"), "{review}");
     assert!(
         review.contains("hooks[0] \"only-src\" covers no file of the project"),
@@ -271,7 +275,10 @@ fn the_review_says_what_each_hook_runs_and_nothing_untrue() {
     );
     // A script that really is missing is said so, and it is true: creating it untrusts.
     let q = Project::new();
-    let review = trusted(&q, &entry("later", "pre_tool_use", "sh .ka/later.sh", ""));
+    let review = trusted_review(
+        &q,
+        &hook_entry("later", "pre_tool_use", "sh .ka/later.sh", ""),
+    );
     assert!(
         review.contains(
             ".ka/later.sh: no such file in the project now (creating it untrusts the file)"

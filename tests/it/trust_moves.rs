@@ -28,7 +28,7 @@ struct Reply {
 }
 
 /// Runs `ka-hooks` with `args` in `dir` (the project root), the payload on stdin.
-fn send(p: &Project, dir: &Path, args: &[&str], payload: &Value) -> Reply {
+fn send_from(p: &Project, dir: &Path, args: &[&str], payload: &Value) -> Reply {
     let output = p
         .cli()
         .current_dir(dir)
@@ -66,13 +66,13 @@ fn every_way(dir: &Path, command: &str) -> Vec<(Vec<&'static str>, Value)> {
     ]
 }
 
-fn blocked(reply: &Reply) -> bool {
+fn reply_blocks(reply: &Reply) -> bool {
     reply.code == Some(2)
         || reply.text.contains(r#""permissionDecision":"deny""#)
         || reply.text.contains(r#""decision":"deny""#)
 }
 
-fn trust(p: &Project, dir: &Path) {
+fn trust_from(p: &Project, dir: &Path) {
     let output = p
         .cli()
         .current_dir(dir)
@@ -96,16 +96,20 @@ fn editing_the_target_of_a_symlinked_script_outside_the_project_fails_closed() {
     fs::create_dir_all(p.root.join(".ka/hooks")).expect("hooks dir");
     std::os::unix::fs::symlink(outside.join("guard.sh"), p.root.join(".ka/hooks/guard.sh"))
         .expect("symlink");
-    trust(&p, &p.root);
+    trust_from(&p, &p.root);
     for (args, payload) in every_way(&p.root, "rm -rf build") {
-        let reply = send(&p, &p.root, &args, &payload);
-        assert!(blocked(&reply), "{args:?} trusted: {}", reply.text);
+        let reply = send_from(&p, &p.root, &args, &payload);
+        assert!(reply_blocks(&reply), "{args:?} trusted: {}", reply.text);
     }
     // The model rewrites the link's target, which trust reviewed through the link.
     fs::write(outside.join("guard.sh"), "exit 0\n").expect("neuter");
     for (args, payload) in every_way(&p.root, "rm -rf build") {
-        let reply = send(&p, &p.root, &args, &payload);
-        assert!(blocked(&reply), "{args:?} after the edit: {}", reply.text);
+        let reply = send_from(&p, &p.root, &args, &payload);
+        assert!(
+            reply_blocks(&reply),
+            "{args:?} after the edit: {}",
+            reply.text
+        );
         assert!(
             reply.text.contains(".ka/hooks/guard.sh (changed)"),
             "{args:?}: {}",
@@ -119,13 +123,13 @@ fn a_renamed_project_keeps_its_guards_failing_closed_and_names_the_trust_command
     let p = Project::new();
     p.project(PROJECT_TOML);
     p.write(".ka/hooks/guard.sh", GUARD);
-    trust(&p, &p.root);
+    trust_from(&p, &p.root);
     let moved = p.base.join("renamed project");
     fs::rename(&p.root, &moved).expect("rename");
     let fix = format!("ka-hooks --project '{}' trust", moved.display());
     for (args, payload) in every_way(&moved, "rm -rf build") {
-        let reply = send(&p, &moved, &args, &payload);
-        assert!(blocked(&reply), "{args:?}: {}", reply.text);
+        let reply = send_from(&p, &moved, &args, &payload);
+        assert!(reply_blocks(&reply), "{args:?}: {}", reply.text);
         assert!(
             reply.text.contains(&fix),
             "{args:?} names {fix}: {}",
@@ -138,15 +142,15 @@ fn a_renamed_project_keeps_its_guards_failing_closed_and_names_the_trust_command
         );
     }
     // Once a person trusts it at its new place, it runs as reviewed.
-    trust(&p, &moved);
+    trust_from(&p, &moved);
     for (args, payload) in every_way(&moved, "ls") {
-        let reply = send(&p, &moved, &args, &payload);
+        let reply = send_from(&p, &moved, &args, &payload);
         assert_eq!(reply.code, Some(0), "{args:?}: {}", reply.text);
-        assert!(!blocked(&reply), "{args:?}: {}", reply.text);
+        assert!(!reply_blocks(&reply), "{args:?}: {}", reply.text);
     }
     for (args, payload) in every_way(&moved, "rm -rf build") {
-        let reply = send(&p, &moved, &args, &payload);
-        assert!(blocked(&reply), "{args:?}: {}", reply.text);
+        let reply = send_from(&p, &moved, &args, &payload);
+        assert!(reply_blocks(&reply), "{args:?}: {}", reply.text);
         assert!(
             reply.text.contains("no rm -rf here"),
             "{args:?}: {}",
@@ -160,7 +164,7 @@ fn a_project_moved_to_another_file_system_is_recognised_by_its_reviewed_content(
     let p = Project::new();
     p.project(PROJECT_TOML);
     p.write(".ka/hooks/guard.sh", GUARD);
-    trust(&p, &p.root);
+    trust_from(&p, &p.root);
     // A copy and a removal, as `mv` across file systems does: a new directory (a new inode).
     let moved = p.base.join("elsewhere");
     fs::create_dir_all(moved.join(".ka/hooks")).expect("new root");
@@ -169,8 +173,8 @@ fn a_project_moved_to_another_file_system_is_recognised_by_its_reviewed_content(
     }
     fs::remove_dir_all(&p.root).expect("remove the old root");
     for (args, payload) in every_way(&moved, "ls") {
-        let reply = send(&p, &moved, &args, &payload);
-        assert!(blocked(&reply), "{args:?}: {}", reply.text);
+        let reply = send_from(&p, &moved, &args, &payload);
+        assert!(reply_blocks(&reply), "{args:?}: {}", reply.text);
         assert!(reply.text.contains("trust"), "{args:?}: {}", reply.text);
     }
 }

@@ -30,10 +30,10 @@ fn guard(p: &Project, command: &str) {
         "[[hooks]]\nname = \"guard\"\nevent = \"pre_tool_use\"\ntool = \"write\"\n\
          command = {command:?}\non_error = \"block\"\n"
     ));
-    trust(p);
+    trust_yes(p);
 }
 
-fn trust(p: &Project) {
+fn trust_yes(p: &Project) {
     let out = p.cli().args(["trust", "--yes"]).output().expect("trust");
     assert!(out.status.success(), "{out:?}");
 }
@@ -48,7 +48,7 @@ fn load(p: &Project) -> Config {
     Config::load(&p.options(&p.root, false)).expect("load")
 }
 
-fn write_call() -> Request {
+fn write_a_txt() -> Request {
     Request::tool_call(
         Event::PreToolUse,
         "write",
@@ -84,7 +84,7 @@ fn a_script_flipped_during_hundreds_of_dispatches_never_runs_flipped() {
         };
         let (mut ran, mut stale, mut through) = (0, 0, 0);
         for _ in 0..300 {
-            let outcome = load(&p).dispatch(write_call());
+            let outcome = load(&p).dispatch(write_a_txt());
             match outcome.reason() {
                 _ if !outcome.blocked() => through += 1,
                 Some(r) if r.contains("reviewed text ran") => ran += 1,
@@ -118,7 +118,7 @@ fn a_script_rewritten_during_a_dispatch_runs_its_reviewed_text() {
         let p = Project::new();
         guard(&p, command);
         rewriting_user_hook(&p);
-        let outcome = load(&p).dispatch(write_call());
+        let outcome = load(&p).dispatch(write_a_txt());
         assert!(
             outcome.blocked()
                 && outcome
@@ -131,7 +131,7 @@ fn a_script_rewritten_during_a_dispatch_runs_its_reviewed_text() {
             Some("#!/bin/sh\nexit 0\n")
         );
         // The next call sees the edit: the layer is stale, its guard fails closed.
-        let outcome = load(&p).dispatch(write_call());
+        let outcome = load(&p).dispatch(write_a_txt());
         assert!(outcome.blocked(), "{outcome:?}");
         assert!(
             outcome
@@ -159,7 +159,7 @@ fn in_a_session_a_script_rewritten_during_a_dispatch_runs_its_reviewed_text() {
     guard(&p, "sh .ka/guard.sh");
     rewriting_user_hook(&p);
     let session = Session::new(Arc::new(load(&p)), "s-reviewed", &p.root);
-    let outcome = session.dispatch(write_call());
+    let outcome = session.dispatch(write_a_txt());
     assert!(
         outcome
             .reason()
@@ -167,7 +167,7 @@ fn in_a_session_a_script_rewritten_during_a_dispatch_runs_its_reviewed_text() {
         "{outcome:?}"
     );
     // The edit between dispatches: the session reloads, and the layer is stale.
-    let outcome = session.dispatch(write_call());
+    let outcome = session.dispatch(write_a_txt());
     assert!(
         outcome.blocked()
             && outcome
@@ -217,7 +217,7 @@ fn a_script_run_from_its_copy_still_sees_its_name_its_directory_and_its_siblings
         );
     }
     p.project(&toml);
-    trust(&p);
+    trust_yes(&p);
     let config = load(&p);
     let pinned = config.hooks.iter().filter(|h| h.pinned.is_some()).count();
     assert_eq!(pinned, if has_python { 3 } else { 2 }, "{:?}", config.hooks);

@@ -32,7 +32,7 @@ fn claude_pre_tool_use(p: &Project) -> String {
 }
 
 /// The answer blocks the call: exit 2, or Claude's JSON deny.
-fn blocked(out: &std::process::Output) -> bool {
+fn answer_blocks(out: &std::process::Output) -> bool {
     let answer: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     out.status.code() == Some(2) || answer["hookSpecificOutput"]["permissionDecision"] == "deny"
 }
@@ -72,7 +72,7 @@ fn an_override_that_does_not_parse_blocks_every_guard_and_names_the_variable() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(blocked(&out), "{var}={value:?}: {text}");
+        assert!(answer_blocks(&out), "{var}={value:?}: {text}");
         assert!(!text.contains("failing open"), "{var}={value:?}: {text}");
         assert!(text.contains(&format!("{var}=")), "{var}={value:?}: {text}");
         assert!(text.contains("user-guard"), "{var}={value:?}: {text}");
@@ -102,7 +102,7 @@ fn a_bad_override_with_every_hook_off_still_blocks_at_the_managed_guard() {
         .output()
         .expect("ka-hooks claude");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(blocked(&out), "{stdout}");
+    assert!(answer_blocks(&out), "{stdout}");
     assert!(stdout.contains("managed-guard"), "{stdout}");
     assert!(stdout.contains("KA_HOOKS_TIMEOUT"), "{stdout}");
 }
@@ -212,7 +212,7 @@ fn running_out_of_descriptors_while_loading_blocks_and_says_so() {
         .write_stdin(claude_pre_tool_use(&p))
         .output()
         .expect("ka-hooks claude");
-    assert!(blocked(&out), "{out:?}");
+    assert!(answer_blocks(&out), "{out:?}");
     let mut said = false;
     for free in 1..=8 {
         let out = with_descriptors_left(&p, free);
@@ -221,7 +221,7 @@ fn running_out_of_descriptors_while_loading_blocks_and_says_so() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(blocked(&out), "{free} free descriptor(s): {text}");
+        assert!(answer_blocks(&out), "{free} free descriptor(s): {text}");
         assert!(!text.contains("no last good version"), "{free}: {text}");
         said |= text.contains("run out of file descriptors");
     }
@@ -267,7 +267,7 @@ fn codex_does_not_pre_approve_a_rewrite_past_a_failed_guard() {
         answer["hookSpecificOutput"]["permissionDecision"], "allow",
         "{stdout}"
     );
-    assert!(blocked(&out), "{stdout}");
+    assert!(answer_blocks(&out), "{stdout}");
     let text = format!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("guard `guard` failed"), "{text}");
     // Control: with the guard healthy, the rewrite goes back as Codex takes it.

@@ -26,7 +26,7 @@ fn edited_project() -> Project {
     p
 }
 
-fn ka_hooks() -> PathBuf {
+fn ka_hooks_bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("ka-hooks")
 }
 
@@ -51,7 +51,7 @@ fn under(p: &Project, agent: &str, script: &str) -> Output {
     cmd.arg("-c")
         // `; exit $?` keeps the shell alive as the parent (no exec of the last command).
         .arg(format!("{script}; exit $?"))
-        .env("KA", ka_hooks())
+        .env("KA", ka_hooks_bin())
         .env("KA_CONFIG_DIR", &p.config_dir)
         .env("KA_DATA_DIR", &p.data_dir)
         .env("NO_COLOR", "1")
@@ -122,7 +122,7 @@ fn a_hook_that_drops_ka_marker_cannot_trust_its_project() {
     let p = edited_project();
     p.user(&format!(
         "[[hooks]]\nevent = \"stop\"\ncommand = \"env -u KA_AGENT_TOOL_CALL {} trust --yes > tried 2>&1; true\"\n",
-        ka_hooks().display()
+        ka_hooks_bin().display()
     ));
     p.cli().args(["run", "stop"]).assert().success();
     let tried = p.read("tried").unwrap_or_default();

@@ -15,6 +15,8 @@ use ka_hooks::paths::Paths;
 use ka_hooks::Event;
 use serde_json::{Map, Value};
 
+pub mod agents;
+
 /// Environment variables the binary reads that a test must not inherit from the developer.
 pub const AMBIENT_VARS: [&str; 23] = [
     "CLAUDE_CONFIG_DIR",
@@ -259,6 +261,64 @@ pub fn has_diagnostic(outcome: &Outcome, needles: &[&str]) -> bool {
         .diagnostics
         .iter()
         .any(|d| needles.iter().all(|n| d.contains(n)))
+}
+
+/// The repository's root (the crate's manifest dir).
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The target dir the `ka-hooks` binary under test was built in (`<target>/<profile>/ka-hooks`).
+pub fn target_dir() -> PathBuf {
+    let bin = Path::new(env!("CARGO_BIN_EXE_ka-hooks"));
+    bin.parent()
+        .and_then(Path::parent)
+        .expect("<target>/<profile>/ka-hooks")
+        .to_path_buf()
+}
+
+/// A project whose user layer holds these hook entries, with a hook timeout of 10 s (a stuck
+/// test ends quickly).
+pub fn hooks_project(hooks: &[String]) -> Project {
+    Project::with_user_toml(&format!(
+        "[hook_settings]\ntimeout = 10\n\n{}",
+        hooks.concat()
+    ))
+}
+
+/// `ka-hooks ARGS...` in `p`: exit code (-1 for a signal), stdout, stderr.
+pub fn cli_output(p: &Project, args: &[&str]) -> (i32, String, String) {
+    let out = p.cli().args(args).output().expect("ka-hooks");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `ka-hooks run pre_tool_use` of a write of `README.md`, from `dir`: exit code and stdout.
+pub fn readme_write(p: &Project, dir: &Path) -> (Option<i32>, String) {
+    let out = p
+        .cli()
+        .current_dir(dir)
+        .args(["run", "pre_tool_use", "--tool", "write", "--input"])
+        .arg(r#"{"arguments":{"path":"README.md","content":"x"}}"#)
+        .output()
+        .expect("ka-hooks run");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Waits (up to `secs`) for `done`; panics with `what` otherwise.
+#[track_caller]
+pub fn within(secs: u64, what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Process state letter and process group from `/proc`, `None` when the process does not exist.
