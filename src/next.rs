@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::action::Decision;
 use crate::config::OnError;
 use crate::event::Event;
-use crate::outcome::{Outcome, Status};
+use crate::outcome::{Outcome, Status, UnknownTool};
 
 /// What the agent does next, per kind of event. Match it exhaustively; do what [`Always`]
 /// says too, whatever the variant.
@@ -44,6 +44,9 @@ pub struct Always {
     pub mode: Option<String>,
     /// Show these lines to the user (see [`ForUser`]).
     pub for_user: ForUser,
+    /// The call's tool name is not one of ka's: the host's bug to fix (another agent's spelling)
+    /// or a tool of its own that only unfiltered hooks see. See [`UnknownTool`].
+    pub unknown_tool: Option<UnknownTool>,
 }
 
 impl Next {
@@ -229,6 +232,7 @@ impl Outcome {
         let always = Always {
             mode: self.mode.clone(),
             for_user: self.for_user(),
+            unknown_tool: self.unknown_tool.clone(),
         };
         match self.event.acts_as() {
             Event::PreToolUse => Next::ToolCall(self.permission(context), always),

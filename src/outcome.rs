@@ -117,6 +117,10 @@ pub struct Outcome {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[doc(hidden)] // the adapters' (Claude Code's `defer` and permission updates)
     pub permission_updates: Vec<Value>,
+    /// The call's tool name is not one of ka's (see [`UnknownTool`]): hooks that filter on ka's
+    /// names do not see the call. Also in [`Always::unknown_tool`](crate::next::Always).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown_tool: Option<UnknownTool>,
     /// This session was already told about `untrusted` by an earlier dispatch on the same
     /// configuration: [`Outcome::for_user`] leaves them out (they stay in the report).
     #[serde(skip)]
@@ -157,6 +161,7 @@ impl Outcome {
             denials: None,
             deferred: false,
             permission_updates: Vec::new(),
+            unknown_tool: None,
             untrusted_told: false,
         }
     }
@@ -181,6 +186,48 @@ impl Outcome {
     /// Whether any hook failed (crashed, timed out, could not start), whatever its `on_error`.
     pub fn any_hook_failed(&self) -> bool {
         self.hooks.iter().any(|h| h.status == Status::Error)
+    }
+}
+
+/// A tool call whose tool name ka's guards do not know. Hooks filter on ka's names (`write`,
+/// `bash`, `read`, ... and `mcp__*` tools), so a host that passes another agent's spelling
+/// (`Write`, `write_file`) or a name of its own is seen only by hooks without a tool filter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UnknownTool {
+    /// Another agent's spelling of one of ka's tools: the host must pass ka's name (and its
+    /// argument names: `path` for `file_path`). A `pre_tool_use` or `permission_request` call
+    /// that a guard on the ka name would have judged is blocked, never run unguarded.
+    Spelling {
+        /// The name the host passed.
+        given: String,
+        /// ka's name of the tool.
+        ka: String,
+    },
+    /// A name no agent has: a tool of the host's own (hooks see it by that name), or a typo.
+    Unknown {
+        /// The name the host passed.
+        given: String,
+    },
+}
+
+impl std::fmt::Display for UnknownTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnknownTool::Spelling { given, ka } => write!(
+                f,
+                "the host passed tool `{}`, another agent's spelling of ka's `{ka}`: hooks that \
+                 filter on `{ka}` do not see it; pass ka's names (tool `{ka}`, argument `path`)",
+                crate::terminal::escape(given)
+            ),
+            UnknownTool::Unknown { given } => write!(
+                f,
+                "the host passed tool `{}`, which is none of ka's tool names: only hooks \
+                 without a tool filter, or that name it, see the call",
+                crate::terminal::escape(given)
+            ),
+        }
     }
 }
 

@@ -168,6 +168,24 @@ pub fn translation(name: &str) -> Option<&'static str> {
         .map(|r| r.ka)
 }
 
+/// How a call's tool name reads to ka's guards: `None` for ka's own names, MCP tools and the
+/// readers known by an agent's name ([`FILE_READS`]); else another agent's spelling of a ka
+/// tool, or a name no agent has.
+pub(crate) fn unknown_tool(name: &str) -> Option<crate::outcome::UnknownTool> {
+    use crate::outcome::UnknownTool;
+    if row_of(name).is_some() || FILE_READS.contains(&name) || name.starts_with("mcp__") {
+        return None;
+    }
+    let given = name.to_owned();
+    Some(match translation(name) {
+        Some(ka) => UnknownTool::Spelling {
+            given,
+            ka: ka.to_owned(),
+        },
+        None => UnknownTool::Unknown { given },
+    })
+}
+
 /// Whether any agent (ka included) has a tool called `name`, or it names an MCP tool.
 fn known(name: &str) -> bool {
     name.starts_with("mcp__")

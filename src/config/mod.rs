@@ -64,7 +64,7 @@ use serde::Serialize;
 pub use error::{ConfigError, ConfigErrors};
 #[cfg(feature = "cli")]
 pub(crate) use filter::regex as filter_regex;
-pub(crate) use filter::FILE_READS;
+pub(crate) use filter::{unknown_tool, FILE_READS};
 pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
 #[cfg(feature = "cli")]
 pub(crate) use gate::unknown_tools;

@@ -358,6 +358,9 @@ impl OwnFiles<'_> {
 
     fn protect(&self, payload: &Map<String, Value>, outcome: &mut Outcome) {
         let args = payload.get("arguments").and_then(Value::as_object);
+        if outcome.blocked {
+            return;
+        }
         if let Some(reason) = self.check(args) {
             outcome.decision = Some(Decision::Ask);
             outcome.reason = Some(reason);
@@ -445,6 +448,13 @@ fn new_outcome(
         outcome.arguments = payload.get("arguments").and_then(Value::as_object).cloned();
     }
     outcome.denials = denials.cloned();
+    if event.is_tool_event() {
+        outcome.unknown_tool = tool.and_then(crate::config::unknown_tool);
+        if let Some(spelling @ crate::outcome::UnknownTool::Spelling { .. }) = &outcome.unknown_tool
+        {
+            outcome.diagnostics.push(spelling.to_string());
+        }
+    }
     outcome.untrusted = config.untrusted.clone();
     if !config.untrusted.is_empty() {
         let session = payload.get("session_id").and_then(Value::as_str);
@@ -493,6 +503,12 @@ fn selected_hooks<'c>(
         }
         return vec![hook];
     }
+    if let Some(guard) = bypassed_guard(config, outcome) {
+        // Blocked without running: a guard on the ka name would have judged the call.
+        outcome.blocked = true;
+        outcome.reason = Some(guard);
+        return Vec::new();
+    }
     let args = payload.get("arguments").and_then(Value::as_object);
     let call_paths = CallPaths::new(args, root, config.has_paths_filters());
     let call = CallMatch::new(config, tool, args, &call_paths, root);
@@ -517,6 +533,32 @@ fn selected_hooks<'c>(
         ));
     }
     hooks
+}
+
+/// A guarded call made under another agent's spelling of a ka tool (`Write` for `write`) that
+/// a guard on the ka name would have judged: why it is blocked rather than run unguarded.
+fn bypassed_guard(config: &Config, outcome: &Outcome) -> Option<String> {
+    let Some(crate::outcome::UnknownTool::Spelling { given, ka }) = &outcome.unknown_tool else {
+        return None;
+    };
+    if outcome.event.acts_as() != Event::PreToolUse {
+        return None;
+    }
+    let off = config.settings.disabled.is_some();
+    let guard = config.hooks.iter().find(|h| {
+        h.event == outcome.event
+            && h.enabled
+            && (!off || h.is_managed())
+            && h.matches_tool(Some(ka))
+            && !h.matches_tool(Some(given))
+    })?;
+    Some(format!(
+        "blocked: the tool `{}` is another agent's spelling of ka's `{ka}`, which the guard \
+         `{}` judges; the host must pass ka's names (tool `{ka}`, argument `path`), or no \
+         guard on `{ka}` sees the call",
+        crate::terminal::escape(given),
+        crate::terminal::escape(&guard.name)
+    ))
 }
 
 /// After the hooks ran: a cancelled dispatch blocks, a failed guard withholds pre-approval, the
