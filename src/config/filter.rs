@@ -169,21 +169,13 @@ pub fn translation(name: &str) -> Option<&'static str> {
 }
 
 /// How a call's tool name reads to ka's guards: `None` for ka's own names, MCP tools and the
-/// readers known by an agent's name ([`FILE_READS`]); else another agent's spelling of a ka
-/// tool, or a name no agent has.
-pub(crate) fn unknown_tool(name: &str) -> Option<crate::outcome::UnknownTool> {
-    use crate::outcome::UnknownTool;
+/// readers known by an agent's name ([`FILE_READS`]); else `Some` of the ka tool it is another
+/// agent's spelling of, or `Some(None)` for a name no agent has.
+pub(crate) fn unknown_tool(name: &str) -> Option<Option<&'static str>> {
     if row_of(name).is_some() || FILE_READS.contains(&name) || name.starts_with("mcp__") {
         return None;
     }
-    let given = name.to_owned();
-    Some(match translation(name) {
-        Some(ka) => UnknownTool::Spelling {
-            given,
-            ka: ka.to_owned(),
-        },
-        None => UnknownTool::Unknown { given },
-    })
+    Some(translation(name))
 }
 
 /// Whether any agent (ka included) has a tool called `name`, or it names an MCP tool.

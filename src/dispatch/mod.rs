@@ -26,7 +26,7 @@ use crate::config::{Config, Hook};
 use crate::environment::{base_env, fill_payload, working_dir, Fallbacks};
 use crate::event::Event;
 use crate::judge::{combine_observational, no_pre_approval_past_a_failed_guard};
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, UnknownTool};
 use crate::{background, backstop};
 use pipeline::run_pipeline;
 use scheduling::{
@@ -449,9 +449,18 @@ fn new_outcome(
     }
     outcome.denials = denials.cloned();
     if event.is_tool_event() {
-        outcome.unknown_tool = tool.and_then(crate::config::unknown_tool);
-        if let Some(spelling @ crate::outcome::UnknownTool::Spelling { .. }) = &outcome.unknown_tool
-        {
+        outcome.unknown_tool = tool.and_then(|given| {
+            let ka = crate::config::unknown_tool(given)?;
+            let given = given.to_owned();
+            Some(match ka {
+                Some(ka) => UnknownTool::Spelling {
+                    given,
+                    ka: ka.to_owned(),
+                },
+                None => UnknownTool::Unknown { given },
+            })
+        });
+        if let Some(spelling @ UnknownTool::Spelling { .. }) = &outcome.unknown_tool {
             outcome.diagnostics.push(spelling.to_string());
         }
     }
@@ -538,7 +547,7 @@ fn selected_hooks<'c>(
 /// A guarded call made under another agent's spelling of a ka tool (`Write` for `write`) that
 /// a guard on the ka name would have judged: why it is blocked rather than run unguarded.
 fn bypassed_guard(config: &Config, outcome: &Outcome) -> Option<String> {
-    let Some(crate::outcome::UnknownTool::Spelling { given, ka }) = &outcome.unknown_tool else {
+    let Some(UnknownTool::Spelling { given, ka }) = &outcome.unknown_tool else {
         return None;
     };
     if outcome.event.acts_as() != Event::PreToolUse {
