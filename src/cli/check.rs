@@ -72,6 +72,12 @@ pub fn check(
     if json {
         return Ok(if ok { EXIT_OK } else { EXIT_ERROR });
     }
+    Ok(report_text(config, &findings, allow_skipped, out))
+}
+
+/// The text report of a configuration without errors: the warnings, the commands that cannot
+/// run and the guard tool names no agent has, then the verdict line; the exit code.
+fn report_text(config: &Config, findings: &Findings, allow_skipped: bool, out: &Output) -> u8 {
     for u in &config.untrusted {
         out.warn(&u.with_fix());
     }
@@ -97,14 +103,14 @@ pub fn check(
             "{} guard tool name(s) match no tool (see above)",
             findings.unknown_tools.len()
         );
-        return Ok(EXIT_ERROR);
+        return EXIT_ERROR;
     }
     if !findings.broken.is_empty() {
         eprintln!(
             "{} hook(s) cannot run as written (see above; `ka-hooks doctor` says more)",
             findings.broken.len()
         );
-        return Ok(EXIT_ERROR);
+        return EXIT_ERROR;
     }
     match (findings.skipped.len(), allow_skipped) {
         (0, _) => outln!("ok: {hooks} active hook(s) from {files} file(s)"),
@@ -119,10 +125,10 @@ pub fn check(
                  accept that they do not run",
                 findings.skipped.join(", ")
             );
-            return Ok(EXIT_ERROR);
+            return EXIT_ERROR;
         }
     }
-    Ok(EXIT_OK)
+    EXIT_OK
 }
 
 /// Warnings of the loaded layers and of every skipped one (linted as if trusted), commands that

@@ -1,15 +1,9 @@
 //! The command lines an agent runs once per tool call, read without building clap's command tree.
 //!
-//! `ka-hooks run <event> --tool T --input JSON` and `ka-hooks claude|codex|gemini` run on every
-//! tool call, where start-up is most of the cost. Building clap's tree and matching against it
-//! would more than double a run with no matching hook: on the musl build the release ships, a whole
-//! `ka-hooks claude` dispatch of one hook is 505k instructions with this reader and 785k without
-//! it, a run with no matching hook 245k against 578k (callgrind, the ka-hooks process; see
-//! `benches/README.md`). This reader accepts only the plain forms of those commands
-//! (each flag once, values that do not start with `-`, no `--`, UTF-8) and returns `None` for
-//! anything else, which [`super::Cli`] then parses: clap stays the interface, with every message,
-//! `--help`, error and completion. The test below checks, over generated command lines, that
-//! whenever this reader answers, clap gives the same [`super::Cli`].
+//! Start-up is most of the cost of `ka-hooks run` and `ka-hooks claude|codex|gemini`. This reader
+//! accepts only their plain forms (each flag once, values that do not start with `-`, no `--`,
+//! UTF-8) and returns `None` for anything else, which [`super::Cli`] parses: clap stays the
+//! interface. A test checks that whenever this reader answers, clap gives the same [`super::Cli`].
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -276,33 +276,13 @@ fn self_exe() -> PathBuf {
 }
 
 fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
-    let start_dir = match &cli.global.project {
-        Some(dir) if !dir.is_dir() => {
-            return Err(format!(
-                "--project {}: not a directory; give the project's directory",
-                dir.display()
-            ))
-        }
-        Some(dir) => paths::absolute(dir),
-        None => std::env::current_dir()
-            .map_err(|e| format!("failed to read the working directory: {e}"))?,
-    };
-    if cli.global.trust {
-        if let Some(refusal) = crate::review::refusal_inside_agent("load untrusted hooks (--trust)")
-        {
-            return Err(refusal);
-        }
-    }
-    let opts = LoadOptions {
-        paths: Paths::from_env(),
-        start_dir,
-        trust_once: cli.global.trust,
-    };
+    let opts = load_options(&cli.global)?;
     // This process exits right after its dispatch: async hooks run in detached supervisors.
     crate::background::detach(self_exe(), opts.paths.data_dir.clone());
     let explicit = cli.global.project.is_some();
+    let log = cli.global.log.clone();
     match cli.command {
-        Command::Run(args) => run::run(&opts, cli.global.log, args, out),
+        Command::Run(args) => run::run(&opts, log, args, out),
         Command::List { event, json, names } => {
             let format = match (json, names) {
                 (true, _) => list::Format::Json,
@@ -326,59 +306,25 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
                 "trust",
                 "records trust itself and runs no hooks",
             )?;
-            crate::review::run(
-                &opts,
-                match (show, revoke) {
-                    (true, _) => crate::review::Mode::Show,
-                    (_, true) => crate::review::Mode::Revoke,
-                    _ => crate::review::Mode::Trust { yes },
-                },
-            )
+            crate::review::run(&opts, trust_mode(show, revoke, yes))
         }
         Command::Test(args) => test::run(&opts, args, out),
         Command::Init { nested } => init::init(&opts, nested),
-        Command::Claude(args) => Ok(adapter_run(
-            Agent::Claude,
-            explicit,
-            cli.global.log.clone(),
-            &opts,
-            &args,
-        )),
-        Command::Codex(args) => Ok(adapter_run(
-            Agent::Codex,
-            explicit,
-            cli.global.log.clone(),
-            &opts,
-            &args,
-        )),
-        Command::Gemini(args) => Ok(adapter_run(
-            Agent::Gemini,
-            explicit,
-            cli.global.log.clone(),
-            &opts,
-            &args,
-        )),
-        Command::Copilot(args) => Ok(adapter_run(
-            Agent::Copilot,
-            explicit,
-            cli.global.log.clone(),
-            &opts,
-            &args.adapter_args(),
-        )),
-        Command::Cursor(args) => Ok(adapter_run(
-            Agent::Cursor,
-            explicit,
-            cli.global.log.clone(),
-            &opts,
-            &args.adapter_args(),
-        )),
-        Command::Antigravity(args) => Ok(adapter_run(
-            Agent::Antigravity,
-            explicit,
-            cli.global.log.clone(),
-            &opts,
-            &args.adapter_args(),
-        )),
+        Command::Claude(args) => Ok(adapter_run(Agent::Claude, explicit, log, &opts, &args)),
+        Command::Codex(args) => Ok(adapter_run(Agent::Codex, explicit, log, &opts, &args)),
+        Command::Gemini(args) => Ok(adapter_run(Agent::Gemini, explicit, log, &opts, &args)),
+        Command::Copilot(args) => {
+            let args = args.adapter_args();
+            Ok(adapter_run(Agent::Copilot, explicit, log, &opts, &args))
+        }
+        Command::Cursor(args) => {
+            let args = args.adapter_args();
+            Ok(adapter_run(Agent::Cursor, explicit, log, &opts, &args))
+        }
+        Command::Antigravity(args) => {
+            let args = args.adapter_args();
+            Ok(adapter_run(Agent::Antigravity, explicit, log, &opts, &args))
+        }
         Command::Install(args) => claude_settings::install(&opts, &args),
         Command::Import(args) => claude_settings::import(&opts, &args),
         Command::Doctor { exec, json } => doctor::doctor(&opts, exec, json, out),
@@ -395,6 +341,42 @@ fn execute(cli: Cli, out: &Output) -> Result<u8, String> {
             no_hooks.refuse(&cli.global, "completions")?;
             completions::run(shell)
         }
+    }
+}
+
+/// The load options of the global flags: the start directory (`--project` or the working
+/// directory) and `--trust`, refused inside an agent.
+fn load_options(global: &GlobalArgs) -> Result<LoadOptions, String> {
+    let start_dir = match &global.project {
+        Some(dir) if !dir.is_dir() => {
+            return Err(format!(
+                "--project {}: not a directory; give the project's directory",
+                dir.display()
+            ))
+        }
+        Some(dir) => paths::absolute(dir),
+        None => std::env::current_dir()
+            .map_err(|e| format!("failed to read the working directory: {e}"))?,
+    };
+    if global.trust {
+        if let Some(refusal) = crate::review::refusal_inside_agent("load untrusted hooks (--trust)")
+        {
+            return Err(refusal);
+        }
+    }
+    Ok(LoadOptions {
+        paths: Paths::from_env(),
+        start_dir,
+        trust_once: global.trust,
+    })
+}
+
+/// What `ka-hooks trust` does: `--show`, `--revoke`, or trust (without asking under `--yes`).
+fn trust_mode(show: bool, revoke: bool, yes: bool) -> crate::review::Mode {
+    match (show, revoke) {
+        (true, _) => crate::review::Mode::Show,
+        (_, true) => crate::review::Mode::Revoke,
+        _ => crate::review::Mode::Trust { yes },
     }
 }
 

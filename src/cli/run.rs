@@ -1,6 +1,7 @@
 //! `ka-hooks run`: build the payload (stdin, `--input`, `--example`), dispatch it, and print a
 //! headline that names the verdict truthfully.
 
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 
@@ -8,7 +9,7 @@ use clap::Args;
 use serde_json::{Map, Value};
 
 use super::{load, parse_event, Output, EXIT_BLOCKED, EXIT_OK};
-use crate::config::LoadOptions;
+use crate::config::{Config, LoadOptions};
 use crate::dispatch::Request;
 use crate::event::{Event, ExitTwo};
 use crate::outcome::{HookReport, Outcome, Status};
@@ -104,53 +105,13 @@ pub fn run(
     if log.is_some() {
         config.settings.log = log;
     }
-    // What the dispatcher fills in, filled here so `--verbose` shows what the hooks get.
-    payload.insert("event".into(), Value::String(event.as_str().to_owned()));
-    if !payload.contains_key("cwd") {
-        if let Ok(dir) = std::env::current_dir() {
-            payload.insert("cwd".into(), Value::String(dir.to_string_lossy().into()));
-        }
-    }
+    fill_envelope(event, &mut payload);
     if args.verbose {
         let text =
             serde_json::to_string_pretty(&Value::Object(payload.clone())).unwrap_or_default();
         eprintln!("payload sent:\n{}", multiline(&text, ""));
     }
-    // A payload that names its session (an agent's hook command piping it) gets the denial
-    // backstop, counted in the data dir as the adapters count it.
-    let denials = opts
-        .paths
-        .data_dir
-        .as_deref()
-        .filter(|_| args.hook.is_none())
-        .and_then(|dir| crate::backstop::Tracker::start(dir, event, &payload));
-    // Stop-like events are counted as the adapters count them, so `max_continuations` holds here
-    // too (the payload's `session_id` keys the count).
-    let tracker = opts
-        .paths
-        .data_dir
-        .as_deref()
-        .filter(|_| args.hook.is_none())
-        .and_then(|dir| crate::adapter::continuations::Tracker::start(dir, event, &mut payload));
-    let mut request = Request::new(event, payload);
-    request.denials = denials.as_ref().map(|d| d.denials.clone());
-    request.continued = tracker.as_ref().map(|t| t.continued());
-    request.cancel = crate::interrupt::token();
-    let mut outcome = match &args.hook {
-        Some(hook) => config.replay(request, hook).map_err(|e| e.to_string())?,
-        None => config.dispatch_uncounted(request),
-    };
-    outcome.diagnostics.extend(notes);
-    if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
-        outcome.diagnostics.push(format!(
-            "the denial count could not be kept ({e}); denial_backstop may not hold"
-        ));
-    }
-    if let Some(Err(e)) = tracker.map(|t| t.finish(&outcome, true)) {
-        outcome.diagnostics.push(format!(
-            "the continuation count could not be kept ({e}); max_continuations may not hold"
-        ));
-    }
+    let outcome = dispatch(opts, &config, event, payload, args.hook.as_deref(), notes)?;
     if args.verbose {
         eprint!("{}", verbose_hooks(&outcome));
     }
@@ -166,6 +127,66 @@ pub fn run(
     } else {
         EXIT_OK
     })
+}
+
+/// What the dispatcher fills in, filled here so `--verbose` shows what the hooks get: the event
+/// and, when the payload has none, the working directory as `cwd`.
+fn fill_envelope(event: Event, payload: &mut Map<String, Value>) {
+    payload.insert("event".into(), Value::String(event.as_str().to_owned()));
+    if !payload.contains_key("cwd") {
+        if let Ok(dir) = std::env::current_dir() {
+            payload.insert("cwd".into(), Value::String(dir.to_string_lossy().into()));
+        }
+    }
+}
+
+/// Dispatches the payload (or replays it against one hook), with the denial backstop and the
+/// continuation count kept as the adapters keep them; `notes` (what reading the payload
+/// replaced) go first among the outcome's diagnostics.
+fn dispatch(
+    opts: &LoadOptions,
+    config: &Config,
+    event: Event,
+    mut payload: Map<String, Value>,
+    hook: Option<&str>,
+    notes: Vec<String>,
+) -> Result<Outcome, String> {
+    // A payload that names its session (an agent's hook command piping it) gets the denial
+    // backstop, counted in the data dir as the adapters count it.
+    let denials = opts
+        .paths
+        .data_dir
+        .as_deref()
+        .filter(|_| hook.is_none())
+        .and_then(|dir| crate::backstop::Tracker::start(dir, event, &payload));
+    // Stop-like events are counted as the adapters count them, so `max_continuations` holds here
+    // too (the payload's `session_id` keys the count).
+    let tracker = opts
+        .paths
+        .data_dir
+        .as_deref()
+        .filter(|_| hook.is_none())
+        .and_then(|dir| crate::adapter::continuations::Tracker::start(dir, event, &mut payload));
+    let mut request = Request::new(event, payload);
+    request.denials = denials.as_ref().map(|d| d.denials.clone());
+    request.continued = tracker.as_ref().map(|t| t.continued());
+    request.cancel = crate::interrupt::token();
+    let mut outcome = match hook {
+        Some(hook) => config.replay(request, hook).map_err(|e| e.to_string())?,
+        None => config.dispatch_uncounted(request),
+    };
+    outcome.diagnostics.extend(notes);
+    if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
+        outcome.diagnostics.push(format!(
+            "the denial count could not be kept ({e}); denial_backstop may not hold"
+        ));
+    }
+    if let Some(Err(e)) = tracker.map(|t| t.finish(&outcome, true)) {
+        outcome.diagnostics.push(format!(
+            "the continuation count could not be kept ({e}); max_continuations may not hold"
+        ));
+    }
+    Ok(outcome)
 }
 
 /// `--example`: the doctor's synthetic payload, its paths inside the project (or working) dir.
@@ -414,7 +435,6 @@ fn first_line(stderr: &str) -> String {
 
 /// `-v`: each hook's raw output and duration, escaped.
 fn verbose_hooks(outcome: &Outcome) -> String {
-    use std::fmt::Write as _;
     let mut w = String::new();
     // Once a hook rewrote the call, each guard's line says which version of it it judged.
     let rewritten = outcome.hooks.iter().any(|h| h.input.is_some());
@@ -468,7 +488,6 @@ fn saw(h: &HookReport) -> String {
 
 /// The human output of `run`: the headline, then what the host must do, then each hook.
 pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
-    use std::fmt::Write as _;
     let mut w = String::new();
     let tool = outcome
         .tool
@@ -489,7 +508,21 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
     if let Some(skipped) = skipped_layers(outcome) {
         let _ = writeln!(w, "  {skipped}");
     }
-    let escape = |s: &str| crate::terminal::escape(s).into_owned();
+    write_answer(&mut w, outcome);
+    let nothing_ran = outcome.hooks.is_empty() && outcome.background.is_empty();
+    if nothing_ran && outcome.untrusted.is_empty() {
+        let _ = writeln!(w, "  no hook matched");
+    }
+    write_hooks(&mut w, outcome);
+    for d in &outcome.diagnostics {
+        let _ = writeln!(w, "  diagnostic: {}", escape_line(d));
+    }
+    w
+}
+
+/// What the host must do: the reason, the rewritten input, the mode, notes, feedback, context,
+/// the text to keep going with, the halt and the messages, escaped.
+fn write_answer(w: &mut String, outcome: &Outcome) {
     if let Some(reason) = &outcome.reason {
         let _ = writeln!(w, "  reason: {}", multiline(reason, "          "));
     }
@@ -497,14 +530,14 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
         let _ = writeln!(
             w,
             "  updated input: {}",
-            escape(&Value::Object(input.clone()).to_string())
+            escape_line(&Value::Object(input.clone()).to_string())
         );
     }
     if let Some(mode) = &outcome.mode {
-        let _ = writeln!(w, "  mode: {}", escape(mode));
+        let _ = writeln!(w, "  mode: {}", escape_line(mode));
     }
     for note in &outcome.notes {
-        let _ = writeln!(w, "  note: {}", escape(note));
+        let _ = writeln!(w, "  note: {}", escape_line(note));
     }
     if let Some(feedback) = &outcome.feedback {
         let _ = writeln!(w, "  feedback: {}", multiline(feedback, "            "));
@@ -521,32 +554,35 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
     for m in &outcome.messages {
         let _ = writeln!(w, "  message: {}", multiline(m, "           "));
     }
-    let nothing_ran = outcome.hooks.is_empty() && outcome.background.is_empty();
-    if nothing_ran && outcome.untrusted.is_empty() {
-        let _ = writeln!(w, "  no hook matched");
-    }
+}
+
+/// A line for each hook: those that ran, those started in the background, the async hooks
+/// whose results came with this dispatch, and what report-only hooks would have done.
+fn write_hooks(w: &mut String, outcome: &Outcome) {
     for h in &outcome.hooks {
         let _ = writeln!(w, "  {}", hook_line(h, outcome.event));
     }
     for b in &outcome.background {
         let state = match &b.error {
-            Some(e) => format!("could not start: {}", escape(e)),
+            Some(e) => format!("could not start: {}", escape_line(e)),
             None => "started in the background (async); its result comes with the session's \
                      next dispatch"
                 .to_owned(),
         };
-        let _ = writeln!(w, "  hook {}: {state}", escape(&b.hook));
+        let _ = writeln!(w, "  hook {}: {state}", escape_line(&b.hook));
     }
     for d in &outcome.delivered {
         let what = match (d.superseded, d.status) {
             (true, _) => "superseded by a newer run".to_owned(),
-            (_, Status::Error) => format!("failed: {}", escape(d.error.as_deref().unwrap_or(""))),
+            (_, Status::Error) => {
+                format!("failed: {}", escape_line(d.error.as_deref().unwrap_or("")))
+            }
             (_, status) => status.as_str().to_owned(),
         };
         let _ = writeln!(
             w,
             "  async hook {} (after {}) ended: {what}, {:.1} ms",
-            escape(&d.hook),
+            escape_line(&d.hook),
             d.event,
             d.duration_ms
         );
@@ -555,19 +591,15 @@ pub fn outcome_text(outcome: &Outcome, out: &Output) -> String {
         let detail = r
             .detail
             .as_deref()
-            .map(|d| format!(": {}", escape(d)))
+            .map(|d| format!(": {}", escape_line(d)))
             .unwrap_or_default();
         let _ = writeln!(
             w,
             "  report-only hook {} would have: {}{detail} (not applied: enforce = false)",
-            escape(&r.hook),
+            escape_line(&r.hook),
             r.effect.as_str()
         );
     }
-    for d in &outcome.diagnostics {
-        let _ = writeln!(w, "  diagnostic: {}", escape(d));
-    }
-    w
 }
 
 /// `text` escaped, on one line.

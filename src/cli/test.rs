@@ -3,7 +3,7 @@
 use clap::Args;
 
 use super::{load, Output, EXIT_ERROR, EXIT_OK};
-use crate::config::{LayerState, LoadOptions};
+use crate::config::{Config, LayerState, LoadOptions};
 use crate::golden::{self, CaseResult};
 
 /// `ka-hooks test`.
@@ -33,23 +33,7 @@ pub fn run(opts: &LoadOptions, args: TestArgs, out: &Output) -> Result<u8, Strin
             crate::terminal::escape_path(&opts.start_dir)
         ));
     };
-    let mut errors = Vec::new();
-    for u in &config.untrusted {
-        errors.push(format!(
-            "the {} layer {} was skipped ({}), so its hooks would not run and the cases would \
-             pass or fail for nothing; trust it: {}",
-            u.layer.as_str(),
-            crate::terminal::escape_path(&u.file),
-            state_word(u.state),
-            crate::terminal::escape(&u.fix)
-        ));
-    }
-    if let Some(why) = &config.settings.disabled {
-        errors.push(format!(
-            "every hook is off ({}), so the cases would test nothing",
-            crate::terminal::escape(why)
-        ));
-    }
+    let mut errors = skipped_or_off(&config);
     let files = golden::case_files(&root)?;
     let (mut cases, file_errors) = golden::read_cases(&files);
     errors.extend(file_errors);
@@ -115,6 +99,29 @@ pub fn run(opts: &LoadOptions, args: TestArgs, out: &Output) -> Result<u8, Strin
         );
     }
     Ok(if ok { EXIT_OK } else { EXIT_ERROR })
+}
+
+/// Why the cases would prove nothing: a layer skipped (its hooks would not run), or every hook
+/// off.
+fn skipped_or_off(config: &Config) -> Vec<String> {
+    let mut errors = Vec::new();
+    for u in &config.untrusted {
+        errors.push(format!(
+            "the {} layer {} was skipped ({}), so its hooks would not run and the cases would \
+             pass or fail for nothing; trust it: {}",
+            u.layer.as_str(),
+            crate::terminal::escape_path(&u.file),
+            state_word(u.state),
+            crate::terminal::escape(&u.fix)
+        ));
+    }
+    if let Some(why) = &config.settings.disabled {
+        errors.push(format!(
+            "every hook is off ({}), so the cases would test nothing",
+            crate::terminal::escape(why)
+        ));
+    }
+    errors
 }
 
 fn print_result(result: &CaseResult, out: &Output) {
