@@ -123,19 +123,7 @@ pub(crate) fn first_command(
                 }
                 break;
             }
-            '<' | '>' => {
-                // `2>`: the digits are the descriptor, not a word.
-                if acc.in_word && acc.word.chars().all(|c| c.is_ascii_digit()) && !acc.dynamic {
-                    acc.word.clear();
-                    acc.in_word = false;
-                } else {
-                    acc.end();
-                }
-                while i + 1 < chars.len() && matches!(chars[i + 1], '>' | '<' | '&' | '|') {
-                    i += 1;
-                }
-                acc.skip_next = true;
-            }
+            '<' | '>' => i = redirection(&chars, i, &mut acc),
             '#' if !acc.in_word => break,
             '\'' => {
                 acc.in_word = true;
@@ -148,30 +136,7 @@ pub(crate) fn first_command(
             }
             '"' => {
                 acc.in_word = true;
-                i += 1;
-                loop {
-                    let Some(&c) = chars.get(i) else {
-                        return Err("an unterminated double quote".into());
-                    };
-                    match c {
-                        '"' => break,
-                        '\\' if matches!(chars.get(i + 1), Some('$' | '`' | '"' | '\\')) => {
-                            acc.word.push(chars[i + 1]);
-                            i += 1;
-                        }
-                        '\\' if chars.get(i + 1) == Some(&'\n') => i += 1,
-                        '$' => {
-                            i = expand(&chars, i, lookup, &mut acc.word, &mut acc.dynamic)?;
-                            continue;
-                        }
-                        '`' => {
-                            acc.dynamic = true;
-                            i = skip_backticks(&chars, i)?;
-                        }
-                        c => acc.word.push(c),
-                    }
-                    i += 1;
-                }
+                i = double_quoted(&chars, i + 1, lookup, &mut acc)?;
             }
             '\\' => {
                 match chars.get(i + 1) {
@@ -215,6 +180,56 @@ pub(crate) fn first_command(
     }
     acc.end();
     Ok(acc.words)
+}
+
+/// The inside of a double-quoted string starting at `chars[i]`, added to the word: `\` escapes
+/// only `$`, `` ` ``, `"`, `\` and a newline, `$` expands. Returns the index of the closing quote.
+fn double_quoted(
+    chars: &[char],
+    mut i: usize,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    acc: &mut Words,
+) -> Result<usize, String> {
+    loop {
+        let Some(&c) = chars.get(i) else {
+            return Err("an unterminated double quote".into());
+        };
+        match c {
+            '"' => return Ok(i),
+            '\\' if matches!(chars.get(i + 1), Some('$' | '`' | '"' | '\\')) => {
+                acc.word.push(chars[i + 1]);
+                i += 1;
+            }
+            '\\' if chars.get(i + 1) == Some(&'\n') => i += 1,
+            '$' => {
+                i = expand(chars, i, lookup, &mut acc.word, &mut acc.dynamic)?;
+                continue;
+            }
+            '`' => {
+                acc.dynamic = true;
+                i = skip_backticks(chars, i)?;
+            }
+            c => acc.word.push(c),
+        }
+        i += 1;
+    }
+}
+
+/// A redirection operator at `chars[i]`: ends the word (dropping a descriptor's digits, as in
+/// `2>`) and marks the next word, its target, to be skipped. Returns the operator's last index.
+fn redirection(chars: &[char], mut i: usize, acc: &mut Words) -> usize {
+    // `2>`: the digits are the descriptor, not a word.
+    if acc.in_word && acc.word.chars().all(|c| c.is_ascii_digit()) && !acc.dynamic {
+        acc.word.clear();
+        acc.in_word = false;
+    } else {
+        acc.end();
+    }
+    while i + 1 < chars.len() && matches!(chars[i + 1], '>' | '<' | '&' | '|') {
+        i += 1;
+    }
+    acc.skip_next = true;
+    i
 }
 
 /// Expand the `$...` at `chars[i]` into `word`; returns the index after it.

@@ -2,6 +2,7 @@
 //! payload whose paths point into a scratch directory, and judge its answer.
 
 use super::*;
+use crate::outcome::Outcome;
 
 // ---------------------------------------------------------------------------------------------
 // Running a hook on a synthetic payload
@@ -143,62 +144,10 @@ pub(crate) fn format_secs(d: Duration) -> String {
 /// Run `hook` once, through the real dispatcher, on a synthetic payload in a fresh scratch
 /// directory, with `KA_HOOKS_DOCTOR=1`, and judge its answer.
 pub(crate) fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check {
-    let scratch = match tempfile::Builder::new()
-        .prefix("ka-hooks-doctor-")
-        .tempdir()
-    {
-        Ok(dir) => dir,
-        Err(e) => {
-            return Check::warning(
-                "exec",
-                format!("not run: failed to create a scratch directory: {e}"),
-                Some("check TMPDIR".into()),
-            )
-        }
-    };
-    let scratch_path = paths::absolute(scratch.path());
-    if let Err(e) = prepare_scratch(&scratch_path) {
-        return Check::warning(
-            "exec",
-            format!("not run: failed to fill the scratch directory: {e}"),
-            None,
-        );
-    }
     let limit = hook.timeout.min(EXEC_TIMEOUT_CAP);
-    let mut config = config.clone();
-    // A synthetic run is not a decision: keep it out of the audit log.
-    config.settings.log = None;
-    config.project_root = Some(run_dir.to_path_buf());
-    if let Some(h) = config.hooks.iter_mut().find(|h| h.name == hook.name) {
-        h.timeout = limit;
-        h.env.push((DOCTOR_ENV.to_owned(), "1".to_owned()));
-    }
-    let fitted = match super::fitted::fitted_call(hook, &scratch_path) {
-        Ok(fitted) => fitted,
-        Err(why) => {
-            let fix = format!(
-                "run it on a call it matches: ka-hooks run {} --tool TOOL --input \
-                 '{{\"arguments\": {{...}}}}' --hook {}",
-                hook.event,
-                shell_words::quote(&crate::terminal::escape(&hook.name))
-            );
-            return Check::warning("exec", why, Some(fix));
-        }
-    };
-    if let Err(e) = prepare_file(&scratch_path, &fitted.file) {
-        return Check::warning(
-            "exec",
-            format!("not run: failed to fill the scratch directory: {e}"),
-            None,
-        );
-    }
-    let tool = fitted.tool;
-    let payload = fitted.payload;
-    let mut request = Request::new(hook.event, payload);
-    request.cancel = crate::interrupt::token();
-    let outcome = match config.replay(request, &hook.name) {
-        Ok(outcome) => outcome,
-        Err(e) => return Check::failing("exec", format!("not run: {e}"), None),
+    let (outcome, tool) = match run_synthetic(config, hook, run_dir, limit) {
+        Ok(ran) => ran,
+        Err(check) => return check,
     };
     let Some(report) = outcome.hooks.first() else {
         return Check::failing("exec", "not run: the dispatcher ran no hook", None);
@@ -213,61 +162,10 @@ pub(crate) fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check 
         .filter(|e| e.contains("held open"))
         .map(str::to_owned);
     let mut check = match report.status {
-        Status::Ok => match (&report.action.ignored, &report.action.action) {
-            (Some(why), _) => Check::warning(
-                "exec",
-                format!(
-                    "exit 0 in {} on {on}, but its stdout is not a valid action: {why}",
-                    ms(report)
-                ),
-                Some("print nothing, or one JSON object of the action language".into()),
-            ),
-            (None, Some(action)) => Check::ok(
-                "exec",
-                format!(
-                    "exit 0 in {} on {on}, with the action {}",
-                    ms(report),
-                    serde_json::to_string(action).unwrap_or_default()
-                ),
-            ),
-            (None, None) => Check::ok("exec", format!("exit 0 in {} on {on}", ms(report))),
-        },
+        Status::Ok => exit_zero_check(report, &on),
         Status::Blocked => exit_two_check(hook.event, &on, ms(report), &report.stderr),
         Status::Error | Status::Skipped | Status::Cancelled => {
-            let mut what = report.error.clone().unwrap_or_else(|| "failed".into());
-            match report.exit_code {
-                Some(127) => what.push_str(": command not found"),
-                Some(126) => what.push_str(": command not executable"),
-                _ => {}
-            }
-            let _ = write!(what, " on {on}");
-            let stderr = first_line(&report.stderr);
-            if !stderr.is_empty() {
-                let _ = write!(what, "; stderr: {stderr}");
-            }
-            if report.timed_out && limit < hook.timeout {
-                Check::warning(
-                    "exec",
-                    format!(
-                        "no answer within the doctor's {} cap on {on} (its own timeout is {}); \
-                         it may only be slow",
-                        format_secs(limit),
-                        format_secs(hook.timeout)
-                    ),
-                    None,
-                )
-            } else if report.timed_out {
-                Check::failing(
-                    "exec",
-                    what,
-                    Some(format!(
-                        "make it answer within {} on its stdin, or raise `timeout`",
-                        format_secs(hook.timeout)
-                    )),
-                )
-            } else {
-                Check::failing("exec", what, None)
-            }
+            failed_check(hook, report, &on, limit)
         }
     };
     if report.stdout_truncated && check.state == State::Ok {
@@ -285,6 +183,123 @@ pub(crate) fn exec_check(config: &Config, hook: &Hook, run_dir: &Path) -> Check 
         );
     }
     check
+}
+
+/// Replays `hook` alone, its timeout capped at `limit`, on a call its filters select whose paths
+/// point into a fresh scratch directory, outside the audit log; the outcome and the tool called.
+/// A check when it could not run.
+fn run_synthetic(
+    config: &Config,
+    hook: &Hook,
+    run_dir: &Path,
+    limit: Duration,
+) -> Result<(Outcome, Option<String>), Check> {
+    let scratch = tempfile::Builder::new()
+        .prefix("ka-hooks-doctor-")
+        .tempdir()
+        .map_err(|e| {
+            Check::warning(
+                "exec",
+                format!("not run: failed to create a scratch directory: {e}"),
+                Some("check TMPDIR".into()),
+            )
+        })?;
+    let scratch_path = paths::absolute(scratch.path());
+    let unfilled = |e: std::io::Error| {
+        Check::warning(
+            "exec",
+            format!("not run: failed to fill the scratch directory: {e}"),
+            None,
+        )
+    };
+    prepare_scratch(&scratch_path).map_err(unfilled)?;
+    let mut config = config.clone();
+    // A synthetic run is not a decision: keep it out of the audit log.
+    config.settings.log = None;
+    config.project_root = Some(run_dir.to_path_buf());
+    if let Some(h) = config.hooks.iter_mut().find(|h| h.name == hook.name) {
+        h.timeout = limit;
+        h.env.push((DOCTOR_ENV.to_owned(), "1".to_owned()));
+    }
+    let fitted = super::fitted::fitted_call(hook, &scratch_path).map_err(|why| {
+        let fix = format!(
+            "run it on a call it matches: ka-hooks run {} --tool TOOL --input \
+             '{{\"arguments\": {{...}}}}' --hook {}",
+            hook.event,
+            shell_words::quote(&crate::terminal::escape(&hook.name))
+        );
+        Check::warning("exec", why, Some(fix))
+    })?;
+    prepare_file(&scratch_path, &fitted.file).map_err(unfilled)?;
+    let mut request = Request::new(hook.event, fitted.payload);
+    request.cancel = crate::interrupt::token();
+    let outcome = config
+        .replay(request, &hook.name)
+        .map_err(|e| Check::failing("exec", format!("not run: {e}"), None))?;
+    Ok((outcome, fitted.tool))
+}
+
+/// What the doctor says of an exit 0: ok, with the action it printed, unless its stdout is not a
+/// valid action.
+fn exit_zero_check(report: &HookReport, on: &str) -> Check {
+    match (&report.action.ignored, &report.action.action) {
+        (Some(why), _) => Check::warning(
+            "exec",
+            format!(
+                "exit 0 in {} on {on}, but its stdout is not a valid action: {why}",
+                ms(report)
+            ),
+            Some("print nothing, or one JSON object of the action language".into()),
+        ),
+        (None, Some(action)) => Check::ok(
+            "exec",
+            format!(
+                "exit 0 in {} on {on}, with the action {}",
+                ms(report),
+                serde_json::to_string(action).unwrap_or_default()
+            ),
+        ),
+        (None, None) => Check::ok("exec", format!("exit 0 in {} on {on}", ms(report))),
+    }
+}
+
+/// What the doctor says of a hook that failed, was skipped or cancelled: failing, with its
+/// error and stderr; a warning when it only outlived the doctor's cap.
+fn failed_check(hook: &Hook, report: &HookReport, on: &str, limit: Duration) -> Check {
+    let mut what = report.error.clone().unwrap_or_else(|| "failed".into());
+    match report.exit_code {
+        Some(127) => what.push_str(": command not found"),
+        Some(126) => what.push_str(": command not executable"),
+        _ => {}
+    }
+    let _ = write!(what, " on {on}");
+    let stderr = first_line(&report.stderr);
+    if !stderr.is_empty() {
+        let _ = write!(what, "; stderr: {stderr}");
+    }
+    if report.timed_out && limit < hook.timeout {
+        Check::warning(
+            "exec",
+            format!(
+                "no answer within the doctor's {} cap on {on} (its own timeout is {}); \
+                 it may only be slow",
+                format_secs(limit),
+                format_secs(hook.timeout)
+            ),
+            None,
+        )
+    } else if report.timed_out {
+        Check::failing(
+            "exec",
+            what,
+            Some(format!(
+                "make it answer within {} on its stdin, or raise `timeout`",
+                format_secs(hook.timeout)
+            )),
+        )
+    } else {
+        Check::failing("exec", what, None)
+    }
 }
 
 /// What the doctor says of an exit 2, from [`Event::exit_two`]: a legitimate answer everywhere

@@ -1,21 +1,9 @@
 //! `ka-hooks doctor`: is every hook wired and working?
 //!
 //! For each hook in effect, and each hook of a layer the trust gate skipped, the doctor checks
-//! without running anything that its command resolves (a shell builtin, a program on `PATH`, or an
-//! existing file; a script run directly must be executable, a script handed to an interpreter must
-//! exist) and that its layer is trusted. With `exec` it also runs each runnable hook once, through
-//! the real dispatcher and in the project root (where it runs in a session), on a
-//! [synthetic payload](synthetic_payload) whose paths all point into a fresh scratch directory,
-//! with `KA_HOOKS_DOCTOR=1` in its environment, and judges the answer.
-//!
-//! Every check ends `ok`, `warning` or `failing`; an entry's state is its worst check's.
-//!
-//! The work is split by concern: `command.rs` resolves a command's first word the way `sh` would,
-//! `static_checks.rs` judges each hook, layer and configuration error without running anything,
-//! `exec.rs` runs a hook on a synthetic payload (`fitted.rs` makes it one the hook's filters
-//! select), `agents/` reads each agent's own state (is
-//! `ka-hooks <agent>` registered where the agent reads it, approved, switched off), and
-//! `report.rs` holds the findings and their text.
+//! without running anything that its command resolves and its layer is trusted; with `exec` it
+//! also runs each runnable hook once on a [synthetic payload](synthetic_payload) and judges the
+//! answer. Every check ends `ok`, `warning` or `failing`; an entry's state is its worst check's.
 
 mod agents;
 mod command;
@@ -102,124 +90,20 @@ pub fn diagnose(
         .clone()
         .unwrap_or_else(|| start_dir.clone());
     let fix = trust_fix(gated.project_root.as_deref());
-
-    for layer in &gated.layers {
-        if layer.state == LayerState::TrustedOnce {
-            entries.push(
-                Entry {
-                    kind: Kind::Layer,
-                    name: layer.file.display().to_string(),
-                    state: State::Ok,
-                    event: None,
-                    filter: None,
-                    command: None,
-                    layer: Some(layer.layer),
-                    file: Some(layer.file.clone()),
-                    line: None,
-                    runs: None,
-                    checks: vec![Check::warning(
-                        "trust",
-                        "trusted for this run only (--trust): in a session its hooks do not run",
-                        Some(fix.clone()),
-                    )],
-                }
-                .finish(),
-            );
-        }
-    }
-
+    entries.extend(trusted_once_entries(&gated, &fix));
     let mut executed = false;
     for hook in &gated.hooks {
-        let mut entry = hook_entry(hook, &run_dir);
-        entry.checks.insert(0, trust_check(hook, &gated, &fix));
-        for o in pending_overrides(hook, full.as_ref(), &gated.untrusted) {
-            entry.checks.insert(1, o);
-        }
-        let mut runs = hook.enabled;
-        if !hook.enabled {
-            entry.checks.insert(
-                1,
-                Check::ok("enabled", "disabled (`enabled = false`): never runs"),
-            );
-            downgrade(&mut entry.checks);
-        } else if let Some(why) = &gated.settings.disabled {
-            runs = false;
-            entry.checks.insert(
-                1,
-                Check::warning(
-                    "enabled",
-                    format!("every hook is off: {why}"),
-                    Some("unset KA_HOOKS_DISABLE, or remove `disable_all = true`".into()),
-                ),
-            );
-        }
-        if hook.enabled && !hook.enforce {
-            entry.checks.insert(1, report_only_check(hook));
-        }
-        if let Some(check) = sandbox_check(hook) {
-            entry.checks.push(check);
-        }
-        entry.runs = Some(
-            runs && !gated
-                .layers
-                .iter()
-                .any(|l| l.state == LayerState::TrustedOnce && *l.file == *hook.source.file),
-        );
-        if exec {
-            if runs {
-                progress(&hook.name);
-                let exec = exec_check(&gated, hook, &run_dir);
-                if exec.state == State::Ok {
-                    // The run answered: what could not be checked statically works.
-                    for c in &mut entry.checks {
-                        if c.state == State::Warning && c.message.starts_with(NOT_CHECKED) {
-                            c.state = State::Ok;
-                        }
-                    }
-                }
-                entry.checks.push(exec);
-                executed = true;
-            } else {
-                entry
-                    .checks
-                    .push(Check::ok("exec", "not run: the hook is off"));
-            }
-        }
-        entries.push(entry.finish());
+        let (entry, ran) =
+            loaded_hook_entry(hook, &gated, full.as_ref(), &fix, &run_dir, exec, progress);
+        executed |= ran;
+        entries.push(entry);
     }
-
     for skipped in &gated.untrusted {
         entries.push(layer_entry(skipped, full.as_ref()));
-        let Some(full) = &full else { continue };
-        for hook in full
-            .hooks
-            .iter()
-            .filter(|h| *h.source.file == *skipped.file)
-        {
-            let mut entry = hook_entry(hook, &run_dir);
-            entry.runs = Some(false);
-            entry.checks.insert(
-                0,
-                Check::failing(
-                    "trust",
-                    format!(
-                        "its {} layer {}: this hook does not run",
-                        skipped.layer,
-                        trust_words(skipped.status)
-                    ),
-                    Some(skipped.fix.clone()),
-                ),
-            );
-            if exec {
-                entry.checks.push(Check::ok(
-                    "exec",
-                    "not run: the trust gate skips its layer (review it, then trust it)",
-                ));
-            }
-            entries.push(entry.finish());
+        if let Some(full) = &full {
+            entries.extend(skipped_hook_entries(skipped, full, &run_dir, exec));
         }
     }
-
     entries.extend(agents::entries(&gated, &start_dir));
     entries.extend(agents::agent_entries(opts, &run_dir));
 
@@ -229,6 +113,145 @@ pub fn diagnose(
         executed: exec && executed,
         entries,
     })
+}
+
+/// A warning for each layer trusted for this run only (`--trust`): in a session its hooks do not
+/// run.
+fn trusted_once_entries(gated: &Config, fix: &str) -> Vec<Entry> {
+    gated
+        .layers
+        .iter()
+        .filter(|layer| layer.state == LayerState::TrustedOnce)
+        .map(|layer| {
+            Entry {
+                kind: Kind::Layer,
+                name: layer.file.display().to_string(),
+                state: State::Ok,
+                event: None,
+                filter: None,
+                command: None,
+                layer: Some(layer.layer),
+                file: Some(layer.file.clone()),
+                line: None,
+                runs: None,
+                checks: vec![Check::warning(
+                    "trust",
+                    "trusted for this run only (--trust): in a session its hooks do not run",
+                    Some(fix.to_owned()),
+                )],
+            }
+            .finish()
+        })
+        .collect()
+}
+
+/// The entry of a hook in effect: its static checks, whether it is trusted, enabled, enforced
+/// and confined, and with `exec` its run on a synthetic payload; and whether it was run.
+fn loaded_hook_entry(
+    hook: &Hook,
+    gated: &Config,
+    full: Option<&Config>,
+    fix: &str,
+    run_dir: &Path,
+    exec: bool,
+    progress: &mut dyn FnMut(&str),
+) -> (Entry, bool) {
+    let mut entry = hook_entry(hook, run_dir);
+    entry.checks.insert(0, trust_check(hook, gated, fix));
+    for o in pending_overrides(hook, full, &gated.untrusted) {
+        entry.checks.insert(1, o);
+    }
+    let mut runs = hook.enabled;
+    if !hook.enabled {
+        entry.checks.insert(
+            1,
+            Check::ok("enabled", "disabled (`enabled = false`): never runs"),
+        );
+        downgrade(&mut entry.checks);
+    } else if let Some(why) = &gated.settings.disabled {
+        runs = false;
+        entry.checks.insert(
+            1,
+            Check::warning(
+                "enabled",
+                format!("every hook is off: {why}"),
+                Some("unset KA_HOOKS_DISABLE, or remove `disable_all = true`".into()),
+            ),
+        );
+    }
+    if hook.enabled && !hook.enforce {
+        entry.checks.insert(1, report_only_check(hook));
+    }
+    if let Some(check) = sandbox_check(hook) {
+        entry.checks.push(check);
+    }
+    entry.runs = Some(
+        runs && !gated
+            .layers
+            .iter()
+            .any(|l| l.state == LayerState::TrustedOnce && *l.file == *hook.source.file),
+    );
+    let mut executed = false;
+    if exec {
+        if runs {
+            progress(&hook.name);
+            let exec = exec_check(gated, hook, run_dir);
+            if exec.state == State::Ok {
+                // The run answered: what could not be checked statically works.
+                for c in &mut entry.checks {
+                    if c.state == State::Warning && c.message.starts_with(NOT_CHECKED) {
+                        c.state = State::Ok;
+                    }
+                }
+            }
+            entry.checks.push(exec);
+            executed = true;
+        } else {
+            entry
+                .checks
+                .push(Check::ok("exec", "not run: the hook is off"));
+        }
+    }
+    (entry.finish(), executed)
+}
+
+/// The entries of the hooks of a layer the trust gate skipped (loaded as if trusted): each
+/// failing its trust check, none run.
+fn skipped_hook_entries(
+    skipped: &Untrusted,
+    full: &Config,
+    run_dir: &Path,
+    exec: bool,
+) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for hook in full
+        .hooks
+        .iter()
+        .filter(|h| *h.source.file == *skipped.file)
+    {
+        let mut entry = hook_entry(hook, run_dir);
+        entry.runs = Some(false);
+        entry.checks.insert(
+            0,
+            Check::failing(
+                "trust",
+                format!(
+                    "its {} layer {}: this hook does not run",
+                    skipped.layer,
+                    trust_words(skipped.status)
+                ),
+                Some(skipped.fix.clone()),
+            ),
+        );
+        if exec {
+            entry.checks.push(Check::ok(
+                "exec",
+                "not run: the trust gate skips its layer (review it, then trust it)",
+            ));
+        }
+        entries.push(entry.finish());
+    }
+    entries
 }
 
 /// How the hook's runs are confined on this system: ok when confined, a warning when

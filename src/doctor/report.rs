@@ -153,18 +153,6 @@ impl Report {
 
     /// The human report; `color` paints the states (a terminal without `NO_COLOR`).
     pub fn to_text(&self, color: bool) -> String {
-        let paint = |state: State| {
-            let word = format!("{:8}", state.as_str());
-            if !color {
-                return word;
-            }
-            let code = match state {
-                State::Ok => "32",
-                State::Warning => "1;33",
-                State::Failing => "1;31",
-            };
-            format!("\x1b[{code}m{word}\x1b[0m")
-        };
         let mut w = String::new();
         let _ = match &self.project_root {
             Some(root) => writeln!(w, "project {}", root.display()),
@@ -176,34 +164,14 @@ impl Report {
         };
         for e in &self.entries {
             let _ = writeln!(w);
-            let title = match e.kind {
-                Kind::Hook => {
-                    let mut what = e.event.unwrap_or("").to_owned();
-                    if let Some(filter) = &e.filter {
-                        let _ = write!(what, ", {filter}");
-                    }
-                    format!("hook {} ({what})", e.name)
-                }
-                Kind::Layer => format!("{} layer {}", e.layer.map_or("", Layer::as_str), e.name),
-                Kind::Config => format!("configuration error in {}", e.name),
-                Kind::Agent => format!("agent {}", e.name),
-            };
-            let _ = writeln!(w, "{} {title}", paint(e.state));
-            if let (Kind::Hook, Some(layer), Some(file)) = (e.kind, e.layer, &e.file) {
-                let line = e.line.map(|l| format!(":{l}")).unwrap_or_default();
-                let _ = writeln!(w, "         {layer} {}{line}", file.display());
-            }
-            if let Some(command) = &e.command {
-                let _ = writeln!(w, "         command: {command}");
-            }
-            for c in &e.checks {
-                let message = c.message.replace('\n', "\n                           ");
-                let _ = writeln!(w, "         {} {:8} {message}", paint(c.state), c.check);
-                if let Some(fix) = &c.fix {
-                    let _ = writeln!(w, "                           fix: {fix}");
-                }
-            }
+            e.write_text(&mut w, color);
         }
+        self.write_summary(&mut w);
+        w
+    }
+
+    /// The closing lines: how many entries of each kind were checked and how they fared.
+    fn write_summary(&self, w: &mut String) {
         let [ok, warning, failing] = self.counts();
         let count = |kind: Kind| self.entries.iter().filter(|e| e.kind == kind).count();
         let hooks = count(Kind::Hook);
@@ -237,6 +205,61 @@ impl Report {
                  project root, on a synthetic payload whose paths point into a scratch directory"
             );
         }
-        w
     }
+}
+
+impl Entry {
+    /// The entry's title, its file and command, then each check with its fix.
+    fn write_text(&self, w: &mut String, color: bool) {
+        let title = match self.kind {
+            Kind::Hook => {
+                let mut what = self.event.unwrap_or("").to_owned();
+                if let Some(filter) = &self.filter {
+                    let _ = write!(what, ", {filter}");
+                }
+                format!("hook {} ({what})", self.name)
+            }
+            Kind::Layer => format!(
+                "{} layer {}",
+                self.layer.map_or("", Layer::as_str),
+                self.name
+            ),
+            Kind::Config => format!("configuration error in {}", self.name),
+            Kind::Agent => format!("agent {}", self.name),
+        };
+        let _ = writeln!(w, "{} {title}", paint(self.state, color));
+        if let (Kind::Hook, Some(layer), Some(file)) = (self.kind, self.layer, &self.file) {
+            let line = self.line.map(|l| format!(":{l}")).unwrap_or_default();
+            let _ = writeln!(w, "         {layer} {}{line}", file.display());
+        }
+        if let Some(command) = &self.command {
+            let _ = writeln!(w, "         command: {command}");
+        }
+        for c in &self.checks {
+            let message = c.message.replace('\n', "\n                           ");
+            let _ = writeln!(
+                w,
+                "         {} {:8} {message}",
+                paint(c.state, color),
+                c.check
+            );
+            if let Some(fix) = &c.fix {
+                let _ = writeln!(w, "                           fix: {fix}");
+            }
+        }
+    }
+}
+
+/// A state's word padded to 8 columns, painted when `color`.
+fn paint(state: State, color: bool) -> String {
+    let word = format!("{:8}", state.as_str());
+    if !color {
+        return word;
+    }
+    let code = match state {
+        State::Ok => "32",
+        State::Warning => "1;33",
+        State::Failing => "1;31",
+    };
+    format!("\x1b[{code}m{word}\x1b[0m")
 }

@@ -263,19 +263,7 @@ pub(crate) fn command_checks(hook: &Hook, run_dir: &Path) -> Vec<Check> {
         Ok(words) => words,
         Err(why) => return unchecked(&why),
     };
-    let mut words = words.into_iter().peekable();
-    // Leading assignments, `!`, and wrappers such as `exec` and `env X=1`.
-    while let Some(w) = words.peek() {
-        let skip = !w.dynamic
-            && (is_assignment(&w.text)
-                || w.text == "!"
-                || WRAPPERS.contains(&w.text.as_str())
-                || (w.text.starts_with('-') && w.text.len() > 1));
-        if !skip {
-            break;
-        }
-        words.next();
-    }
+    let mut words = skip_prefix(words).into_iter();
     let Some(program) = words.next() else {
         return unchecked("no command word");
     };
@@ -309,7 +297,31 @@ pub(crate) fn command_checks(hook: &Hook, run_dir: &Path) -> Vec<Check> {
     if BUILTINS.contains(&name) {
         return vec![Check::ok("command", format!("`{name}` is a shell builtin"))];
     }
-    let Some(found) = find_on_path(name, &path_var, run_dir) else {
+    program_on_path(name, &args, &path_var, run_dir)
+}
+
+/// The words from the program on: without leading assignments, `!`, and wrappers such as
+/// `exec` and `env X=1`.
+fn skip_prefix(words: Vec<Word>) -> Vec<Word> {
+    let mut words = words.into_iter().peekable();
+    while let Some(w) = words.peek() {
+        let skip = !w.dynamic
+            && (is_assignment(&w.text)
+                || w.text == "!"
+                || WRAPPERS.contains(&w.text.as_str())
+                || (w.text.starts_with('-') && w.text.len() > 1));
+        if !skip {
+            break;
+        }
+        words.next();
+    }
+    words.collect()
+}
+
+/// The checks of a program named without a `/`: where `PATH` finds it, and for an interpreter,
+/// that the script it is handed exists.
+fn program_on_path(name: &str, args: &[Word], path_var: &str, run_dir: &Path) -> Vec<Check> {
+    let Some(found) = find_on_path(name, path_var, run_dir) else {
         return vec![Check::failing(
             "command",
             format!("`{name}` is not a shell builtin and {NOT_ON_PATH}"),
@@ -328,7 +340,7 @@ pub(crate) fn command_checks(hook: &Hook, run_dir: &Path) -> Vec<Check> {
         || (base.starts_with("python")
             && base[6..].chars().all(|c| c.is_ascii_digit() || c == '.'));
     if interpreter {
-        if let Some(script) = script_argument(&args) {
+        if let Some(script) = script_argument(args) {
             checks.push(script_check(script, run_dir));
         }
     }
