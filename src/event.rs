@@ -1,22 +1,7 @@
 //! The hook events, their canonical names, the aliases accepted in `ka.toml`, and what each one
-//! means, as data ([`Event::info`]) so `ka-hooks events` and the docs can print it.
-//!
-//! ka has one event for every command-hook event of Claude Code, Codex CLI and Gemini CLI that
-//! has a meaning outside the agent's own model plumbing. Sources, checked 2026-12:
-//! - Claude Code hooks reference, <https://code.claude.com/docs/en/hooks> ("Hook events",
-//!   per-event "Input" and "Decision control" sections);
-//! - Codex CLI `codex-rs/config` `HookEventsToml` (PreToolUse, PermissionRequest, PostToolUse,
-//!   PreCompact, PostCompact, SessionStart, SessionEnd, UserPromptSubmit, SubagentStart,
-//!   SubagentStop, Stop, Interrupt) and `codex-rs/hooks/schema/generated/*.json`;
-//! - Gemini CLI `docs/hooks/reference.md` (BeforeTool, AfterTool, BeforeAgent, AfterAgent,
-//!   SessionStart, SessionEnd, Notification, PreCompress; BeforeModel, AfterModel and
-//!   BeforeToolSelection act on raw model requests and have no ka event of their own).
-//!
-//! Every other event an agent can send (Gemini's model events, Claude Code's `ConfigChange` or
-//! `PreModelSwitch`, Codex's `PreModelRequest`, an event newer than this table) runs
-//! [`Event::Observe`]: its hooks run and see the agent's event name in `agent_event`, and the
-//! adapter answers nothing on their behalf, so an agent's hook is never failed because ka does
-//! not know its event.
+//! means, as data ([`Event::info`]) so `ka-hooks events` and the docs can print it. An agent's
+//! event ka has no event for runs [`Event::Observe`], so an agent's hook is never failed because
+//! ka does not know its event.
 
 use std::fmt;
 use std::str::FromStr;
@@ -130,6 +115,286 @@ const STOP_FIELDS: &[(&str, &str)] = &[
 const KEEP_GOING: &str =
     "keep going: stderr becomes the model's next input (capped by `max_continuations`)";
 const ADVISORY: &str = "advisory: recorded, no effect";
+
+/// What each event means, one row per event in declaration order (checked below), so
+/// [`Event::info`] reads an event's row by its discriminant.
+const INFO: [(Event, EventInfo); Event::ALL.len()] = [
+    (
+        Event::PreToolUse,
+        row(
+            "before a tool call runs",
+            TOOL_FIELDS,
+            "block the call; stderr is the reason shown to the model",
+            &["decision", "reason", "updated_input", "context"],
+            Some("tool"),
+        ),
+    ),
+    (
+        Event::PostToolUse,
+        row(
+            "after a tool call ran",
+            &[
+                ("tool", "the tool's ka name"),
+                ("arguments", "the arguments that ran"),
+                ("result", "the tool's result"),
+                ("is_error", "whether the call failed"),
+            ],
+            "mark the result as an error; stderr is appended to it",
+            &["feedback", "context"],
+            Some("tool"),
+        ),
+    ),
+    (
+        Event::Stop,
+        row(
+            "the agent finished its turn and is about to wait for the user",
+            STOP_FIELDS,
+            KEEP_GOING,
+            &["keep_going", "context"],
+            Some("stop"),
+        ),
+    ),
+    (
+        Event::SessionStart,
+        row(
+            "a session starts, resumes, is cleared or compacted",
+            &[("source", "`startup` | `resume` | `clear` | `compact`")],
+            ADVISORY,
+            &["context"],
+            Some("source"),
+        ),
+    ),
+    (
+        Event::SessionEnd,
+        row(
+            "a session ends",
+            &[(
+                "reason",
+                "`clear` | `logout` | `prompt_input_exit` | `exit` | `other`",
+            )],
+            ADVISORY,
+            &[],
+            Some("reason"),
+        ),
+    ),
+    (
+        Event::UserPromptSubmit,
+        row(
+            "the user submitted a prompt, before the model sees it",
+            &[("prompt", "the prompt's text")],
+            "block the prompt; stderr is shown to the user",
+            &["context"],
+            None,
+        ),
+    ),
+    (
+        Event::PreCompact,
+        row(
+            "before the conversation is compacted",
+            &[
+                ("trigger", "`manual` | `auto`"),
+                ("focus", "the user's compaction instructions, if any"),
+            ],
+            "advisory: cannot stop the compaction (under Claude Code it does: see the adapters)",
+            &[],
+            Some("trigger"),
+        ),
+    ),
+    (
+        Event::PostToolUseFailure,
+        row(
+            "after a tool call failed; `post_tool_use` hooks run first, with `is_error: true`",
+            &[
+                ("tool", "the tool's ka name"),
+                ("arguments", "the arguments that ran"),
+                ("result", "the error"),
+                ("is_error", "always true"),
+            ],
+            "stderr is appended to the error the model reads",
+            &["feedback", "context"],
+            Some("tool"),
+        ),
+    ),
+    (
+        Event::PermissionRequest,
+        row(
+            "the agent is about to ask the user to approve a tool call",
+            TOOL_FIELDS,
+            "deny the permission; stderr is the reason shown to the model",
+            &["decision", "reason", "updated_input"],
+            Some("tool"),
+        ),
+    ),
+    (
+        Event::PermissionDenied,
+        row(
+            "the agent's own permission rules denied a tool call",
+            TOOL_FIELDS,
+            ADVISORY,
+            &[],
+            Some("tool"),
+        ),
+    ),
+    (
+        Event::Notification,
+        row(
+            "the agent shows the user a notification (waiting for input, a permission prompt)",
+            &[
+                ("message", "the notification's text"),
+                (
+                    "notification_type",
+                    "`permission_prompt` | `idle_prompt` | ... (agent-specific)",
+                ),
+            ],
+            ADVISORY,
+            &[],
+            Some("notification_type"),
+        ),
+    ),
+    (
+        Event::SubagentStart,
+        row(
+            "a subagent starts",
+            &[
+                ("agent_id", "the subagent's id"),
+                ("agent_type", "its type"),
+            ],
+            ADVISORY,
+            &["context"],
+            Some("agent_type"),
+        ),
+    ),
+    (
+        Event::SubagentStop,
+        row(
+            "a subagent finished and is about to return to the main agent",
+            &[
+                ("agent_id", "the subagent's id"),
+                ("agent_type", "its type"),
+                ("stop_hook_active", "as on stop"),
+                ("continuations", "as on stop"),
+            ],
+            KEEP_GOING,
+            &["keep_going"],
+            Some("agent_type"),
+        ),
+    ),
+    (
+        Event::PostCompact,
+        row(
+            "after the conversation was compacted",
+            &[("trigger", "`manual` | `auto`")],
+            ADVISORY,
+            &[],
+            Some("trigger"),
+        ),
+    ),
+    (
+        Event::Setup,
+        row(
+            "the agent is set up for a repository (Claude Code `--init`, `--maintenance`)",
+            &[("trigger", "`init` | `maintenance`")],
+            ADVISORY,
+            &[],
+            Some("trigger"),
+        ),
+    ),
+    (
+        Event::TeammateIdle,
+        row(
+            "an agent-team teammate is about to go idle",
+            &[("teammate_name", "the teammate"), ("team_name", "its team")],
+            "keep the teammate working: stderr is its next instruction (capped)",
+            &["keep_going"],
+            None,
+        ),
+    ),
+    (
+        Event::TaskCompleted,
+        row(
+            "a task is about to be marked completed",
+            &[("task_id", "the task"), ("task_subject", "its title")],
+            "do not mark the task completed: stderr is the model's next input (capped)",
+            &["keep_going"],
+            None,
+        ),
+    ),
+    (
+        Event::Interrupt,
+        row(
+            "the user interrupted the turn (Codex CLI)",
+            &[],
+            ADVISORY,
+            &[],
+            None,
+        ),
+    ),
+    // Claude Code hooks reference, "InstructionsLoaded": fires when a CLAUDE.md or
+    // `.claude/rules/*.md` file is loaded into context; "exit code ignored", no decision.
+    (
+        Event::InstructionsLoaded,
+        row(
+            "an instructions file (CLAUDE.md, a rules file) was loaded into the model's \
+             context (Claude Code)",
+            &[
+                ("file_path", "the file that was loaded"),
+                (
+                    "load_reason",
+                    "`session_start` | `nested_traversal` | `path_glob_match` | `include` | \
+                     `compact`",
+                ),
+                ("memory_type", "`User` | `Project` | `Local` | `Managed`"),
+            ],
+            ADVISORY,
+            &[],
+            Some("load_reason"),
+        ),
+    ),
+    (
+        Event::Observe,
+        row(
+            "an agent sent an event ka has no event for (Gemini's BeforeModel, Claude Code's \
+             ConfigChange, Codex's PreModelRequest, ...): its hooks run, the adapter answers \
+             nothing for them",
+            &[(
+                "agent_event",
+                "the agent's name of the event (`BeforeModel`, `ConfigChange`, ...)",
+            )],
+            ADVISORY,
+            &[],
+            Some("agent_event"),
+        ),
+    ),
+];
+
+// Every row of INFO is its own event's.
+const _: () = {
+    let mut i = 0;
+    while i < INFO.len() {
+        assert!(
+            INFO[i].0 as usize == i,
+            "INFO's rows are not in declaration order"
+        );
+        i += 1;
+    }
+};
+
+/// One row of [`INFO`].
+const fn row(
+    when: &'static str,
+    payload: &'static [(&'static str, &'static str)],
+    exit_two: &'static str,
+    actions: &'static [&'static str],
+    matcher: Option<&'static str>,
+) -> EventInfo {
+    EventInfo {
+        when,
+        payload,
+        exit_two,
+        actions,
+        matcher,
+    }
+}
 
 impl Event {
     /// Every event, in declaration order.
@@ -262,209 +527,7 @@ impl Event {
 
     /// What the event means: when it fires, its payload, exit 2, its action keys.
     pub const fn info(self) -> EventInfo {
-        const fn info(
-            when: &'static str,
-            payload: &'static [(&'static str, &'static str)],
-            exit_two: &'static str,
-            actions: &'static [&'static str],
-            matcher: Option<&'static str>,
-        ) -> EventInfo {
-            EventInfo {
-                when,
-                payload,
-                exit_two,
-                actions,
-                matcher,
-            }
-        }
-        match self {
-            Event::PreToolUse => info(
-                "before a tool call runs",
-                TOOL_FIELDS,
-                "block the call; stderr is the reason shown to the model",
-                &["decision", "reason", "updated_input", "context"],
-                Some("tool"),
-            ),
-            Event::PostToolUse => info(
-                "after a tool call ran",
-                &[
-                    ("tool", "the tool's ka name"),
-                    ("arguments", "the arguments that ran"),
-                    ("result", "the tool's result"),
-                    ("is_error", "whether the call failed"),
-                ],
-                "mark the result as an error; stderr is appended to it",
-                &["feedback", "context"],
-                Some("tool"),
-            ),
-            Event::Stop => info(
-                "the agent finished its turn and is about to wait for the user",
-                STOP_FIELDS,
-                KEEP_GOING,
-                &["keep_going", "context"],
-                Some("stop"),
-            ),
-            Event::SessionStart => info(
-                "a session starts, resumes, is cleared or compacted",
-                &[("source", "`startup` | `resume` | `clear` | `compact`")],
-                ADVISORY,
-                &["context"],
-                Some("source"),
-            ),
-            Event::SessionEnd => info(
-                "a session ends",
-                &[(
-                    "reason",
-                    "`clear` | `logout` | `prompt_input_exit` | `exit` | `other`",
-                )],
-                ADVISORY,
-                &[],
-                Some("reason"),
-            ),
-            Event::UserPromptSubmit => info(
-                "the user submitted a prompt, before the model sees it",
-                &[("prompt", "the prompt's text")],
-                "block the prompt; stderr is shown to the user",
-                &["context"],
-                None,
-            ),
-            Event::PreCompact => info(
-                "before the conversation is compacted",
-                &[
-                    ("trigger", "`manual` | `auto`"),
-                    ("focus", "the user's compaction instructions, if any"),
-                ],
-                "advisory: cannot stop the compaction (under Claude Code it does: see the adapters)",
-                &[],
-                Some("trigger"),
-            ),
-            Event::PostToolUseFailure => info(
-                "after a tool call failed; `post_tool_use` hooks run first, with `is_error: true`",
-                &[
-                    ("tool", "the tool's ka name"),
-                    ("arguments", "the arguments that ran"),
-                    ("result", "the error"),
-                    ("is_error", "always true"),
-                ],
-                "stderr is appended to the error the model reads",
-                &["feedback", "context"],
-                Some("tool"),
-            ),
-            Event::PermissionRequest => info(
-                "the agent is about to ask the user to approve a tool call",
-                TOOL_FIELDS,
-                "deny the permission; stderr is the reason shown to the model",
-                &["decision", "reason", "updated_input"],
-                Some("tool"),
-            ),
-            Event::PermissionDenied => info(
-                "the agent's own permission rules denied a tool call",
-                TOOL_FIELDS,
-                ADVISORY,
-                &[],
-                Some("tool"),
-            ),
-            Event::Notification => info(
-                "the agent shows the user a notification (waiting for input, a permission prompt)",
-                &[
-                    ("message", "the notification's text"),
-                    (
-                        "notification_type",
-                        "`permission_prompt` | `idle_prompt` | ... (agent-specific)",
-                    ),
-                ],
-                ADVISORY,
-                &[],
-                Some("notification_type"),
-            ),
-            Event::SubagentStart => info(
-                "a subagent starts",
-                &[
-                    ("agent_id", "the subagent's id"),
-                    ("agent_type", "its type"),
-                ],
-                ADVISORY,
-                &["context"],
-                Some("agent_type"),
-            ),
-            Event::SubagentStop => info(
-                "a subagent finished and is about to return to the main agent",
-                &[
-                    ("agent_id", "the subagent's id"),
-                    ("agent_type", "its type"),
-                    ("stop_hook_active", "as on stop"),
-                    ("continuations", "as on stop"),
-                ],
-                KEEP_GOING,
-                &["keep_going"],
-                Some("agent_type"),
-            ),
-            Event::PostCompact => info(
-                "after the conversation was compacted",
-                &[("trigger", "`manual` | `auto`")],
-                ADVISORY,
-                &[],
-                Some("trigger"),
-            ),
-            Event::Setup => info(
-                "the agent is set up for a repository (Claude Code `--init`, `--maintenance`)",
-                &[("trigger", "`init` | `maintenance`")],
-                ADVISORY,
-                &[],
-                Some("trigger"),
-            ),
-            Event::TeammateIdle => info(
-                "an agent-team teammate is about to go idle",
-                &[("teammate_name", "the teammate"), ("team_name", "its team")],
-                "keep the teammate working: stderr is its next instruction (capped)",
-                &["keep_going"],
-                None,
-            ),
-            Event::TaskCompleted => info(
-                "a task is about to be marked completed",
-                &[("task_id", "the task"), ("task_subject", "its title")],
-                "do not mark the task completed: stderr is the model's next input (capped)",
-                &["keep_going"],
-                None,
-            ),
-            Event::Interrupt => info(
-                "the user interrupted the turn (Codex CLI)",
-                &[],
-                ADVISORY,
-                &[],
-                None,
-            ),
-            // Claude Code hooks reference, "InstructionsLoaded": fires when a CLAUDE.md or
-            // `.claude/rules/*.md` file is loaded into context; "exit code ignored", no decision.
-            Event::InstructionsLoaded => info(
-                "an instructions file (CLAUDE.md, a rules file) was loaded into the model's \
-                 context (Claude Code)",
-                &[
-                    ("file_path", "the file that was loaded"),
-                    (
-                        "load_reason",
-                        "`session_start` | `nested_traversal` | `path_glob_match` | `include` | \
-                         `compact`",
-                    ),
-                    ("memory_type", "`User` | `Project` | `Local` | `Managed`"),
-                ],
-                ADVISORY,
-                &[],
-                Some("load_reason"),
-            ),
-            Event::Observe => info(
-                "an agent sent an event ka has no event for (Gemini's BeforeModel, Claude Code's \
-                 ConfigChange, Codex's PreModelRequest, ...): its hooks run, the adapter answers \
-                 nothing for them",
-                &[(
-                    "agent_event",
-                    "the agent's name of the event (`BeforeModel`, `ConfigChange`, ...)",
-                )],
-                ADVISORY,
-                &[],
-                Some("agent_event"),
-            ),
-        }
+        INFO[self as usize].1
     }
 
     /// The canonical names joined for messages: `pre_tool_use, post_tool_use, ...`.
