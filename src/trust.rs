@@ -1,27 +1,7 @@
-//! The trust store: which project files the user has reviewed, and exactly what they reviewed.
-//!
-//! Project and local layers run commands from a repository someone cloned, so they load only once
-//! the user has trusted them. A record binds three things: the project root, the layer file's
-//! path inside it, and the content — the file's SHA-256 and that of every script its hooks run
-//! from inside the project ([`ScriptRecord`]). A record therefore never vouches for a file of
-//! another project reached through a symlink, and editing a covered script untrusts the layer
-//! just as editing the file does.
-//!
-//! `trust` also keeps the reviewed bytes of each file in the data dir (`reviewed/<sha256>`), so
-//! that when a trusted file changes or vanishes, the guards of the version the user reviewed can
-//! still fail closed, and the next review can show a diff.
-//!
-//! A record also keeps the identity of the project's root directory (device, inode, birth
-//! time), so that a project that was renamed or moved is recognised ([`TrustStore::moved_from`]):
-//! its records are for the old path, and it is treated as changed (its reviewed guards fail
-//! closed, with the `trust` command for the new place), never as a project nobody reviewed, whose
-//! hooks would simply be skipped.
-//!
-//! The store is `trust.json` in the data dir. Every change is a read-modify-write under an
-//! exclusive lock on `trust.lock` ([`TrustStore::update`]), written to a fresh temporary file
-//! (created exclusively, never following an existing name) and renamed over the store, so
-//! concurrent `trust` and `trust --revoke` runs never lose each other's updates and a crash never
-//! leaves a half-written store.
+//! The trust store (`trust.json` in the data dir): which project files the user has reviewed,
+//! and exactly what. A record binds the project root, the layer file's path in it, and the
+//! SHA-256 of the file and of the scripts it runs, so an edit untrusts the layer; the reviewed
+//! bytes are kept so a changed file's guards can fail closed. Updates are locked and atomic.
 
 use std::collections::BTreeMap;
 use std::fmt;

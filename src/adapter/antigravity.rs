@@ -1,26 +1,7 @@
-//! `ka-hooks antigravity`: Google Antigravity's (`agy`) hook contract. **Experimental.**
-//!
-//! No primary reference of Antigravity's hooks is published; this contract is what third parties
-//! measured on `agy` 1.1–1.2 and quoted from the guide in its binary (stablyai/orca PR #2389,
-//! bhauman/clojure-mcp-light PR #28, rtk-ai/rtk PR #3959, luisgamas/uxnan PR #245, safe-chains
-//! `targets::agy`; google-antigravity/antigravity-cli `docs/docs-cli-plugins.md` only says
-//! hooks exist). The payload names no event, so the hook command carries it (`--event
-//! PreToolUse`, as `ka-hooks install antigravity` writes).
-//!
-//! What is confirmed by more than one measurement, and used:
-//! - `PreToolUse` answers `{"decision": "allow"|"deny"|"ask", "reason": …}`, and `overwrite`
-//!   is shallow-merged into the tool's arguments. A missing decision is a denial (1.2.7), so
-//!   the adapter always prints one: `allow` when no hook objected (Antigravity's own review
-//!   still applies: `allow` does not suppress it).
-//! - `PreInvocation` takes `injectSteps` (context for the model, as an ephemeral message).
-//! - `PostInvocation` keeps the agent going with `terminationBehavior: "force_continue"`.
-//!
-//! What is not confirmed, and what the adapter does about it:
-//! - On 1.1.2 a `deny` showed an approvable prompt instead of a hard veto
-//!   (google-antigravity/antigravity-cli #628, open): a ka block may be overridable by the user.
-//! - `PostToolUse` must answer `{}` and cannot reach the model: feedback is said on stderr.
-//! - A shallow merge cannot remove an argument: a rewrite that drops one blocks the call.
-//! - Where the text of a `force_continue` goes is not known: it is sent as an injected step too.
+//! `ka-hooks antigravity`: Google Antigravity's (`agy`) hook contract. **Experimental**: no
+//! primary reference is published, so this follows what third parties measured on `agy` 1.1–1.2
+//! (docs/agents.md names them). The payload names no event, so the hook command carries it
+//! (`--event PreToolUse`); where the contract cannot carry a verdict, the adapter blocks or says so.
 
 use serde_json::{Map, Value};
 

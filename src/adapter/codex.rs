@@ -1,25 +1,7 @@
-//! `ka-hooks codex`: Codex CLI's hook contract.
-//!
-//! Codex's hooks (`hooks.json` or `[hooks]` in `config.toml`) copy Claude Code's payload and
-//! answer fields, with less room: in `PreToolUse`, `permissionDecision: "ask"` is rejected,
-//! `"allow"` is accepted only together with `updatedInput` (that is how a rewrite is carried),
-//! and unknown output keys make the whole answer invalid. So:
-//! - a hook's `ask` becomes a block whose reason says a human must approve the call;
-//! - a hook's bare `allow` is said in `systemMessage` (Codex's own approval rules decide);
-//! - a rewrite goes back as `allow` + the whole `updatedInput`, and `systemMessage` says so;
-//!   when a hook of the call failed (whatever its `on_error`), that `allow` would pre-approve
-//!   past a failed guard, so the call is blocked instead;
-//! - `PermissionRequest` fails closed on an `updatedInput` (its generated output schema), so a
-//!   rewrite there denies the request with the reason;
-//! - `Stop` and `SubagentStop` take `decision: "block"` + `reason` (keep going) but no
-//!   `hookSpecificOutput`, so context there is said in `systemMessage`.
-//!
-//! Codex has no write or edit tool: file changes are `apply_patch` calls whose `tool_input` is
-//! `{"command": "<patch>"}`. A patch that only adds one file is shown to the hooks as ka's
-//! `write` (`path`, `content`); one that only updates one file (no move) as `edit` (`path`,
-//! `patch`); any other patch as `apply_patch` (`patch`, and the `paths` it touches). Paths are
-//! made absolute against the payload's `cwd`, as Claude Code's are. A hook's rewrite is written
-//! back into the patch; a rewrite the patch cannot carry blocks the call and says why.
+//! `ka-hooks codex`: Codex CLI's hook contract, Claude Code's with less room: no `ask`, `allow`
+//! only with a rewrite, no unknown keys. Codex's file edits are `apply_patch` calls, shown to the
+//! hooks as ka's `write`, `edit` or `apply_patch`, and a rewrite is written back into the patch.
+//! docs/adapters.md says what becomes of each verdict.
 
 use std::path::Path;
 
@@ -140,7 +122,7 @@ pub const EVENTS: &[EventRow] = &[
 
 /// Codex's events with no ka event of their own, which run `observe`: the source-only events
 /// of `codex-rs/hooks/src/events/` (`model.rs`: PreModelRequest, PostModelResponse;
-/// `user_instructions.rs`: UserInstructions), see `agents-2026-12.md` §8.2.
+/// `user_instructions.rs`: UserInstructions).
 pub const OBSERVED: &[(&str, &str)] = &[
     (
         "PreModelRequest",

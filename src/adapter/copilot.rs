@@ -1,45 +1,8 @@
 //! `ka-hooks copilot`: GitHub Copilot's hook contract (Copilot CLI, the cloud agent, and VS Code
-//! reading the same `.github/hooks/*.json`).
-//!
-//! Source: the hooks reference, github/docs `content/copilot/reference/hooks-reference.md`
-//! @ 05da5bc3 (docs.github.com/en/copilot/reference/hooks-reference), and the Copilot CLI
-//! changelog (github/copilot-cli `changelog.md` @ 9532bdac, v1.0.78). Copilot reads one JSON
-//! object from stdout:
-//! - `preToolUse`: `permissionDecision` (`allow`, `deny`, `ask`), `permissionDecisionReason`,
-//!   `modifiedArgs` (the tool's new arguments);
-//! - `permissionRequest`: `behavior` (`allow`, `deny`), `message`, `interrupt` (with deny: stop
-//!   the agent);
-//! - `postToolUse`, `sessionStart`, `subagentStart`, `notification`: `additionalContext`;
-//!   `postToolUseFailure` takes it as recovery guidance;
-//! - `agentStop`, `subagentStop`: `decision: "block"` + `reason` (the next prompt); Copilot
-//!   ends the turn anyway after 8 consecutive blocks, and ka's `max_continuations` holds too.
-//!
-//! Copilot's own failure defaults, which ka-hooks keeps: a command `preToolUse` hook that
-//! crashes or exits non-zero denies the call ("fail-closed on errors"), a hook that times out
-//! lets it through ("timeouts are always fail-open, even for preToolUse"), and every other
-//! event fails open. `ka-hooks install copilot` gives each entry a `timeoutSec` above the
-//! slowest case of the ka hooks it runs, so Copilot's timeout does not cut them short.
-//!
-//! Copilot CLI 1.0.102, driven headless, also honours `decision: "block"` + `reason` and
-//! `additionalContext` on `userPromptSubmitted` and `additionalContext` on `preToolUse`; the
-//! adapter answers with them.
-//!
-//! What Copilot's contract cannot say, and what the adapter does instead:
-//! - Copilot has no field for a message to the user, and shows an exit-0 hook's stderr only at
-//!   debug log level: messages ride a channel Copilot shows (`deliver`): the text the model
-//!   reads with the answer (`additionalContext`, a deny's reason, a block's reason), else exit 2
-//!   on the events where Copilot shows exit 2 as a warning to the user;
-//! - a hook cannot end the turn except through `permissionRequest`'s `interrupt`: a halt on a
-//!   tool call denies the call and says why;
-//! - `ask` under the cloud agent is a deny ("no user is available to answer"), which is the
-//!   safe reading of an ask.
-//!
-//! The VS Code variant: an event configured in PascalCase (`PreToolUse`, `Stop`) gets Claude-
-//! style snake_case fields and Claude tool names, and VS Code reads Claude's output fields
-//! (`hookSpecificOutput.permissionDecision`, `updatedInput`, `additionalContext`;
-//! microsoft/vscode-docs `docs/agents/reference/hooks-reference.md` @ 6d3b01a5). The answer to
-//! a PascalCase event carries both Copilot's and Claude's fields. VS Code ignores matchers
-//! (every hook runs for every tool), which changes nothing for ka: ka's own filters decide.
+//! reading the same `.github/hooks/*.json`). Copilot has no field for a message to the user, so
+//! messages ride the text the model reads with the answer, or exit 2 where Copilot shows it; an
+//! event configured in PascalCase (VS Code) also gets Claude Code's fields. docs/agents.md has the
+//! contract and its sources.
 
 use serde_json::{Map, Value};
 

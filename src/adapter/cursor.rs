@@ -1,27 +1,7 @@
-//! `ka-hooks cursor`: Cursor's hook contract (`.cursor/hooks.json`, `~/.cursor/hooks.json`).
-//!
-//! Source: cursor.com/docs/hooks (verbatim mirror mehmetbaykar/cursor-docs-skill
-//! `skills/cursor-docs/references/hooks.md` @ 1cc1c993). Cursor's answer is a flat snake_case
-//! JSON object:
-//! - `preToolUse`: `permission` (`allow`, `deny`; "`ask` is accepted by the schema but not
-//!   enforced for `preToolUse` today"), `user_message`, `agent_message`, `updated_input`;
-//! - `beforeShellExecution`, `beforeMCPExecution`: `permission` (`allow`, `deny`, `ask`),
-//!   `user_message`, `agent_message`; no rewrite;
-//! - `beforeReadFile`: `permission` (`allow`, `deny`), `user_message`;
-//! - `postToolUse`: `additional_context`; `sessionStart`: `additional_context`;
-//! - `beforeSubmitPrompt`: `continue` (false blocks the prompt), `user_message`;
-//! - `stop`, `subagentStop`: `followup_message`, sent as the next user message; Cursor caps it
-//!   with the entry's `loop_limit` (default 5), and ka's `max_continuations` holds too.
-//!
-//! Exit 2 blocks like `permission: "deny"`; any other failure lets the action through unless
-//! the entry says `failClosed: true`, which `ka-hooks install cursor` writes on the events that
-//! can be vetoed.
-//!
-//! What Cursor cannot say, and what the adapter does instead: an `ask` on `preToolUse` (not
-//! enforced) or `beforeReadFile` becomes a block that says a human must approve; a rewrite on
-//! an event without `updated_input` blocks the call with why; context on events without
-//! `additional_context`, a halt where there is no `continue`, and a marked error are said in
-//! `user_message` (or stderr, which Cursor logs, where the event has no `user_message`).
+//! `ka-hooks cursor`: Cursor's hook contract (`.cursor/hooks.json`): a flat snake_case answer
+//! (`permission`, `user_message`, `agent_message`, `updated_input`, `followup_message`). What an
+//! event cannot carry (an ask that is not enforced, a rewrite, context) blocks with why or is said
+//! in `user_message`. docs/agents.md has the contract and its sources.
 
 use serde_json::{Map, Value};
 

@@ -1,27 +1,7 @@
-//! `ka-hooks gemini`: Gemini CLI's hook contract.
-//!
-//! Gemini CLI's hooks (`hooks` in `settings.json`) get Claude-like payloads under their own
-//! event names (`BeforeTool`, `AfterTool`, `BeforeAgent`, `AfterAgent`, `PreCompress`,
-//! `Notification`, ...) and read back (`docs/hooks/reference.md`): exit 2 (block, stderr is the
-//! reason), or exit 0 with `decision: "deny"` + `reason`, `hookSpecificOutput.tool_input` (new
-//! tool arguments), `hookSpecificOutput.additionalContext` (appended to a tool result, to the
-//! prompt on `BeforeAgent`, the first turn on `SessionStart`), `continue: false` + `stopReason`
-//! (stops the agent loop) and `systemMessage` (shown to the user). On `AfterAgent`,
-//! `decision: "deny"` + `reason` retries the turn with the reason as a new prompt: ka's
-//! `keep_going`.
-//!
-//! What Gemini CLI's contract cannot say:
-//! - a `BeforeTool` hook cannot ask the user: the reference lists `allow` and `deny` only, and
-//!   although `packages/core/src/hooks/types.ts` knows an `ask` decision, the `BeforeTool` path
-//!   (`coreToolHookTriggers.ts`) acts only on a block. A hook's `ask` becomes a block that says so;
-//! - a hook cannot pre-approve a call: a hook's `allow` is said in `systemMessage`;
-//! - an `AfterTool` hook cannot mark the result as an error (its `deny` *replaces* the result):
-//!   the feedback is appended as context and `systemMessage` says the mark was not made;
-//! - context on events other than `BeforeAgent`, `SessionStart` and `AfterTool` is said in
-//!   `systemMessage`.
-//!
-//! A rewrite is sent as the *whole* input, in Gemini's argument names, so it means the same
-//! whether Gemini merges `tool_input` into the arguments or replaces them.
+//! `ka-hooks gemini`: Gemini CLI's hook contract: Claude-like payloads under Gemini's own event
+//! names, answered with exit 2 or `decision`, `hookSpecificOutput`, `continue` and
+//! `systemMessage`. A hook cannot ask, pre-approve or mark a result as an error there, so those
+//! become a block or are said; a rewrite is sent as the whole input. See docs/adapters.md.
 
 use serde_json::{Map, Value};
 

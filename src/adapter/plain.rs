@@ -1,20 +1,7 @@
 //! What each agent makes of a hook's plain output and of exit 2 where ka's own contract reads
-//! nothing: the adapter reproduces the agent's rule, so a hook written for the agent behaves the
-//! same through ka.
-//!
-//! - Plain stdout as context: Claude Code on SessionStart and UserPromptSubmit ("stdout is added
-//!   as context", hooks reference <https://code.claude.com/docs/en/hooks>, "Exit code 0");
-//!   Codex on the same two (`codex-rs/hooks/src/events/session_start.rs` and
-//!   `user_prompt_submit.rs`: "Preserve plain-text context support without treating malformed
-//!   JSON as context": stdout that starts with `{` or `[` and does not parse is a failure).
-//! - Gemini CLI shows any other text to the user (`packages/core/src/hooks/hookRunner.ts`: on
-//!   exit 0 it reads `stdout.trim() || stderr.trim()`, and text that is not JSON becomes
-//!   `{decision: "allow", systemMessage: text}`; `docs/hooks/reference.md`, "Exit Code
-//!   Behavior": "If parsing fails, it's treated as a systemMessage"). That covers non-JSON
-//!   stdout, broken JSON, and the stderr of an exit-0 hook that printed nothing on stdout.
-//! - Exit 2 (Claude Code, hooks reference, "Exit code 2 behavior per event"): SessionStart,
-//!   SessionEnd, Notification and SubagentStart show stderr to the user; PreCompact blocks the
-//!   compaction (stderr says why).
+//! nothing (plain stdout as context, text shown to the user, exit 2 on advisory events): the
+//! adapter reproduces the agent's rule, so a hook written for the agent behaves the same through
+//! ka.
 
 use serde_json::Value;
 

@@ -1,15 +1,7 @@
 //! The agents' own sandboxes for their shell tool: the boundary that keeps ka's state (its config
-//! dir, its data dir with the trust store and the counts, the agents' hook settings) out of the
-//! reach of the commands the model runs. `install` turns the sandbox on where an agent has one;
-//! `doctor` and the session start say, per agent, whether the model's shell can reach ka's state.
-//!
-//! Claude Code: `sandbox.enabled`, `sandbox.failIfUnavailable`, `sandbox.allowUnsandboxedCommands`
-//! and `sandbox.filesystem.denyWrite` in its settings (code.claude.com/docs/en/sandboxing; a
-//! `denyWrite` path is absolute with `//`, home-relative with `~/`, relative to the settings file's
-//! folder with `/`). Codex CLI: `sandbox_mode = "workspace-write"` (or `read-only`) in
-//! `config.toml`, with no writable root that holds ka's state. Gemini CLI: `tools.sandbox` in its
-//! settings (a container or Seatbelt profile). GitHub Copilot CLI, Cursor and Antigravity have no
-//! sandbox for the shell tool that ka can turn on.
+//! and data dirs, the agents' hook settings) out of reach of the commands the model runs.
+//! `install` turns the sandbox on where an agent has one; `doctor` and the session start say
+//! whether the model's shell can reach ka's state. docs/adapters.md lists the settings.
 
 use std::path::{Path, PathBuf};
 

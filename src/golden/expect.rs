@@ -1,17 +1,7 @@
-//! The `expect` table of a case, matched against the [`Outcome`] of its dispatch.
-//!
-//! - `verdict = "blocked" | "blocked (deny)" | "ask" | "allow" | "proceed" | "mark_error" |
-//!   "keep_going" | "capped" | "halt"`: what the host does (`crate::verdict`); `blocked`
-//!   matches every kind of block.
-//! - `FIELD = VALUE`, for any field of the outcome's JSON (`ka-hooks run --json`): `blocked`,
-//!   `decision`, `mode`, `mark_error`, ... must equal VALUE; a table (`updated_input = { command
-//!   = "ls" }`) matches a subset of the keys.
-//!   `FIELD = false` also matches a field that is absent (`mode = false`: no mode was set).
-//! - `FIELD_contains = "TEXT"`: the field's text contains TEXT; for a list (`notes`,
-//!   `diagnostics`), one of its entries does.
-//!
-//! Fields are looked up in the serialised outcome, so a field added to [`Outcome`] (such as
-//! `keep_going` or `context`) can be expected without any change here.
+//! The `expect` table of a case, matched against the [`Outcome`] of its dispatch: `verdict`,
+//! `FIELD = VALUE` (a table matches a subset; `false` also matches an absent field) and
+//! `FIELD_contains = "TEXT"`, for any field of `ka-hooks run --json`. Fields are looked up in the
+//! serialised outcome, so a new field of [`Outcome`] can be expected without a change here.
 
 use serde_json::{Map, Value};
 

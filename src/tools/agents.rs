@@ -1,27 +1,6 @@
-//! The translation table's rows for the agents whose tools are named per agent rather than
-//! after Claude Code's: GitHub Copilot, Cursor and Antigravity.
-//!
-//! [`crate::tools`] reads this table for those three agents; everything else about translation
-//! (the agent's own key wins over a decoy, unknown tools and arguments pass through, a rewrite
-//! goes back under the agent's names) is the same.
-//!
-//! Sources:
-//! - Copilot CLI: the hooks reference lists the runtime tool names and their Claude names
-//!   (github/docs `content/copilot/reference/hooks-reference.md` @ 05da5bc3, "Claude-format
-//!   matchers": `bash`/`powershell` → Bash, `view` → Read, `create` → Write, `edit`,
-//!   `str_replace_editor`, `apply_patch` → Edit, `grep`/`rg` → Grep, `glob`, `web_fetch`,
-//!   `web_search`, `ask_user`, `update_todo`, `task`). Arguments: `path` for the file tools and
-//!   `file_text` for `create`'s content (secondary: the Copilot SDK's tool schemas as quoted by
-//!   hook authors; the reference types `toolArgs` as `unknown`).
-//! - Cursor: `preToolUse` tool types `Shell`, `Read`, `Write`, `Grep`, `Delete`, `Task`,
-//!   `MCP:<name>` (cursor.com/docs/hooks, "Available matchers by hook", verbatim mirror
-//!   mehmetbaykar/cursor-docs-skill `skills/cursor-docs/references/hooks.md` @ 1cc1c993); the
-//!   Shell input is `{command, working_directory}` (same page, preToolUse example). The file
-//!   tools' argument names are not documented: `file_path` is read as ka's `path`, and a `path`
-//!   passes through as it is.
-//! - Antigravity (experimental, no primary source): `run_command` with `CommandLine` and `Cwd`,
-//!   file tools with `TargetFile` (rtk-ai/rtk PR #3959, clojure-mcp-light PR #28,
-//!   safe-chains `targets::agy`), `view_file` with `AbsolutePath`.
+//! The translation table's rows for the agents whose tools are named per agent rather than after
+//! Claude Code's: GitHub Copilot, Cursor and Antigravity. [`crate::tools`] reads them as it reads
+//! the others; docs/agents.md lists the rows and where they come from.
 
 use crate::agent::Agent;
 

@@ -1,16 +1,7 @@
-//! The one translation table between ka's tool and argument names and those of other agents.
-//!
-//! Every adapter reads it in both directions: an agent's payload is turned into ka names before
-//! the hooks run (`Write` + `file_path` → `write` + `path`), and a rewritten input goes back in the
-//! agent's names (`path` → `file_path`), because the agent replaces its input with what it gets.
-//! `ka-hooks import` and `install` use it for matchers. The README shows this table; a test
-//! checks every row in both directions.
-//!
-//! A tool that is not in the table (MCP tools such as `mcp__github__create_issue`, tools added
-//! after this table was written) keeps its name and its arguments as they are.
-//!
-//! Codex has no discrete write or edit tool: its edits are `apply_patch` calls, which
-//! [`crate::adapter::codex`] turns into `write` / `edit` / `apply_patch` by reading the patch.
+//! The one translation table between ka's tool and argument names and those of other agents,
+//! read in both directions: an agent's payload becomes ka's names before the hooks run, and a
+//! rewritten input goes back in the agent's names, because the agent replaces its input with it.
+//! A tool not in the table (MCP tools, newer tools) keeps its name and arguments.
 
 pub mod agents;
 #[cfg(feature = "cli")]
