@@ -1,25 +1,7 @@
-//! `ka-hooks claude`: the Claude Code hook contract.
-//!
-//! Claude Code runs `ka-hooks claude` as a `command` hook and reads back (hooks reference,
-//! <https://code.claude.com/docs/en/hooks>, "Hook output", "Decision control" per event):
-//! - exit 2: blocks a `PreToolUse` call (stderr goes to the model), a `UserPromptSubmit` prompt
-//!   (stderr goes to the user, the prompt is erased), denies a `PermissionRequest`, and keeps a
-//!   `TeammateIdle` teammate working or a `TaskCompleted` task open (stderr is the instruction);
-//! - exit 0 with a JSON object: `hookSpecificOutput.permissionDecision` (`allow` | `deny` |
-//!   `ask`) with `permissionDecisionReason`, `hookSpecificOutput.updatedInput` (which *replaces*
-//!   the tool input, so the adapter sends the whole merged input back in Claude's argument names),
-//!   `decision: "block"` + `reason` on `PostToolUse` (the reason goes to the model as an error)
-//!   and on `Stop`/`SubagentStop` (Claude keeps going, the reason is its next instruction),
-//!   `hookSpecificOutput.decision.behavior` on `PermissionRequest`,
-//!   `hookSpecificOutput.additionalContext` (context for the model), `continue: false` +
-//!   `stopReason` (Claude stops; the reason is shown to the user) and `systemMessage` (shown to
-//!   the user).
-//!
-//! Choices, where Claude Code cannot say what ka's hooks decided:
-//! - a rewrite without a decision is sent as `updatedInput` alone: Claude Code applies the input
-//!   and runs its own permission flow on it ("PreToolUse decision control": `updatedInput`
-//!   "modifies the tool's input parameters before the tool executes"; a decision is optional);
-//! - a mode switch cannot be made by a hook: it is said in `systemMessage`.
+//! `ka-hooks claude`: the Claude Code hook contract (exit 2 and stderr, or a JSON object with
+//! `hookSpecificOutput`, `decision`, `continue` and `systemMessage`), which Codex's adapter
+//! shares in a stricter dialect. What Claude Code cannot be told (a mode switch) is said in
+//! `systemMessage`; docs/adapters.md has the whole mapping.
 
 use serde_json::{Map, Value};
 
@@ -145,8 +127,7 @@ pub const EVENTS: &[EventRow] = &[
 ];
 
 /// Claude Code's events with no ka event of their own: they run `observe` (hooks reference,
-/// "Hook events"; the August–October 2026 additions from its changelog, see
-/// `agents-2026-12.md` §8.1). Any other name Claude Code sends is observed too.
+/// "Hook events", and its changelog). Any other name Claude Code sends is observed too.
 pub const OBSERVED: &[(&str, &str)] = &[
     (
         "ConfigChange",
@@ -285,18 +266,7 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
         }
         Event::PermissionRequest => permission_request(&mut verdict, dialect, &mut hso),
         Event::PostToolUse | Event::PostToolUseFailure => {
-            // PostToolUseFailure takes no decision: the call already failed.
-            let can_block = call.event == Event::PostToolUse;
-            if verdict.mark_error && can_block {
-                let reason = verdict
-                    .feedback
-                    .clone()
-                    .unwrap_or_else(|| "a ka hook marked this tool result as an error".into());
-                object.insert("decision".into(), "block".into());
-                object.insert("reason".into(), reason.into());
-            } else if let Some(feedback) = verdict.feedback.clone() {
-                join_context(&mut verdict.context, &feedback);
-            }
+            tool_result(call.event, &mut verdict, &mut object)
         }
         Event::UserPromptSubmit => {
             if let Some(reason) = &verdict.block {
@@ -309,22 +279,7 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
         }
         // "decision: block" + `reason` prevents stopping; the reason tells the model how to
         // proceed (hooks reference, "Stop/SubagentStop decision control"; Codex's stop schema).
-        Event::Stop | Event::SubagentStop => {
-            if let Some(text) = verdict.keep_going.clone() {
-                if call.flavour == Flavour::StopError {
-                    // StopFailure: the turn ended on an error, and its hooks' output is ignored.
-                    verdict.messages.push(format!(
-                        "a ka hook asked to keep going, but the turn ended on an error and {} \
-                         cannot continue it from a {} hook: {text}",
-                        dialect.agent().display(),
-                        call.agent_event
-                    ));
-                } else {
-                    object.insert("decision".into(), "block".into());
-                    object.insert("reason".into(), text.into());
-                }
-            }
-        }
+        Event::Stop | Event::SubagentStop => keep_going(call, &mut verdict, dialect, &mut object),
         // Exit 2 blocks the compaction (hooks reference, "Exit code 2 behavior per event").
         Event::PreCompact => {
             if let (Some(reason), None) = (&verdict.block, &verdict.halt) {
@@ -359,6 +314,46 @@ pub(super) fn answer_as(call: &Call, mut verdict: Verdict, dialect: Dialect) -> 
     }
     with_system_message(&mut object, &verdict);
     Answer::json(object)
+}
+
+/// A tool result marked as an error is `decision: "block"` with the feedback as `reason`;
+/// otherwise the feedback joins the context. `PostToolUseFailure` takes no decision: the call
+/// already failed.
+fn tool_result(event: Event, verdict: &mut Verdict, object: &mut Map<String, Value>) {
+    if verdict.mark_error && event == Event::PostToolUse {
+        let reason = verdict
+            .feedback
+            .clone()
+            .unwrap_or_else(|| "a ka hook marked this tool result as an error".into());
+        object.insert("decision".into(), "block".into());
+        object.insert("reason".into(), reason.into());
+    } else if let Some(feedback) = verdict.feedback.clone() {
+        join_context(&mut verdict.context, &feedback);
+    }
+}
+
+/// Keep going on a stop: `decision: "block"` with the text as `reason`; after a turn that
+/// ended on an error (`StopFailure`), whose hooks' output is ignored, it is said instead.
+fn keep_going(
+    call: &Call,
+    verdict: &mut Verdict,
+    dialect: Dialect,
+    object: &mut Map<String, Value>,
+) {
+    let Some(text) = verdict.keep_going.clone() else {
+        return;
+    };
+    if call.flavour == Flavour::StopError {
+        verdict.messages.push(format!(
+            "a ka hook asked to keep going, but the turn ended on an error and {} \
+             cannot continue it from a {} hook: {text}",
+            dialect.agent().display(),
+            call.agent_event
+        ));
+    } else {
+        object.insert("decision".into(), "block".into());
+        object.insert("reason".into(), text.into());
+    }
 }
 
 /// What Claude Code (2.1.332, conformance suite) does not show or keep as ka means it:

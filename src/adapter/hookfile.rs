@@ -1,33 +1,7 @@
 //! `install` and `import` for the agents whose hooks live in a hook file of their own: GitHub
 //! Copilot (`.github/hooks/*.json`), Cursor (`.cursor/hooks.json`) and Antigravity
-//! (`.agents/hooks.json`, experimental).
-//!
-//! `ka-hooks install copilot|cursor|antigravity` merges the adapter's entries into the agent's
-//! hook file of the project (with `--user`, the user's): one entry per installed event whose ka
-//! event has hooks (every one with `--all-events`), with a timeout above the slowest case of
-//! those hooks ([`super::install::plan`]). Like `install claude` it prints the diff unless
-//! `--write`, is idempotent (an entry already running the adapter only gets its timeout brought
-//! up to date), and keeps every other key, entry and event of the file in its order; `--print`
-//! prints the whole file it would write; `--remove` takes out the adapter's own entries and
-//! nothing else.
-//!
-//! - Copilot: the project file is `.github/hooks/ka-hooks.json` (Copilot reads every `*.json`
-//!   there), the user's `$COPILOT_HOME/hooks/ka-hooks.json` (else `~/.copilot/hooks/`); an entry
-//!   is `{"type": "command", "bash": "ka-hooks copilot --event preToolUse", "timeoutSec": N}`
-//!   (the payload of a camelCase event does not name it). Hooks reference, "Hook configuration
-//!   format" (github/docs `content/copilot/reference/hooks-reference.md` @ 05da5bc3).
-//! - Cursor: `.cursor/hooks.json` or `~/.cursor/hooks.json`, `{"version": 1, "hooks": {...}}`;
-//!   an entry is `{"command": "ka-hooks cursor", "timeout": N}`, with `"failClosed": true` on
-//!   the events that can be vetoed, so that a crash or timeout of ka-hooks blocks instead of
-//!   letting the action through (cursor.com/docs/hooks, "Per-Script Configuration Options").
-//! - Antigravity: `.agents/hooks.json` or `~/.gemini/config/hooks.json`, one named top-level
-//!   entry `"ka-hooks"` holding the events (third-party measurements only; see
-//!   [`super::antigravity`]).
-//!
-//! `ka-hooks import copilot|cursor|antigravity` turns the command entries of those files into
-//! `[[hooks]]` entries through the same code as `import claude` ([`super::import`]): the same
-//! quoting and read-back check, matchers in ka's tool names, the origin of each entry in a
-//! comment, every key ka cannot take named there, and the adapter's own entries skipped.
+//! (`.agents/hooks.json`). Each file's layout is data ([`HookFile`]); the merge keeps every other
+//! key, entry and event in its order, and `import` goes through [`super::import`]'s checks.
 
 use std::path::{Path, PathBuf};
 
@@ -35,11 +9,12 @@ use serde_json::{Map, Value};
 
 use super::import::{entry, Entry, Imported};
 use super::install::{
-    is_adapter_command, plan, print_diff, render, write_atomically, InstallArgs, Planned,
+    is_adapter_command, load_every_layer, plan, print_diff, render, write_atomically, InstallArgs,
+    Planned,
 };
 use super::table::{HookFile, Install, Layout};
 use super::{AdapterArgs, Agent};
-use crate::config::{Config, LoadError, LoadOptions};
+use crate::config::LoadOptions;
 use crate::event::Event;
 use crate::paths;
 use crate::terminal::escape;
@@ -145,31 +120,10 @@ pub fn read_hook_file(
     let Value::Object(root) = root else {
         return Err(format!("{label}: not a JSON object"));
     };
-    // (path of the event's array, event name, the array)
-    let mut events: Vec<(String, String, &Value)> = Vec::new();
     let Some(format) = hook_file(agent) else {
         return Err(format!("{} has no hook file", agent.display()));
     };
-    if let Layout::Named(_) = format.layout {
-        for (name, group) in &root {
-            for (event, list) in group.as_object().into_iter().flatten() {
-                if event != "enabled" {
-                    events.push((
-                        format!("{}.{}", shown(name), shown(event)),
-                        event.clone(),
-                        list,
-                    ));
-                }
-            }
-        }
-    } else if let Some(hooks) = root.get("hooks") {
-        let hooks = hooks
-            .as_object()
-            .ok_or_else(|| format!("{label}: `hooks` is not a JSON object"))?;
-        for (event, list) in hooks {
-            events.push((format!("hooks.{}", shown(event)), event.clone(), list));
-        }
-    }
+    let events = event_lists(format, &root, &label)?;
     for (at, name, list) in events {
         let Some(row) = agent.events().iter().find(|row| row.name == name) else {
             let why = agent
@@ -219,6 +173,37 @@ pub fn read_hook_file(
         }
     }
     Ok(())
+}
+
+/// The hook file's event arrays: (the array's path, for comments; the event's name; the array).
+fn event_lists<'a>(
+    format: &HookFile,
+    root: &'a Map<String, Value>,
+    label: &str,
+) -> Result<Vec<(String, String, &'a Value)>, String> {
+    let shown = |s: &str| escape(s).into_owned();
+    let mut events = Vec::new();
+    if let Layout::Named(_) = format.layout {
+        for (name, group) in root {
+            for (event, list) in group.as_object().into_iter().flatten() {
+                if event != "enabled" {
+                    events.push((
+                        format!("{}.{}", shown(name), shown(event)),
+                        event.clone(),
+                        list,
+                    ));
+                }
+            }
+        }
+    } else if let Some(hooks) = root.get("hooks") {
+        let hooks = hooks
+            .as_object()
+            .ok_or_else(|| format!("{label}: `hooks` is not a JSON object"))?;
+        for (event, list) in hooks {
+            events.push((format!("hooks.{}", shown(event)), event.clone(), list));
+        }
+    }
+    Ok(events)
 }
 
 /// A relative command of the user's file runs from the folder the agent runs it in
@@ -518,15 +503,7 @@ pub fn install(
 ) -> Result<u8, String> {
     let agent = args.agent;
     let format = hook_file(agent).ok_or_else(|| format!("{} has no hook file", agent.display()))?;
-    let read_all = LoadOptions {
-        trust_once: true,
-        ..opts.clone()
-    };
-    let config = Config::load(&read_all).map_err(|e| match e {
-        LoadError::Config(errors) => {
-            format!("{errors}\nfix the configuration first (`ka-hooks check`)")
-        }
-    })?;
+    let config = load_every_layer(opts)?;
     let planned: Vec<Planned> = plan(&config, agent, args.all_events)
         .into_iter()
         .filter(|p| format.installed.contains(&p.row.name))
@@ -541,27 +518,7 @@ pub fn install(
     let root = paths::find_project_root(&opts.start_dir).unwrap_or_else(|| opts.start_dir.clone());
     let file = target(format, &root, args.user)?;
     let shown = crate::terminal::escape_path(&file);
-    let original = match std::fs::read_to_string(&file) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("failed to read {shown}: {e}")),
-    };
-    let mut object = match &original {
-        Some(text) if !text.trim().is_empty() => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(map)) => map,
-            Ok(_) => {
-                return Err(format!(
-                    "{shown}: not a JSON object; fix it, then run again"
-                ))
-            }
-            Err(e) => {
-                return Err(format!(
-                    "{shown}: not valid JSON ({e}); fix it, then run again"
-                ))
-            }
-        },
-        _ => Map::new(),
-    };
+    let (original, mut object) = read_hook_object(&file, &shown)?;
     let base = args
         .command
         .clone()
@@ -604,6 +561,36 @@ pub fn install(
         println!("{note}");
     }
     Ok(0)
+}
+
+/// The hook file's text (`None` when it does not exist) and its JSON object (empty when it is
+/// missing or blank); `shown` names it in errors.
+fn read_hook_object(
+    file: &Path,
+    shown: &str,
+) -> Result<(Option<String>, Map<String, Value>), String> {
+    let original = match std::fs::read_to_string(file) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("failed to read {shown}: {e}")),
+    };
+    let object = match &original {
+        Some(text) if !text.trim().is_empty() => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => map,
+            Ok(_) => {
+                return Err(format!(
+                    "{shown}: not a JSON object; fix it, then run again"
+                ))
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{shown}: not valid JSON ({e}); fix it, then run again"
+                ))
+            }
+        },
+        _ => Map::new(),
+    };
+    Ok((original, object))
 }
 
 /// The ka events `install` would register for `agent` (for docs and tests).

@@ -1,29 +1,7 @@
-//! `ka-hooks import claude`: turn Claude Code's hooks into `[[hooks]]` entries.
-//!
-//! Reads the `hooks` of Claude Code settings files (by default the project's
-//! `.claude/settings.json` and `.claude/settings.local.json`; `--user` the user's; `--from FILE`
-//! any) and writes one `[[hooks]]` entry per `command` hook, each under a comment naming its
-//! origin (file, event, indexes). The entries print by default; `--write` appends them to
-//! `.ka/ka.toml` (the user's `ka.toml` with `--user`), never touching what is there, and skips
-//! hooks that file already has.
-//!
-//! - Events: Claude's names become ka's (`PreToolUse` → `pre_tool_use`). An event ka has no
-//!   event for becomes `observe` with `matcher = "^<Event>$"` (its `agent_event`), as the
-//!   adapter runs it; `StopFailure` becomes `stop` with `matcher = "error"`. Only WorktreeCreate
-//!   is skipped, with why: it must answer with a path.
-//! - Matchers: a list of names (`Write|Edit`) becomes ka's names (`write|edit`) through the
-//!   translation table, because the adapter hands ka's names to the hooks. A regex is kept, and
-//!   the ka names of the tools it matched are added (`^(?:write|edit)$|Notebook.*`), so it still
-//!   matches tools the table does not rename (`mcp__...`). A regex ka cannot read is skipped.
-//! - Matchers of non-tool events (`startup` on SessionStart, `auto` on PreCompact, a
-//!   notification type) are kept as written: ka matches them against the same payload field.
-//! - `timeout` is copied (seconds in both); a hook without one gets Claude Code's default (600 s)
-//!   written out. `statusMessage` becomes `status_message`, `if` stays `if` (tool events),
-//!   `async` becomes `async = true` (events that cannot be vetoed); keys ka has no equivalent for
-//!   (`once`, ...) are named in the comment. Hooks of another `type` (`prompt`, `agent`, `http`)
-//!   cannot run as ka hooks and are skipped, each with its reason.
-//! - The adapter's own entries (`ka-hooks claude`) are skipped: importing them would make ka run
-//!   itself.
+//! `ka-hooks import claude`: turn Claude Code's hooks into `[[hooks]]` entries, each under a
+//! comment naming its origin and what could not be carried over. Events and matchers become ka's
+//! (through the translation table), each entry's TOML is read back and must be the same hook, and
+//! `--write` only appends. docs/adapters.md says what becomes of each key.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -33,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::install::{is_adapter_command, user_settings};
-use super::table::Import;
+use super::table::{HookFile, Import};
 use super::{tools, Agent, Flavour};
 use crate::config::{LoadOptions, OnError};
 use crate::event::Event;
@@ -110,41 +88,14 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
         .ok_or_else(|| format!("{label}: `hooks` is not a JSON object"))?;
     for (event_name, groups) in hooks {
         let shown_event = shown(event_name);
-        let event = Agent::Claude
-            .events()
-            .iter()
-            .find(|row| row.name == event_name && row.flavour == Flavour::Plain)
-            .map(|row| row.event);
         let Some(groups) = groups.as_array() else {
             imported
                 .skipped
                 .push(format!("{label}: hooks.{shown_event} is not an array"));
             continue;
         };
-        // An event ka has no event for is imported as `observe`, selected by the agent's event
-        // name (the adapter runs such events as `observe`); StopFailure as `stop` with
-        // `matcher = "error"` (the adapter runs it as `stop` with `stop: "error"`).
-        let (event, forced) = match event {
-            Some(event) => (event, None),
-            None if event_name == "WorktreeCreate" => {
-                let count: usize = groups
-                    .iter()
-                    .filter_map(|g| g.get("hooks")?.as_array().map(Vec::len))
-                    .sum();
-                if count > 0 {
-                    imported.skipped.push(format!(
-                        "{label}: {count} hook(s) of {shown_event}: a WorktreeCreate hook creates \
-                         the worktree and prints its path, and ka hooks cannot answer with a \
-                         path (keep it in Claude Code's settings)"
-                    ));
-                }
-                continue;
-            }
-            None if event_name == "StopFailure" => (Event::Stop, Some("error".to_owned())),
-            None => (
-                Event::Observe,
-                Some(format!("^{}$", regex_escape(event_name))),
-            ),
+        let Some((event, forced)) = import_event(&label, event_name, groups, imported) else {
+            continue;
         };
         for (gi, group) in groups.iter().enumerate() {
             let matcher = group.get("matcher").and_then(Value::as_str).unwrap_or("");
@@ -177,6 +128,46 @@ pub fn read_settings(label: &str, text: &str, imported: &mut Imported) -> Result
         }
     }
     Ok(())
+}
+
+/// The ka event a Claude Code event's hooks are imported as, and the matcher it forces: an event
+/// ka has no event for is imported as `observe`, selected by the agent's event name (the adapter
+/// runs such events as `observe`); StopFailure as `stop` with `matcher = "error"` (the adapter
+/// runs it as `stop` with `stop: "error"`). `None` for WorktreeCreate, whose hooks are skipped.
+fn import_event(
+    label: &str,
+    event_name: &str,
+    groups: &[Value],
+    imported: &mut Imported,
+) -> Option<(Event, Option<String>)> {
+    let shown_event = shown(event_name);
+    let event = Agent::Claude
+        .events()
+        .iter()
+        .find(|row| row.name == event_name && row.flavour == Flavour::Plain)
+        .map(|row| row.event);
+    Some(match event {
+        Some(event) => (event, None),
+        None if event_name == "WorktreeCreate" => {
+            let count: usize = groups
+                .iter()
+                .filter_map(|g| g.get("hooks")?.as_array().map(Vec::len))
+                .sum();
+            if count > 0 {
+                imported.skipped.push(format!(
+                    "{label}: {count} hook(s) of {shown_event}: a WorktreeCreate hook creates \
+                     the worktree and prints its path, and ka hooks cannot answer with a \
+                     path (keep it in Claude Code's settings)"
+                ));
+            }
+            return None;
+        }
+        None if event_name == "StopFailure" => (Event::Stop, Some("error".to_owned())),
+        None => (
+            Event::Observe,
+            Some(format!("^{}$", regex_escape(event_name))),
+        ),
+    })
 }
 
 /// `entry` with a `name` of its own, from where it came (Claude's event and matcher) and its
@@ -300,17 +291,9 @@ const MAX_TIMEOUT_SECS: f64 = 86_400.0;
 /// written out.
 pub const CLAUDE_DEFAULT_TIMEOUT_SECS: u64 = 600;
 
-/// One `[[hooks]]` entry from one command hook of `agent`, given in Claude Code's keys
-/// (`command`, `timeout`, `statusMessage`, `async`, `if`; any other key is named in the
-/// comment). `None` for the adapter's own entry.
-pub(crate) fn entry(
-    agent: Agent,
-    origin: &str,
-    event: Event,
-    matcher: &str,
-    hook: &Value,
-    said: Option<String>,
-) -> Result<Option<Entry>, String> {
+/// The command of a `command` hook; `None` for the adapter's own entry. Another `type` has no
+/// ka equivalent.
+fn command_of(agent: Agent, hook: &Value) -> Result<Option<&str>, String> {
     let kind = hook
         .get("type")
         .and_then(Value::as_str)
@@ -326,9 +309,35 @@ pub(crate) fn entry(
         .get("command")
         .and_then(Value::as_str)
         .ok_or("no `command` string")?;
-    if is_adapter_command(command, agent) {
+    Ok((!is_adapter_command(command, agent)).then_some(command))
+}
+
+/// The comment naming the hook's keys ka has no equivalent for, if it has any.
+fn unread_keys(hook: &Value) -> Option<String> {
+    let extra: Vec<String> = hook
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !READ_KEYS.contains(&k.as_str()))
+        .map(|(k, v)| format!("{} = {}", shown(k), shown(&v.to_string())))
+        .collect();
+    (!extra.is_empty()).then(|| format!("not imported (no ka equivalent): {}", extra.join(", ")))
+}
+
+/// One `[[hooks]]` entry from one command hook of `agent`, given in Claude Code's keys
+/// (`command`, `timeout`, `statusMessage`, `async`, `if`; any other key is named in the
+/// comment). `None` for the adapter's own entry.
+pub(crate) fn entry(
+    agent: Agent,
+    origin: &str,
+    event: Event,
+    matcher: &str,
+    hook: &Value,
+    said: Option<String>,
+) -> Result<Option<Entry>, String> {
+    let Some(command) = command_of(agent, hook)? else {
         return Ok(None);
-    }
+    };
     let (command, env) = with_cwd_and_env(command, hook)?;
     let command = command.as_str();
     // `origin` is already shown safely (see `read_settings`).
@@ -353,19 +362,7 @@ pub(crate) fn entry(
     import_timeout(agent, hook, &mut lines, &mut comments);
     import_on_error(agent, event, hook, &mut lines, &mut comments);
     import_keys(event, hook, &mut lines, &mut comments)?;
-    let extra: Vec<String> = hook
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| !READ_KEYS.contains(&k.as_str()))
-        .map(|(k, v)| format!("{} = {}", shown(k), shown(&v.to_string())))
-        .collect();
-    if !extra.is_empty() {
-        comments.push(format!(
-            "not imported (no ka equivalent): {}",
-            extra.join(", ")
-        ));
-    }
+    comments.extend(unread_keys(hook));
     let mut toml = String::new();
     for comment in comments {
         toml.push_str("# ");
@@ -728,59 +725,8 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
         Import::HookFile(file) => Some(file),
     };
     let root = paths::find_project_root(&opts.start_dir).unwrap_or_else(|| opts.start_dir.clone());
-    let (sources, explicit) = if !args.from.is_empty() {
-        (args.from.clone(), true)
-    } else if let Some(file) = hookfile {
-        (super::hookfile::files(file, &root, args.user)?, false)
-    } else if args.user {
-        (user_settings().into_iter().collect(), false)
-    } else {
-        let dir = root.join(".claude");
-        (
-            vec![dir.join("settings.json"), dir.join("settings.local.json")],
-            false,
-        )
-    };
     let mut imported = Imported::default();
-    let mut read = Vec::new();
-    for file in &sources {
-        let text = match std::fs::read_to_string(file) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,
-            Err(e) => return Err(format!("failed to read {}: {e}", escape_path(file))),
-        };
-        let label = escape_path(&paths::absolute(file));
-        if hookfile.is_some() {
-            let commands_dir = hookfile
-                .filter(|f| args.user && f.user_commands_from_file_dir)
-                .and_then(|_| paths::absolute(file).parent().map(Path::to_path_buf));
-            super::hookfile::read_hook_file(
-                args.agent,
-                &label,
-                &text,
-                commands_dir.as_deref(),
-                &mut imported,
-            )?;
-        } else {
-            read_settings(&label, &text, &mut imported)?;
-        }
-        read.push(label);
-    }
-    if read.is_empty() {
-        let looked = sources
-            .iter()
-            .map(|p| escape_path(p))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let what = if hookfile.is_some() {
-            format!("{} hook file", args.agent.display())
-        } else {
-            "Claude Code settings".to_owned()
-        };
-        return Err(format!(
-            "no {what} found (looked for {looked}); name one with --from FILE"
-        ));
-    }
+    let read = read_sources(args, hookfile, &root, &mut imported)?;
     let target = if args.user {
         opts.paths
             .user_file()
@@ -788,15 +734,11 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
     } else {
         root.join(paths::PROJECT_DIR).join(paths::CONFIG_FILE)
     };
-    let mut already = 0;
-    if args.write {
-        let present = existing_hooks(&target);
-        let before = imported.entries.len();
-        imported
-            .entries
-            .retain(|e| !present.contains(&(e.event.as_str().to_owned(), e.command.clone())));
-        already = before - imported.entries.len();
-    }
+    let already = if args.write {
+        drop_present(&mut imported.entries, &target)
+    } else {
+        0
+    };
     for skipped in &imported.skipped {
         eprintln!("skipped {skipped}");
     }
@@ -848,6 +790,78 @@ pub fn run(opts: &LoadOptions, args: &ImportArgs) -> Result<u8, String> {
         );
     }
     Ok(0)
+}
+
+/// Reads the hooks of every source (`--from`, else the agent's hook files or Claude Code's
+/// settings files) into `imported`; the labels of the files read. A default source that does
+/// not exist is passed over; none at all is an error.
+fn read_sources(
+    args: &ImportArgs,
+    hookfile: Option<&'static HookFile>,
+    root: &Path,
+    imported: &mut Imported,
+) -> Result<Vec<String>, String> {
+    let (sources, explicit) = if !args.from.is_empty() {
+        (args.from.clone(), true)
+    } else if let Some(file) = hookfile {
+        (super::hookfile::files(file, root, args.user)?, false)
+    } else if args.user {
+        (user_settings().into_iter().collect(), false)
+    } else {
+        let dir = root.join(".claude");
+        (
+            vec![dir.join("settings.json"), dir.join("settings.local.json")],
+            false,
+        )
+    };
+    let mut read = Vec::new();
+    for file in &sources {
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => continue,
+            Err(e) => return Err(format!("failed to read {}: {e}", escape_path(file))),
+        };
+        let label = escape_path(&paths::absolute(file));
+        if hookfile.is_some() {
+            let commands_dir = hookfile
+                .filter(|f| args.user && f.user_commands_from_file_dir)
+                .and_then(|_| paths::absolute(file).parent().map(Path::to_path_buf));
+            super::hookfile::read_hook_file(
+                args.agent,
+                &label,
+                &text,
+                commands_dir.as_deref(),
+                imported,
+            )?;
+        } else {
+            read_settings(&label, &text, imported)?;
+        }
+        read.push(label);
+    }
+    if read.is_empty() {
+        let looked = sources
+            .iter()
+            .map(|p| escape_path(p))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let what = if hookfile.is_some() {
+            format!("{} hook file", args.agent.display())
+        } else {
+            "Claude Code settings".to_owned()
+        };
+        return Err(format!(
+            "no {what} found (looked for {looked}); name one with --from FILE"
+        ));
+    }
+    Ok(read)
+}
+
+/// Drops the entries whose (event, command) the target file already has; how many.
+fn drop_present(entries: &mut Vec<Entry>, target: &Path) -> usize {
+    let present = existing_hooks(target);
+    let before = entries.len();
+    entries.retain(|e| !present.contains(&(e.event.as_str().to_owned(), e.command.clone())));
+    before - entries.len()
 }
 
 /// (event, command) of the hooks a ka.toml already has.

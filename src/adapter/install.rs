@@ -1,23 +1,7 @@
-//! `ka-hooks install claude`: register the adapter in Claude Code's settings.
-//!
-//! The adapter entry (`ka-hooks claude`) is merged into `.claude/settings.json` of the project,
-//! or with `--user` into the user's settings (`$CLAUDE_CONFIG_DIR/settings.json`, else
-//! `~/.claude/settings.json`), for each Claude Code event whose ka event has hooks (every event
-//! with `--all-events`).
-//!
-//! - Without `--write` it prints a unified diff and changes nothing.
-//! - It is idempotent: an event that already runs the adapter is left alone (only its `timeout`
-//!   is brought up to date), so a second run changes nothing and says so.
-//! - It never drops or reorders the user's other settings: the file is edited as a JSON tree
-//!   whose keys keep their order, and written back with the file's own indentation.
-//! - The entry's `timeout` covers the slowest case of the ka hooks it runs. One rule: each hook's
-//!   `timeout` plus 1 s (its kill grace), summed on a pipeline event (`pre_tool_use`,
-//!   `user_prompt_submit`, `permission_request`: its hooks run one after another), the largest
-//!   of them on any other event (its hooks run concurrently), plus 5 s for start-up. One 5 s hook
-//!   gets 11 s; `pre_tool_use` hooks of 10 s and 4 s get 21 s. The README says the same.
-//!
-//! Codex CLI and Gemini CLI are not written to: the command prints the entries to add by hand and
-//! exits 1.
+//! `ka-hooks install`: register the adapter where the agent reads its hooks. For Claude Code it
+//! merges `ka-hooks claude` into the project's (or `--user`) settings, one entry per event with
+//! hooks and a timeout that covers them, keeping the rest of the file as written; without
+//! `--write` it prints the diff. Codex CLI and Gemini CLI get the entries to add by hand.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -265,16 +249,7 @@ pub fn user_settings() -> Option<PathBuf> {
 
 /// `ka-hooks install`; prints what it did and returns the exit code.
 pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
-    // Reading every layer is safe (nothing runs); the entries must cover hooks not yet trusted.
-    let read_all = LoadOptions {
-        trust_once: true,
-        ..opts.clone()
-    };
-    let config = Config::load(&read_all).map_err(|e| match e {
-        LoadError::Config(errors) => {
-            format!("{errors}\nfix the configuration first (`ka-hooks check`)")
-        }
-    })?;
+    let config = load_every_layer(opts)?;
     let planned = plan(&config, args.agent, args.all_events);
     let command = args
         .command
@@ -312,22 +287,7 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
     } else {
         project_settings(&opts.start_dir)
     };
-    let original = match std::fs::read_to_string(&file) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("failed to read {}: {e}", file.display())),
-    };
-    let mut settings = match &original {
-        Some(text) if !text.trim().is_empty() => {
-            serde_json::from_str::<Value>(text).map_err(|e| {
-                format!(
-                    "{}: not valid JSON ({e}); fix it, then run again",
-                    file.display()
-                )
-            })?
-        }
-        _ => Value::Object(Map::new()),
-    };
+    let (original, mut settings) = read_settings_file(&file)?;
     let changes = merge(&mut settings, &planned, &command, args.agent)
         .map_err(|e| format!("{}: {e}; fix it, then run again", file.display()))?;
     // The boundary: Claude Code's sandbox keeps ka's state out of the model's shell.
@@ -353,23 +313,71 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
         None => render(&settings, original.as_deref())?,
     };
     if args.write {
-        write_atomically(&file, &new)?;
-        if original.is_none() {
-            // Ours: `install --remove --write` deletes it again once only `{}` is left.
-            super::created::remember(opts.paths.data_dir.as_deref(), &file);
-        } else {
-            super::created::forget(opts.paths.data_dir.as_deref(), &file);
-        }
-        let done = if original.is_none() {
-            "created"
-        } else {
-            "updated"
-        };
-        println!("{done} {}:", file.display());
+        write_settings(opts, &file, original.is_none(), &new)?;
     } else {
         print_diff(&file, original.is_some(), &old, &new);
     }
-    for change in &changes {
+    print_changes(&changes, &sandboxed, &command);
+    if !args.write {
+        println!("dry run: nothing written; run again with --write to apply");
+    }
+    print_pending_trust(&config);
+    Ok(0)
+}
+
+/// Writes the settings file, remembering whether ka created it, and says so.
+fn write_settings(opts: &LoadOptions, file: &Path, created: bool, new: &str) -> Result<(), String> {
+    write_atomically(file, new)?;
+    if created {
+        // Ours: `install --remove --write` deletes it again once only `{}` is left.
+        super::created::remember(opts.paths.data_dir.as_deref(), file);
+    } else {
+        super::created::forget(opts.paths.data_dir.as_deref(), file);
+    }
+    let done = if created { "created" } else { "updated" };
+    println!("{done} {}:", file.display());
+    Ok(())
+}
+
+/// Every layer, trusted or not: reading is safe (nothing runs), and the entries must cover hooks
+/// not yet trusted.
+pub(super) fn load_every_layer(opts: &LoadOptions) -> Result<Config, String> {
+    let read_all = LoadOptions {
+        trust_once: true,
+        ..opts.clone()
+    };
+    Config::load(&read_all).map_err(|e| match e {
+        LoadError::Config(errors) => {
+            format!("{errors}\nfix the configuration first (`ka-hooks check`)")
+        }
+    })
+}
+
+/// The settings file's text (`None` when it does not exist) and its JSON (an empty object when
+/// it is missing or blank).
+fn read_settings_file(file: &Path) -> Result<(Option<String>, Value), String> {
+    let original = match std::fs::read_to_string(file) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("failed to read {}: {e}", file.display())),
+    };
+    let settings = match &original {
+        Some(text) if !text.trim().is_empty() => {
+            serde_json::from_str::<Value>(text).map_err(|e| {
+                format!(
+                    "{}: not valid JSON ({e}); fix it, then run again",
+                    file.display()
+                )
+            })?
+        }
+        _ => Value::Object(Map::new()),
+    };
+    Ok((original, settings))
+}
+
+/// A line for each event's change, and for each sandbox setting added.
+fn print_changes(changes: &[Change], sandboxed: &[String], command: &str) {
+    for change in changes {
         match change {
             Change::Added { event, timeout } => {
                 println!("  {event}: run `{command}` (timeout {timeout}s)")
@@ -385,7 +393,7 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
             ),
         }
     }
-    for change in &sandboxed {
+    for change in sandboxed {
         println!("  {change}");
     }
     if !sandboxed.is_empty() {
@@ -394,9 +402,11 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
              dirs or Claude Code's settings (on Linux it needs bubblewrap and socat)"
         );
     }
-    if !args.write {
-        println!("dry run: nothing written; run again with --write to apply");
-    }
+}
+
+/// A note naming the layers read only for this run (not trusted yet): their hooks will not run
+/// in Claude Code.
+fn print_pending_trust(config: &Config) {
     let pending: Vec<String> = config
         .layers
         .iter()
@@ -410,7 +420,6 @@ pub fn run(opts: &LoadOptions, args: &InstallArgs) -> Result<u8, String> {
             pending.join(", ")
         );
     }
-    Ok(0)
 }
 
 /// Which ka events `agent` has no event for, from its event table (so it stays true as the

@@ -1,36 +1,8 @@
-//! Adapters: run the same `ka.toml` hooks inside six other agents: Claude Code, Codex CLI,
-//! Gemini CLI, GitHub Copilot, Cursor and Antigravity. Each agent is one module implementing
-//! [`AgentAdapter`], registered in the adapter table ([`table`]); the pipeline here is the same
-//! for all of them.
-//!
-//! `ka-hooks claude`, `codex`, `gemini`, `copilot`, `cursor` and `antigravity` are hook commands
-//! for those agents. Each reads the agent's hook payload on stdin, turns it into a ka event and payload (tool and
-//! argument names through the one table in [`tools`]), dispatches the hooks of `ka.toml`, and
-//! answers in the agent's own contract: exit code, stderr and a JSON object on stdout.
-//!
-//! Where the agent's contract cannot say what the hooks decided, the answer says so in words
-//! (`systemMessage`) instead of dropping it, and a verdict that would be unsafe to drop (a human
-//! must approve the call, a rewrite the agent cannot apply) blocks the call with a reason. When
-//! ka-hooks itself cannot run the hooks because of a configuration error, it fails open, as
-//! users of these agents expect, and says so; `--fail-closed` blocks instead.
-//!
-//! The payload is read the way the agent wrote it (`crate::payload`: lone surrogates and
-//! deep nesting are JSON the JavaScript agents send). A payload that still cannot be read is
-//! never a reason to let a call through: the model shapes tool arguments, so if it could make
-//! the payload unreadable it could switch every guard off. It fails closed on the events that
-//! can be vetoed (a tool call, a prompt, a permission request), with or without `--fail-closed`,
-//! and open elsewhere, where nothing could have been stopped.
-//!
-//! Every command-hook event of these agents runs a ka event (see [`crate::event`]). On the
-//! events where a hook keeps the agent going, the adapter keeps the turn's count in the data dir
-//! ([`continuations`]) so `max_continuations` holds across the processes the agent starts; the
-//! turn's denials per guard are kept the same way, for the denial backstop
-//! ([`crate::backstop`]). Where
-//! the agent reads a hook's plain stdout as context (Claude Code on SessionStart and
-//! UserPromptSubmit), so does the adapter ([`plain_stdout_is_context`]).
-//!
-//! `install` registers the adapter in Claude Code's settings and `import` turns Claude Code's
-//! hooks into `[[hooks]]` entries.
+//! Adapters: run the same `ka.toml` hooks inside other agents (Claude Code, Codex CLI, Gemini
+//! CLI, GitHub Copilot, Cursor, Antigravity). Each agent is one module implementing
+//! [`AgentAdapter`], registered in [`table`]; the pipeline here is shared: read the agent's
+//! payload, turn it into a ka event and payload, dispatch, and answer in the agent's contract.
+//! An unreadable payload fails closed on events that can be vetoed, since the model shapes it.
 
 pub mod antigravity;
 pub mod claude;
@@ -211,14 +183,7 @@ pub fn respond_with(
     if args.fail_closed && call.event.is_pipeline() {
         // `--fail-closed` asked for a block whenever a configuration error keeps hooks from
         // running: a managed or user file that does not load is one, whatever still runs.
-        if let Some(broken) = config.layers.iter().find(|l| {
-            !l.layer.is_gated() && matches!(l.state, LayerState::Invalid | LayerState::Refused)
-        }) {
-            let why = format!(
-                "the {} file {} does not load (see `ka-hooks check`)",
-                broken.layer,
-                crate::terminal::escape_path(&broken.file)
-            );
+        if let Some(why) = ungated_layer_not_loaded(&config) {
             return fail(agent, args, Some(call.event), &why);
         }
     }
@@ -241,18 +206,7 @@ pub fn respond_with(
     request.plain_stdout_is_context = agent.stdout_is_context(call.event);
     request.denials = denials.as_ref().map(|d| d.denials.clone());
     request.continued = tracker.as_ref().map(continuations::Tracker::continued);
-    if let Some(tool) = call.tool.clone() {
-        // Scripts written for the agent read `tool_input`: keep it equal to the patched
-        // `arguments`, so a guard later in the pipeline judges what will really run.
-        request.on_patch = Some(PayloadMirror(Arc::new(move |payload| {
-            let Some(Value::Object(args)) = payload.get("arguments") else {
-                return;
-            };
-            if let Ok(input) = tool.input_for_agent(args) {
-                payload.insert("tool_input".into(), Value::Object(input));
-            }
-        })));
-    }
+    request.on_patch = call.tool.clone().map(mirror_tool_input);
     let outcome = config.dispatch_uncounted(request);
     if let Some(why) = &outcome.cancelled {
         // Interrupted (SIGINT/SIGTERM/SIGHUP): a failure like any other, so --fail-closed decides.
@@ -266,34 +220,78 @@ pub fn respond_with(
     let mut verdict = Verdict::of(agent, &call, &outcome);
     #[cfg(feature = "cli")]
     if call.event == Event::SessionStart {
-        // Whether the model's shell can reach ka's state here (see crate::adapter::shell_sandbox).
-        let id = Agent::ALL
-            .into_iter()
-            .find(|a| a.command() == call.agent.command());
-        let root = config.project_root.clone().or_else(|| call.cwd.clone());
-        if let (Some(id), Some(root)) = (id, root) {
-            if let Some(note) = crate::adapter::shell_sandbox::session_note(id, &ctx.paths, &root) {
-                verdict.messages.push(note);
-            }
-        }
+        verdict
+            .messages
+            .extend(shell_sandbox_note(ctx, &call, &config));
     }
-    if let Some(Err(e)) = denials.map(|d| d.finish(&outcome)) {
-        verdict.messages.push(format!(
+    let applied = call.flavour != Flavour::StopError; // see claude::answer_as
+    verdict
+        .messages
+        .extend(keep_counts(agent, &outcome, denials, tracker, applied));
+    agent.answer(&call, verdict)
+}
+
+/// Records the turn's denials and continuations; what could not be kept, in words.
+fn keep_counts(
+    agent: &dyn AgentAdapter,
+    outcome: &Outcome,
+    denials: Option<crate::backstop::Tracker>,
+    tracker: Option<continuations::Tracker>,
+    applied: bool,
+) -> Vec<String> {
+    let mut messages = Vec::new();
+    if let Some(Err(e)) = denials.map(|d| d.finish(outcome)) {
+        messages.push(format!(
             "ka-hooks {}: the denial count could not be kept ({e}); denial_backstop may not hold",
             agent.command()
         ));
     }
-    let applied = call.flavour != Flavour::StopError; // see claude::answer_as
     if let Some(tracker) = tracker {
-        if let Err(e) = tracker.finish(&outcome, applied) {
-            verdict.messages.push(format!(
+        if let Err(e) = tracker.finish(outcome, applied) {
+            messages.push(format!(
                 "ka-hooks {}: the continuation count could not be kept ({e}); \
                  max_continuations may not hold",
                 agent.command()
             ));
         }
     }
-    agent.answer(&call, verdict)
+    messages
+}
+
+/// The first managed or user file that does not load (invalid or refused), in words.
+fn ungated_layer_not_loaded(config: &Config) -> Option<String> {
+    let broken = config.layers.iter().find(|l| {
+        !l.layer.is_gated() && matches!(l.state, LayerState::Invalid | LayerState::Refused)
+    })?;
+    Some(format!(
+        "the {} file {} does not load (see `ka-hooks check`)",
+        broken.layer,
+        crate::terminal::escape_path(&broken.file)
+    ))
+}
+
+/// Keeps `tool_input` equal to the patched `arguments`, in the agent's names: scripts written
+/// for the agent read `tool_input`, so a guard later in the pipeline judges what will really run.
+fn mirror_tool_input(tool: ToolCall) -> PayloadMirror {
+    PayloadMirror(Arc::new(move |payload| {
+        let Some(Value::Object(args)) = payload.get("arguments") else {
+            return;
+        };
+        if let Ok(input) = tool.input_for_agent(args) {
+            payload.insert("tool_input".into(), Value::Object(input));
+        }
+    }))
+}
+
+/// At session start: whether the model's shell can reach ka's state here (see
+/// [`shell_sandbox`]), said when it can.
+#[cfg(feature = "cli")]
+fn shell_sandbox_note(ctx: &Context, call: &Call, config: &Config) -> Option<String> {
+    let id = Agent::ALL
+        .into_iter()
+        .find(|a| a.command() == call.agent.command())?;
+    let root = config.project_root.clone().or_else(|| call.cwd.clone())?;
+    crate::adapter::shell_sandbox::session_note(id, &ctx.paths, &root)
 }
 
 /// Why this adapter stands aside for another agent's, which runs the same hooks in this
@@ -577,37 +575,7 @@ pub fn parse_with(
         extra.push(("arguments", Value::Object(call.ka_args.clone())));
         tool = Some(call);
     }
-    match row.event {
-        Event::PostToolUse => {
-            let (result, is_error) = agent.result(&original);
-            extra.push(("result", result));
-            extra.push(("is_error", Value::Bool(is_error)));
-        }
-        Event::PostToolUseFailure => {
-            let (result, _) = claude::result(&original);
-            extra.push(("result", result));
-            extra.push(("is_error", Value::Bool(true)));
-        }
-        Event::Stop => {
-            let stop = if row.flavour == Flavour::StopError {
-                "error"
-            } else {
-                "done"
-            };
-            extra.push(("stop", Value::String(stop.into())));
-        }
-        Event::Observe => extra.push(("agent_event", Value::String(agent_event.clone()))),
-        Event::PreCompact | Event::PostCompact => {
-            if let Some(focus) = original
-                .get("custom_instructions")
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-            {
-                extra.push(("focus", Value::String(focus.to_owned())));
-            }
-        }
-        _ => {}
-    }
+    extra.extend(event_fields(agent, row, &original, &agent_event));
     let mut payload = original;
     for (key, value) in extra {
         payload.insert(key.to_owned(), value);
@@ -622,6 +590,49 @@ pub fn parse_with(
         tool,
         notes,
     })
+}
+
+/// The fields ka's payload of `row`'s event adds: a tool's `result` and `is_error`, the `stop`
+/// reason, the observed `agent_event`, a compaction's `focus`.
+fn event_fields(
+    agent: &dyn AgentAdapter,
+    row: EventRow,
+    original: &Map<String, Value>,
+    agent_event: &str,
+) -> Vec<(&'static str, Value)> {
+    let mut fields = Vec::new();
+    match row.event {
+        Event::PostToolUse => {
+            let (result, is_error) = agent.result(original);
+            fields.push(("result", result));
+            fields.push(("is_error", Value::Bool(is_error)));
+        }
+        Event::PostToolUseFailure => {
+            let (result, _) = claude::result(original);
+            fields.push(("result", result));
+            fields.push(("is_error", Value::Bool(true)));
+        }
+        Event::Stop => {
+            let stop = if row.flavour == Flavour::StopError {
+                "error"
+            } else {
+                "done"
+            };
+            fields.push(("stop", Value::String(stop.into())));
+        }
+        Event::Observe => fields.push(("agent_event", Value::String(agent_event.to_owned()))),
+        Event::PreCompact | Event::PostCompact => {
+            if let Some(focus) = original
+                .get("custom_instructions")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
+                fields.push(("focus", Value::String(focus.to_owned())));
+            }
+        }
+        _ => {}
+    }
+    fields
 }
 
 fn tool_call(
@@ -779,7 +790,6 @@ impl Verdict {
     /// The verdict, derived from [`Outcome::next`] (the one copy of the rules) and
     /// [`Outcome::for_user`]; only what the agent's contract needs on top is added here.
     fn of(agent: &dyn AgentAdapter, call: &Call, outcome: &Outcome) -> Verdict {
-        use crate::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
         let mut verdict = Verdict {
             feedback: outcome.feedback.clone(),
             mode: outcome.mode.clone(),
@@ -801,59 +811,7 @@ impl Verdict {
                 .collect(),
             ..Verdict::default()
         };
-        match outcome.next() {
-            Next::ToolCall(permission, _) => match permission {
-                Permission::Block { reason, .. } => verdict.block = Some(reason),
-                Permission::Halt { reason } => {
-                    // The model learns only that the call did not go ahead.
-                    verdict.block = Some(
-                        outcome
-                            .reason()
-                            .unwrap_or("the turn was halted by a ka hook")
-                            .to_owned(),
-                    );
-                    verdict.halt = Some(reason);
-                }
-                Permission::Ask { reason, .. } => {
-                    verdict.decision = Some(Decision::Ask);
-                    verdict.reason = Some(reason);
-                }
-                Permission::Run { pre_approved, .. } => {
-                    verdict.decision = pre_approved.then_some(Decision::Allow);
-                    verdict.reason = outcome.reason().map(str::to_owned);
-                }
-            },
-            Next::Prompt(prompt, _) => match prompt {
-                Prompt::Block { reason } => verdict.block = Some(reason),
-                Prompt::Halt { reason } => {
-                    verdict.block = Some(
-                        outcome
-                            .reason()
-                            .unwrap_or("the turn was halted by a ka hook")
-                            .to_owned(),
-                    );
-                    verdict.halt = Some(reason);
-                }
-                Prompt::Submit { .. } => {}
-            },
-            Next::ToolResult(result, _) => match result {
-                ToolResult::Halt { reason } => {
-                    verdict.mark_error = outcome.mark_error;
-                    verdict.halt = Some(reason);
-                }
-                ToolResult::Block { .. } => verdict.mark_error = true,
-                ToolResult::Feedback { .. } => {}
-            },
-            Next::Stop(stop, _) => match stop {
-                Stop::Halt { reason } => verdict.halt = Some(reason),
-                Stop::KeepGoing { reason, .. } => verdict.keep_going = Some(reason),
-                Stop::End { .. } => {}
-            },
-            Next::Other(other, _) => match other {
-                Other::Halt { reason } => verdict.halt = Some(reason),
-                Other::Continue { .. } => {}
-            },
-        }
+        verdict.take_next(outcome);
         // What weakened guards comes first: the user must hear it on every call it concerns.
         let for_user = outcome.for_user();
         verdict
@@ -882,22 +840,86 @@ impl Verdict {
                 agent.display()
             ));
         }
-        if let (Some(args), Some(tool), None) = (&outcome.updated_input, &call.tool, &verdict.block)
-        {
+        verdict.take_rewrite(agent, call, outcome);
+        verdict
+    }
+
+    /// What the outcome's next step means for the agent: a block, a halt, an ask or a
+    /// pre-approval of a tool call; a blocked prompt; a result marked as an error; keep going.
+    fn take_next(&mut self, outcome: &Outcome) {
+        use crate::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
+        match outcome.next() {
+            Next::ToolCall(permission, _) => match permission {
+                Permission::Block { reason, .. } => self.block = Some(reason),
+                Permission::Halt { reason } => {
+                    // The model learns only that the call did not go ahead.
+                    self.block = Some(
+                        outcome
+                            .reason()
+                            .unwrap_or("the turn was halted by a ka hook")
+                            .to_owned(),
+                    );
+                    self.halt = Some(reason);
+                }
+                Permission::Ask { reason, .. } => {
+                    self.decision = Some(Decision::Ask);
+                    self.reason = Some(reason);
+                }
+                Permission::Run { pre_approved, .. } => {
+                    self.decision = pre_approved.then_some(Decision::Allow);
+                    self.reason = outcome.reason().map(str::to_owned);
+                }
+            },
+            Next::Prompt(prompt, _) => match prompt {
+                Prompt::Block { reason } => self.block = Some(reason),
+                Prompt::Halt { reason } => {
+                    self.block = Some(
+                        outcome
+                            .reason()
+                            .unwrap_or("the turn was halted by a ka hook")
+                            .to_owned(),
+                    );
+                    self.halt = Some(reason);
+                }
+                Prompt::Submit { .. } => {}
+            },
+            Next::ToolResult(result, _) => match result {
+                ToolResult::Halt { reason } => {
+                    self.mark_error = outcome.mark_error;
+                    self.halt = Some(reason);
+                }
+                ToolResult::Block { .. } => self.mark_error = true,
+                ToolResult::Feedback { .. } => {}
+            },
+            Next::Stop(stop, _) => match stop {
+                Stop::Halt { reason } => self.halt = Some(reason),
+                Stop::KeepGoing { reason, .. } => self.keep_going = Some(reason),
+                Stop::End { .. } => {}
+            },
+            Next::Other(other, _) => match other {
+                Other::Halt { reason } => self.halt = Some(reason),
+                Other::Continue { .. } => {}
+            },
+        }
+    }
+
+    /// A rewritten input in the agent's argument names; when the agent cannot take it, a block
+    /// rather than run the original input.
+    fn take_rewrite(&mut self, agent: &dyn AgentAdapter, call: &Call, outcome: &Outcome) {
+        if let (Some(args), Some(tool), None) = (&outcome.updated_input, &call.tool, &self.block) {
             match tool.input_for_agent(args) {
-                Ok(input) => verdict.input = Some(input),
+                Ok(input) => self.input = Some(input),
                 Err(why) => {
-                    verdict.block = Some(format!(
+                    self.block = Some(format!(
                         "a ka hook rewrote this call's input, but {} cannot take that rewrite \
                          ({why}); blocked rather than run the original input",
                         agent.display()
                     ));
-                    verdict.decision = None;
-                    verdict.reason = None;
+                    self.decision = None;
+                    self.reason = None;
                 }
             }
         }
-        verdict
     }
 
     /// The messages for the user, one per line (`None` when there are none).

@@ -1,25 +1,7 @@
-//! GitHub Copilot's, Cursor's and Antigravity's payloads, given the field names every adapter
-//! reads (Claude Code's: `hook_event_name`, `tool_name`, `tool_input`, `tool_response`, `error`,
-//! `cwd`, `session_id`, `transcript_path`, `custom_instructions`).
-//!
-//! The agent's own fields stay as they are (a script written for the agent keeps working); the
-//! shared names are added next to them. Where the payload does not name its event (Copilot's
-//! camelCase events, Antigravity), the event comes from the hook command's `--event`, which
-//! `ka-hooks install` writes.
-//!
-//! - Copilot (github/docs `content/copilot/reference/hooks-reference.md` @ 05da5bc3, "Hook event
-//!   input payloads"): a camelCase event gets `sessionId`, `toolName`, `toolArgs` (`unknown`:
-//!   an object, or a JSON string in the CLI versions hook authors measured), `toolResult
-//!   {resultType, textResultForLlm}`, `transcriptPath`, `customInstructions`; a PascalCase
-//!   ("VS Code compatible") event gets snake_case fields, `hook_event_name` and Claude tool names.
-//! - Cursor (cursor.com/docs/hooks, "Hook events"): `hook_event_name` and `tool_name`/
-//!   `tool_input` on the generic tool events; `beforeShellExecution` and `afterShellExecution`
-//!   carry `command` (a `Shell` call), `beforeMCPExecution` / `afterMCPExecution` carry
-//!   `tool_name` and a string `tool_input` (an `MCP:<name>` call), `beforeReadFile` and
-//!   `afterFileEdit` carry `file_path` (a `Read` / `Write` call); `conversation_id` is the
-//!   session; the project is `workspace_roots[0]` when the event has no `cwd`.
-//! - Antigravity (experimental; no primary source: stablyai/orca PR #2389, clojure-mcp-light
-//!   PR #28): `toolCall {name, args}`, `conversationId`, `workspacePaths`.
+//! GitHub Copilot's, Cursor's and Antigravity's payloads, given the Claude Code field names every
+//! adapter reads (`hook_event_name`, `tool_name`, `tool_input`, `cwd`, `session_id`, ...). The
+//! agent's own fields stay, so a script written for the agent keeps working; where the payload
+//! does not name its event, the hook command's `--event` does.
 
 use serde_json::{Map, Value};
 
@@ -180,36 +162,7 @@ pub fn copilot(payload: &mut Map<String, Value>) {
 
 /// Cursor's payload with the shared names.
 pub fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
-    alias(payload, "conversation_id", "session_id");
-    alias(payload, "error_message", "error");
-    if !payload.contains_key("cwd") {
-        if let Some(root) = payload
-            .get("workspace_roots")
-            .and_then(Value::as_array)
-            .and_then(|roots| roots.first())
-            .cloned()
-        {
-            payload.insert("cwd".into(), root);
-        }
-    }
-    let event = payload
-        .get("hook_event_name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    // `loop_count` counts the follow-ups already sent this turn: past the first, a stop hook
-    // has kept the agent going, which is what `stop_hook_active` says to the continuation count.
-    if matches!(event.as_str(), "stop" | "subagentStop")
-        && !payload.contains_key("stop_hook_active")
-    {
-        if let Some(count) = payload.get("loop_count").and_then(Value::as_u64) {
-            payload.insert("stop_hook_active".into(), Value::Bool(count > 0));
-        }
-    }
-    // Cursor's sessionStart has no `source`: it fires for a new session, with no resume.
-    if event == "sessionStart" && !payload.contains_key("source") {
-        payload.insert("source".into(), Value::String("startup".into()));
-    }
+    let event = cursor_envelope(payload);
     let mut input = Map::new();
     let tool = match event.as_str() {
         "beforeShellExecution" | "afterShellExecution" => {
@@ -263,28 +216,7 @@ pub fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
             .to_owned()
         }
         _ => {
-            if let Some(value) = payload.remove("tool_input") {
-                payload.insert("tool_input".into(), decoded(value));
-            }
-            // A hook written for `beforeShellExecution` or `beforeReadFile` reads the call at
-            // the top (`command`, `file_path`): a generic tool event carries it there too.
-            let tool = payload
-                .get("tool_name")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let top = match tool {
-                "Shell" => Some("command"),
-                "Read" | "Write" | "Delete" => Some("file_path"),
-                _ => None,
-            };
-            if let Some(key) = top.filter(|k| !payload.contains_key(*k)) {
-                if let Some(value) = payload.get("tool_input").and_then(|i| i.get(key)).cloned() {
-                    payload.insert(key.into(), value);
-                }
-            }
-            if let Some(output) = payload.get("tool_output").cloned() {
-                payload.insert("tool_response".into(), decoded(output));
-            }
+            cursor_generic_tool(payload);
             return Ok(());
         }
     };
@@ -292,6 +224,70 @@ pub fn cursor(payload: &mut Map<String, Value>) -> Result<(), Rejected> {
     payload.insert("tool_name".into(), Value::String(tool));
     payload.insert("tool_input".into(), Value::Object(input));
     Ok(())
+}
+
+/// Cursor's envelope in the shared names: the session, the error, `cwd` (the first workspace
+/// root when the event has none), `stop_hook_active` and a session start's `source`. Returns
+/// the event's name.
+fn cursor_envelope(payload: &mut Map<String, Value>) -> String {
+    alias(payload, "conversation_id", "session_id");
+    alias(payload, "error_message", "error");
+    if !payload.contains_key("cwd") {
+        if let Some(root) = payload
+            .get("workspace_roots")
+            .and_then(Value::as_array)
+            .and_then(|roots| roots.first())
+            .cloned()
+        {
+            payload.insert("cwd".into(), root);
+        }
+    }
+    let event = payload
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    // `loop_count` counts the follow-ups already sent this turn: past the first, a stop hook
+    // has kept the agent going, which is what `stop_hook_active` says to the continuation count.
+    if matches!(event.as_str(), "stop" | "subagentStop")
+        && !payload.contains_key("stop_hook_active")
+    {
+        if let Some(count) = payload.get("loop_count").and_then(Value::as_u64) {
+            payload.insert("stop_hook_active".into(), Value::Bool(count > 0));
+        }
+    }
+    // Cursor's sessionStart has no `source`: it fires for a new session, with no resume.
+    if event == "sessionStart" && !payload.contains_key("source") {
+        payload.insert("source".into(), Value::String("startup".into()));
+    }
+    event
+}
+
+/// A generic tool event of Cursor: `tool_input` decoded, the call's `command` or `file_path`
+/// also at the top (as the specific events carry it), `tool_output` as `tool_response`.
+fn cursor_generic_tool(payload: &mut Map<String, Value>) {
+    if let Some(value) = payload.remove("tool_input") {
+        payload.insert("tool_input".into(), decoded(value));
+    }
+    // A hook written for `beforeShellExecution` or `beforeReadFile` reads the call at
+    // the top (`command`, `file_path`): a generic tool event carries it there too.
+    let tool = payload
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let top = match tool {
+        "Shell" => Some("command"),
+        "Read" | "Write" | "Delete" => Some("file_path"),
+        _ => None,
+    };
+    if let Some(key) = top.filter(|k| !payload.contains_key(*k)) {
+        if let Some(value) = payload.get("tool_input").and_then(|i| i.get(key)).cloned() {
+            payload.insert(key.into(), value);
+        }
+    }
+    if let Some(output) = payload.get("tool_output").cloned() {
+        payload.insert("tool_response".into(), decoded(output));
+    }
 }
 
 /// Antigravity's payload with the shared names.

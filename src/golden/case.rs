@@ -1,17 +1,6 @@
-//! The case files of `ka-hooks test`: `.ka/tests/*.toml`, each holding `[[case]]` entries.
-//!
-//! ```toml
-//! [[case]]
-//! name = "a write outside src/ is blocked"
-//! event = "pre_tool_use"
-//! tool = "write"
-//! arguments = { path = "/etc/passwd", content = "x" }
-//! expect = { verdict = "blocked", reason_contains = "outside the allowed roots" }
-//! ```
-//!
-//! `payload` gives a whole payload (or the fields beside the arguments: `result`, `is_error`,
-//! `prompt`, ...); `tool` and `arguments` are filled into it. `hook` replays the case against one
-//! hook only. `expect` is described in [`super::expect`].
+//! The case files of `ka-hooks test`: `.ka/tests/*.toml`, each holding `[[case]]` entries (an
+//! event, a tool and its arguments or a payload, `expect`), read into cases with every mistake
+//! named. docs/tools.md shows the format.
 
 use std::path::{Path, PathBuf};
 
@@ -116,48 +105,7 @@ fn build(file: &Path, line: usize, raw: RawCase) -> Result<Case, String> {
         .parse()
         .map_err(|e| format!("case `{name}`: {e}"))?;
     let mut payload = raw.payload.unwrap_or_default();
-    if let Some(tool) = raw.tool {
-        if !event.is_tool_event() {
-            return Err(format!(
-                "case `{name}`: `tool` only applies to pre_tool_use and post_tool_use, not {event}"
-            ));
-        }
-        match payload.get("tool") {
-            Some(Value::String(given)) if *given != tool => {
-                return Err(format!(
-                    "case `{name}`: tool = {tool:?} disagrees with payload.tool = {given:?}; \
-                     keep one"
-                ))
-            }
-            _ => {
-                payload.insert("tool".into(), Value::String(tool));
-            }
-        }
-    }
-    if let Some(arguments) = raw.arguments {
-        if payload.contains_key("arguments") {
-            return Err(format!(
-                "case `{name}`: both `arguments` and `payload.arguments`; keep one"
-            ));
-        }
-        payload.insert("arguments".into(), Value::Object(arguments));
-    }
-    if event.is_tool_event() {
-        if !payload.get("tool").is_some_and(Value::is_string) {
-            return Err(format!(
-                "case `{name}`: a {event} case needs `tool = \"NAME\"` (or payload.tool)"
-            ));
-        }
-        if !payload.get("arguments").is_some_and(Value::is_object) {
-            return Err(format!(
-                "case `{name}`: a {event} case needs `arguments = {{ ... }}`, the tool's \
-                 arguments (`arguments = {{}}` for none)"
-            ));
-        }
-        // `tool = "Bash"` reads as it does in a `[[hooks]]` entry: ka's `bash`.
-        crate::adapter::tools::payload_to_ka(&mut payload)
-            .map_err(|e| format!("case `{name}`: {e}"))?;
-    }
+    fill_tool_call(&name, event, raw.tool, raw.arguments, &mut payload)?;
     if let Some(n) = raw.continuations {
         if !event.can_keep_going() {
             return Err(format!(
@@ -193,4 +141,57 @@ fn build(file: &Path, line: usize, raw: RawCase) -> Result<Case, String> {
         continuations: raw.continuations,
         expect,
     })
+}
+
+/// A tool event's `tool` and `arguments` filled into the payload (each given once), in ka's
+/// names; an error when the event has no tool or the case lacks one.
+fn fill_tool_call(
+    name: &str,
+    event: Event,
+    tool: Option<String>,
+    arguments: Option<Map<String, Value>>,
+    payload: &mut Map<String, Value>,
+) -> Result<(), String> {
+    if let Some(tool) = tool {
+        if !event.is_tool_event() {
+            return Err(format!(
+                "case `{name}`: `tool` only applies to pre_tool_use and post_tool_use, not {event}"
+            ));
+        }
+        match payload.get("tool") {
+            Some(Value::String(given)) if *given != tool => {
+                return Err(format!(
+                    "case `{name}`: tool = {tool:?} disagrees with payload.tool = {given:?}; \
+                     keep one"
+                ))
+            }
+            _ => {
+                payload.insert("tool".into(), Value::String(tool));
+            }
+        }
+    }
+    if let Some(arguments) = arguments {
+        if payload.contains_key("arguments") {
+            return Err(format!(
+                "case `{name}`: both `arguments` and `payload.arguments`; keep one"
+            ));
+        }
+        payload.insert("arguments".into(), Value::Object(arguments));
+    }
+    if event.is_tool_event() {
+        if !payload.get("tool").is_some_and(Value::is_string) {
+            return Err(format!(
+                "case `{name}`: a {event} case needs `tool = \"NAME\"` (or payload.tool)"
+            ));
+        }
+        if !payload.get("arguments").is_some_and(Value::is_object) {
+            return Err(format!(
+                "case `{name}`: a {event} case needs `arguments = {{ ... }}`, the tool's \
+                 arguments (`arguments = {{}}` for none)"
+            ));
+        }
+        // `tool = "Bash"` reads as it does in a `[[hooks]]` entry: ka's `bash`.
+        crate::adapter::tools::payload_to_ka(payload).map_err(|e| format!("case `{name}`: {e}"))?;
+    }
+    Ok(())
 }
