@@ -1,11 +1,7 @@
 //! The JSON Schema of `ka.toml`'s `[[hooks]]` entries and `[hook_settings]`, for editors
-//! (`ka-hooks schema`, shipped as `ka-hooks.schema.json`).
-//!
-//! The loader in [`crate::config`] reads TOML by hand, with spans, so it has no serde struct to
-//! derive a schema from. The documentation structs here mirror its keys instead; their doc comments
-//! are the descriptions editors show on hover. Drift is caught by tests: the set of keys here must
-//! equal the set the loader accepts, the event names come from [`Event`] itself, and the shipped file
-//! must equal this module's output.
+//! (`ka-hooks schema`, shipped as `ka-hooks.schema.json`). The loader reads TOML by hand, so the
+//! documentation structs here mirror its keys; tests check that the keys match the loader's and
+//! that the shipped file is this module's output.
 // Those doc comments are written for editors (plain text with `<root>`, `["a", "b"]`), not for
 // rustdoc, whose HTML and link syntax they would break if written for it.
 #![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]

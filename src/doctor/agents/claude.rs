@@ -1,11 +1,7 @@
 //! Claude Code: where `ka-hooks claude` is registered, and whether this version reads it there.
-//!
-//! Measured with Claude Code 2.1.332 (conformance suite): started in a subdirectory of the
-//! project, it reads neither the root's `.claude/settings.json` nor any hook in it, but it does
-//! read the root's `.claude/settings.local.json` and the user's settings. `disableAllHooks` in
-//! any settings file switches every hook off. A command hook that cannot start, crashes or
-//! times out lets the call through unless its entry says `onFailure: "block"` (2.1.295 and
-//! later).
+//! Claude Code 2.1.332 (conformance suite), started in a subdirectory of the project, reads
+//! neither the root's `.claude/settings.json` nor its hooks, but reads the root's
+//! `settings.local.json` and the user's settings; `disableAllHooks` switches every hook off.
 
 use std::path::{Path, PathBuf};
 

@@ -1,12 +1,7 @@
-//! Codex CLI: `ka-hooks codex` in `hooks.json`, and Codex's own review of it.
-//!
-//! Codex runs a hook that is not managed only after a person trusted it in its `/hooks` screen
-//! (Codex 0.171, measured in the conformance suite): `codex exec` runs no unreviewed hook and
-//! says nothing. The review is kept in `$CODEX_HOME/config.toml` as `[hooks.state."<key>"]
-//! trusted_hash = "sha256:…"`, where the key is `<hooks.json path>:<event>:<group>:<index>` and
-//! the hash is SHA-256 of the entry's identity (its event, matcher and handler with Codex's
-//! defaults, as compact JSON with sorted keys); `enabled = false` there switches it off, and an
-//! edit of the entry needs a new review.
+//! Codex CLI: `ka-hooks codex` in `hooks.json`, and Codex's own review of it. Codex (0.171,
+//! conformance suite) runs a hook that is not managed only after a person trusted it in its
+//! `/hooks` screen, and `codex exec` runs no unreviewed hook without a word, so the doctor reads
+//! that review.
 
 use std::path::{Path, PathBuf};
 
@@ -90,6 +85,9 @@ fn read_config(path: &Path, checks: &mut Vec<Check>) -> toml::Table {
 }
 
 /// Codex's review state of each entry: trusted as it is, changed since, off, or never reviewed.
+/// The review is `[hooks.state."<key>"] trusted_hash = "sha256:…"` in `$CODEX_HOME/config.toml`,
+/// the key `<hooks.json path>:<event>:<group>:<index>` ([`trust_hash`] is the hash); `enabled =
+/// false` there switches the entry off, and an edit of the entry needs a new review.
 fn reviews(config: &toml::Table, regs: &[(PathBuf, Registered)]) -> Vec<Check> {
     let state = config
         .get("hooks")

@@ -1,14 +1,6 @@
-//! GitHub Copilot CLI: `ka-hooks copilot` in a hook file, Copilot's folder trust, and its switch.
-//!
-//! Measured with Copilot CLI 1.0.102 (conformance suite): it reads the repository's
-//! `.github/hooks/*.json` only once the project root, or a folder holding it, is trusted: listed
-//! in `trusted_folders` of `$COPILOT_HOME/config.json` (what its trust prompt records), or given
-//! by `-p … --trust-folder`, which trusts the working directory only, so a `-p` start in a
-//! subdirectory loads no repository hook. The user's `$COPILOT_HOME/hooks/*.json` are read
-//! wherever it starts. `disableAllHooks: true` in `.github/copilot/settings.json`,
-//! `settings.local.json` or `$COPILOT_HOME/settings.json` switches every hook off; in a hook file
-//! it switches that file off. A command `preToolUse` hook that cannot start or crashes denies the
-//! call; one that times out lets it through.
+//! GitHub Copilot CLI: `ka-hooks copilot` in a hook file, Copilot's folder trust, and its switch
+//! (`disableAllHooks`). Measured with Copilot CLI 1.0.102 in the conformance suite; docs/agents.md
+//! says when Copilot reads the repository's and the user's hook files.
 
 use std::path::{Path, PathBuf};
 

@@ -1,12 +1,6 @@
-//! Gemini CLI: `ka-hooks gemini` in `settings.json`, Gemini's folder trust, and its switches.
-//!
-//! Gemini CLI 0.61 (its settings schema and `checkPathTrust`): with folder trust on (the default,
-//! `security.folderTrust.enabled`), a project's `.gemini/settings.json`, hooks included, is
-//! ignored until the folder is trusted in `~/.gemini/trustedFolders.json`
-//! (`$GEMINI_CLI_TRUSTED_FOLDERS_PATH`): the longest rule whose path holds the project decides,
-//! `TRUST_FOLDER` and `TRUST_PARENT` (the rule's parent) trust it, `DO_NOT_TRUST` does not.
-//! `hooksConfig.enabled = false` switches every hook off; `hooksConfig.disabled` lists commands
-//! that do not run.
+//! Gemini CLI: `ka-hooks gemini` in `settings.json`, Gemini's folder trust, and its switches
+//! (`hooksConfig.enabled = false` switches every hook off; `hooksConfig.disabled` lists commands
+//! that do not run). Read from Gemini CLI 0.61's settings schema and `checkPathTrust`.
 
 use std::path::{Path, PathBuf};
 
@@ -88,7 +82,11 @@ fn switches(settings: &Value, file: &Path) -> Vec<Check> {
     out
 }
 
-/// Is the project a trusted folder, so that Gemini reads its `.gemini/settings.json`?
+/// Is the project a trusted folder, so that Gemini reads its `.gemini/settings.json`? With folder
+/// trust on (the default, `security.folderTrust.enabled`), a project's settings, hooks included,
+/// are ignored until `~/.gemini/trustedFolders.json` (`$GEMINI_CLI_TRUSTED_FOLDERS_PATH`) trusts
+/// it: the longest rule whose path holds the project decides, `TRUST_FOLDER` and `TRUST_PARENT`
+/// (the rule's parent) trust it, `DO_NOT_TRUST` does not.
 fn folder_trust(root: &Path, home: &Path) -> Check {
     let user = read_json(&home.join("settings.json")).and_then(Result::ok);
     let enabled = user
