@@ -113,6 +113,65 @@ pub(crate) fn enterable(dir: &Path) -> Result<(), String> {
         .map_err(|err| std::io::Error::from(err).to_string())
 }
 
+/// The environment a session's hooks run in ([`crate::session::Session::with_hook_env`]).
+///
+/// Whatever it says, every hook gets ka's own variables (`KA_EVENT`, `KA_PROJECT_DIR`,
+/// `CLAUDE_PROJECT_DIR`, `KA_AGENT_TOOL_CALL`, `KA_TOOL`, `KA_HOOK_NAME`) and its entry's `env`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HookEnv {
+    /// The host's whole environment (the default), API keys included.
+    #[default]
+    Inherit,
+    /// Only the host's variables named here, and every `KA_*` variable of the host
+    /// (`KA_CONFIG_DIR`, `KA_DATA_DIR`, ...: a hook that runs `ka-hooks` finds the same
+    /// configuration). Nothing else is added: [`HookEnv::allow`] adds the basics a shell
+    /// script needs.
+    Only(Vec<String>),
+}
+
+/// What a shell script expects to find: [`HookEnv::allow`] keeps these.
+pub const BASIC_VARS: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "TMPDIR", "TERM"];
+
+impl HookEnv {
+    /// [`HookEnv::Only`] `names` and the basics ([`BASIC_VARS`]: `PATH`, `HOME`, `USER`,
+    /// `LOGNAME`, `LANG`, `TMPDIR`, `TERM`). Use `Only` to leave those out too.
+    pub fn allow<S: Into<String>>(names: impl IntoIterator<Item = S>) -> HookEnv {
+        let basics = BASIC_VARS.iter().map(|v| (*v).to_owned());
+        HookEnv::Only(basics.chain(names.into_iter().map(Into::into)).collect())
+    }
+
+    /// The host's variables the hooks get, when not all of them (`None`: inherit).
+    pub(crate) fn host_vars(&self) -> Option<Vec<(String, String)>> {
+        let HookEnv::Only(names) = self else {
+            return None;
+        };
+        let kept = std::env::vars_os().filter_map(|(name, value)| {
+            let (name, value) = (name.into_string().ok()?, value.into_string().ok()?);
+            (name.starts_with("KA_") || names.contains(&name)).then_some((name, value))
+        });
+        Some(kept.collect())
+    }
+}
+
+/// [`base_env`] under `policy`: with [`HookEnv::Only`], the host's allowed variables come first
+/// and `true` says the hooks inherit nothing else.
+pub(crate) fn hooks_env(
+    policy: &HookEnv,
+    event: Event,
+    run_dir: &Path,
+    tool: Option<&str>,
+) -> (Vec<(String, String)>, bool) {
+    let own = base_env(event, run_dir, tool);
+    match policy.host_vars() {
+        None => (own, false),
+        Some(mut host) => {
+            host.extend(own);
+            (host, true)
+        }
+    }
+}
+
 /// The environment every hook of this dispatch shares: `KA_EVENT`, `KA_PROJECT_DIR` (and
 /// `CLAUDE_PROJECT_DIR`), `KA_AGENT_TOOL_CALL`, `KA_TOOL`.
 pub(crate) fn base_env(event: Event, run_dir: &Path, tool: Option<&str>) -> Vec<(String, String)> {

@@ -29,6 +29,8 @@ pub(crate) struct Batch {
     pub fallbacks: Fallbacks,
     /// See [`crate::Request::plain_stdout_is_context`].
     pub plain_context: bool,
+    /// The environment the hooks get.
+    pub hook_env: environment::HookEnv,
     /// Where each run is audited when it ends.
     pub log: Option<PathBuf>,
     pub hooks: Vec<Later>,
@@ -81,6 +83,7 @@ impl Batch {
             dir,
             fallbacks,
             plain_context,
+            hook_env,
             log,
             hooks,
         } = self;
@@ -93,11 +96,12 @@ impl Batch {
         });
         // A Map of Values always serialises; the fallback only keeps this panic-free.
         let payload = serde_json::to_string(&payload).unwrap_or_else(|_| "{}".to_owned());
-        let base_env = environment::base_env(event, &dir, tool.as_deref());
+        let (base_env, clean_env) = environment::hooks_env(&hook_env, event, &dir, tool.as_deref());
         let jobs = hooks
             .into_iter()
             .map(|h| Job {
                 env: environment::hook_env(&base_env, &h.name, &h.env),
+                clean_env,
                 cwd: environment::hook_dir(h.root.as_deref(), &dir).to_path_buf(),
                 hook: h.name,
                 event: event.as_str().to_owned(),

@@ -31,6 +31,9 @@ pub(crate) struct Job {
     pub cwd: PathBuf,
     /// Variables set on top of the inherited environment.
     pub env: Vec<(String, String)>,
+    /// Inherit nothing: `env` is the whole environment.
+    #[serde(default)]
+    pub clean_env: bool,
     /// The payload, as sent on stdin.
     pub payload: String,
     /// See [`crate::Request::plain_stdout_is_context`].
@@ -116,6 +119,7 @@ impl Job {
                 command: &self.command,
                 cwd: &self.cwd,
                 env: &self.env,
+                clean_env: self.clean_env,
                 stdin: Arc::from(self.payload.as_bytes()),
                 timeout: self.timeout(),
                 cancel: Some(cancel),

@@ -23,7 +23,7 @@ use crate::cancel::CancelToken;
 use crate::config::call::CallMatch;
 use crate::config::paths_filter::CallPaths;
 use crate::config::{Config, Hook};
-use crate::environment::{base_env, fill_payload, working_dir, Fallbacks};
+use crate::environment::{fill_payload, hooks_env, working_dir, Fallbacks, HookEnv};
 use crate::event::Event;
 use crate::judge::{combine_observational, no_pre_approval_past_a_failed_guard};
 use crate::outcome::{Outcome, UnknownTool};
@@ -71,6 +71,8 @@ pub struct Request {
     /// their `continuations::Tracker`.
     #[doc(hidden)] // the adapters' and `ka-hooks run`'s, which count across processes
     pub continued: Option<u32>,
+    /// The environment the hooks get (a [`Session`](crate::session::Session)'s).
+    pub(crate) hook_env: HookEnv,
 }
 
 /// See `Request::on_patch`.
@@ -100,6 +102,7 @@ impl Request {
             plain_stdout_is_context: false,
             denials: None,
             continued: None,
+            hook_env: HookEnv::Inherit,
         }
     }
 
@@ -268,6 +271,7 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
             root: &root,
             cwd: cwd.known(),
             plain_context: plain_stdout_is_context,
+            hook_env: &request.hook_env,
         };
         hooks = hand_over_async(config, hooks, &mut payload, &handover, &mut outcome);
         if hooks.is_empty() {
@@ -280,10 +284,11 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
     fill_payload(event, &mut payload, || cwd_fallback.clone());
 
     let payload_continuations = Continuations::of(&payload, request.continued);
-    let base_env = base_env(event, &run_dir, tool.as_deref());
+    let (base_env, clean_env) = hooks_env(&request.hook_env, event, &run_dir, tool.as_deref());
     let run = Run {
         dir: &run_dir,
         env: &base_env,
+        clean_env,
         stop: &stop,
         tool: tool.as_deref(),
         root: &root,

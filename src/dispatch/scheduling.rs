@@ -7,7 +7,7 @@ use crate::background;
 use crate::cancel::CancelToken;
 use crate::config::call::CallMatch;
 use crate::config::{Config, Hook};
-use crate::environment::{hook_dir, hook_env, run_sandboxed, Fallbacks};
+use crate::environment::{hook_dir, hook_env, run_sandboxed, Fallbacks, HookEnv};
 use crate::event::Event;
 use crate::judge::block;
 use crate::outcome::{Outcome, Status};
@@ -205,6 +205,8 @@ impl Stop {
 pub(super) struct Run<'a> {
     pub(super) dir: &'a Path,
     pub(super) env: &'a [(String, String)],
+    /// The hooks inherit nothing of the host's environment but `env` ([`HookEnv::Only`]).
+    pub(super) clean_env: bool,
     pub(super) stop: &'a Stop,
     pub(super) tool: Option<&'a str>,
     /// The project root (else the working directory): `paths` globs and `{root}`.
@@ -252,6 +254,7 @@ pub(super) fn run_one(
         command: &command,
         cwd,
         env: &env,
+        clean_env: run.clean_env,
         stdin: Arc::clone(payload),
         timeout: hook.timeout,
         cancel: run.stop.token.as_ref(),
@@ -285,6 +288,8 @@ pub(super) struct Handover<'a> {
     /// The payload's `cwd`, else the process's, if worked out already.
     pub(super) cwd: Option<PathBuf>,
     pub(super) plain_context: bool,
+    /// The environment the hooks get.
+    pub(super) hook_env: &'a HookEnv,
 }
 
 /// Hand the async hooks of this call to the background; the outcome lists them as started.
@@ -331,6 +336,7 @@ pub(super) fn start_background(
         dir: call.root.to_path_buf(),
         fallbacks: Fallbacks::of(config),
         plain_context: call.plain_context,
+        hook_env: call.hook_env.clone(),
         log: config.settings.log.clone(),
         hooks: later,
     };

@@ -100,6 +100,8 @@ pub struct HookProcess<'a> {
     pub cwd: &'a Path,
     /// Added to the inherited environment (overriding variables of the same name).
     pub env: &'a [(String, String)],
+    /// Inherit nothing: `env` is the whole environment.
+    pub clean_env: bool,
     /// The payload written on stdin (shared between concurrent hooks).
     pub stdin: Arc<[u8]>,
     /// After this the process group is terminated and the result is [`Termination::TimedOut`].
@@ -126,6 +128,7 @@ impl fmt::Debug for HookProcess<'_> {
             .field("command", &self.command)
             .field("cwd", &self.cwd)
             .field("env", &self.env)
+            .field("clean_env", &self.clean_env)
             .field("stdin_len", &self.stdin.len())
             .field("timeout", &self.timeout)
             .field("cancel", &self.cancel)

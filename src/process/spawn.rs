@@ -73,6 +73,9 @@ pub(super) fn spawn_std_with(
     sandbox: Option<&Prepared>,
 ) -> std::io::Result<HookChild> {
     let mut command = Command::new(shell);
+    if hook.clean_env {
+        command.env_clear();
+    }
     command
         .arg("-c")
         .arg(hook.command)

@@ -68,6 +68,7 @@ fn exec(runner: Runner, command: &str, payload: &[u8], timeout: Duration) -> Fin
         timeout,
         cancel: None,
         deadline: None,
+        clean_env: false,
     };
     let started = Instant::now();
     let child = spawn(&hook, None, spawn::own()).expect("spawn /bin/sh");
@@ -200,6 +201,7 @@ fn exec_stoppable(
         timeout: LONG,
         cancel,
         deadline,
+        clean_env: false,
     };
     let started = Instant::now();
     let child = spawn(&hook, None, spawn::own()).expect("spawn /bin/sh");
@@ -255,6 +257,7 @@ fn a_cancelled_token_starts_nothing() {
         timeout: LONG,
         cancel: Some(&token),
         deadline: None,
+        clean_env: false,
     });
     assert_eq!(f.termination, Termination::Cancelled);
     assert_eq!(f.pid, None);
@@ -481,6 +484,7 @@ fn forcing_the_fallback_runs_the_hook_on_helper_threads() {
         timeout: LONG,
         cancel: None,
         deadline: None,
+        clean_env: false,
     };
     let (finished, waiters) = waiters_during(|| {
         let child = spawn(&hook, None, spawn::own()).expect("spawn /bin/sh");
@@ -615,6 +619,7 @@ fn spawns_hold_while_the_hosts_process_group_is_flooded_with_a_signal() {
                         timeout: LONG,
                         cancel: None,
                         deadline: None,
+                        clean_env: false,
                     });
                     assert_eq!(f.termination, Termination::Exited(0), "{f:?}");
                     let pid = f.pid.expect("started");
@@ -650,6 +655,7 @@ fn a_hook_goes_on_the_watchdogs_list_only_once_it_is_due() {
         timeout: LONG,
         cancel: None,
         deadline: None,
+        clean_env: false,
     };
     for (after, due) in [(Duration::from_secs(3600), false), (Duration::ZERO, true)] {
         for threads_only in [false, true] {

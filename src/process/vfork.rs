@@ -175,7 +175,7 @@ pub(super) fn spawn_with(
 ) -> io::Result<HookChild> {
     let command = CString::new(hook.command).map_err(|_| nul("the command"))?;
     let shell = CString::new(shell).map_err(|_| nul("the shell"))?;
-    let env = environment(hook.env)?;
+    let env = environment(hook.env, hook.clean_env)?;
     let mut envp: Vec<*const libc::c_char> = env.iter().map(|entry| entry.as_ptr()).collect();
     envp.push(ptr::null());
     let cwd = if super::spawn::is_current_dir(hook.cwd) {
@@ -499,8 +499,12 @@ fn restore_signals(old: u64) {
 /// The inherited environment with `extra` set over it, as `KEY=value` strings: one entry per
 /// name, the last one winning (of `extra` over the inherited, and within each), as
 /// `Command::env` gives.
-fn environment(extra: &[(String, String)]) -> io::Result<Vec<CString>> {
-    let inherited: Vec<_> = std::env::vars_os().collect();
+fn environment(extra: &[(String, String)], clean: bool) -> io::Result<Vec<CString>> {
+    let inherited: Vec<_> = if clean {
+        Vec::new()
+    } else {
+        std::env::vars_os().collect()
+    };
     let mut seen: HashSet<&[u8]> = HashSet::with_capacity(inherited.len() + extra.len());
     let mut env = Vec::with_capacity(inherited.len() + extra.len());
     let extra = extra.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes()));

@@ -23,6 +23,7 @@ fn hook<'a>(
         timeout: Duration::from_secs(20),
         cancel: None,
         deadline: None,
+        clean_env: false,
     }
 }
 

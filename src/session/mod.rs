@@ -34,6 +34,7 @@ use crate::background::{self, Delivered};
 use crate::cancel::CancelToken;
 use crate::config::{Config, LoadError};
 use crate::dispatch::{dispatch_with, turns, Request};
+pub use crate::environment::{HookEnv, BASIC_VARS};
 use crate::event::Event;
 use crate::outcome::Outcome;
 
@@ -57,6 +58,8 @@ pub struct Session {
     /// (and to the host's token, when the request brought one): cancelling a dispatch, or
     /// dropping its future, never reaches the session or another dispatch.
     token: CancelToken,
+    /// The environment its hooks get.
+    hook_env: HookEnv,
 }
 
 struct State {
@@ -89,7 +92,16 @@ impl Session {
             cwd: cwd.into(),
             turns: Mutex::new(turns::Turns::default()),
             token: CancelToken::new(),
+            hook_env: HookEnv::Inherit,
         }
+    }
+
+    /// The same session, its hooks (async ones included) run in `env`: the host's whole
+    /// environment ([`HookEnv::Inherit`], the default), or only the variables it allows
+    /// ([`HookEnv::allow`]), so that an API key of the host never reaches a hook.
+    pub fn with_hook_env(mut self, env: HookEnv) -> Self {
+        self.hook_env = env;
+        self
     }
 
     /// The session id stamped into every payload.
@@ -142,6 +154,7 @@ impl Session {
             host.link(&own);
         }
         request.cancel = Some(own);
+        request.hook_env = self.hook_env.clone();
         (config, request, broken, given)
     }
 

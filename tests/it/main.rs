@@ -47,6 +47,7 @@ mod first_hour;
 mod golden;
 mod guards_hold;
 mod hardening;
+mod host_env;
 mod host_tools;
 mod host_trust;
 mod interrupt;

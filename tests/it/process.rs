@@ -29,6 +29,7 @@ fn run_with(
         command,
         cwd,
         env,
+        clean_env: false,
         stdin,
         timeout,
         cancel: None,
