@@ -765,8 +765,9 @@ fn validate_alone(below: &Below<'_>, file: &ParsedFile, errors: &mut Vec<ConfigE
 }
 
 impl Config {
-    /// ka's own files and folders (see [`crate::protect`]), absolute and resolved: found at the
-    /// first call that needs them, so a call that touches no path never looks them up.
+    /// ka's own files and folders (a tool call aimed at them asks a human first), absolute and
+    /// resolved: found at the first call that needs them, so a call that touches no path never
+    /// looks them up.
     pub fn protected(&self) -> &[PathBuf] {
         self.protected.get_or_init(|| {
             let mut protected = protected_paths(&self.options, &self.roots);
