@@ -21,10 +21,16 @@
 //!   and [`session::Session`], one per agent session;
 //! - [`Request`] for each event, [`Outcome`] and its [`Next`] back ([`next`]), with
 //!   [`CancelToken`] to cut a dispatch short;
-//! - the trust of a project's layer: [`trust`] and [`review`].
+//! - the trust of a project's layer, after a person read it: [`review::review`] (the text to
+//!   show), [`review::record`] (trust exactly what was shown), [`review::revoke`]; the records
+//!   are in [`trust`].
 //!
 //! Everything else (the runner, the watchdog, the sandbox, the adapters of other agents) works
 //! behind these; a build with `default-features = false` compiles no command-line code.
+//! Payloads and tool arguments are JSON objects, `serde_json::Map<String, Value>`: hooks read
+//! JSON, and a host holds its tool calls as JSON already. The crate re-exports the
+//! [`serde_json`] it uses, so a host never meets two versions of it. No other crate's type is
+//! part of the API.
 //!
 //! ```
 //! use ka_hooks::{config::{Config, LoadOptions}, paths::Paths, Event, Request};
@@ -295,6 +301,34 @@ pub mod watchdog;
 mod watchdog;
 
 pub use cancel::CancelToken;
+
+/// The JSON types of payloads and arguments (`Map<String, Value>`), as this crate uses them.
+pub use serde_json;
+
+/// What an embedder cannot reach, checked by `cargo test --doc`: the internals of `paths` (one
+/// returned a `figment` type), the compiled globs and regexes of a tool filter, the hooks'
+/// matching helpers.
+///
+/// ```compile_fail,E0603
+/// let _ = ka_hooks::paths::settings_env();
+/// ```
+/// ```compile_fail,E0603
+/// use ka_hooks::config::MatcherKind;
+/// ```
+/// ```compile_fail,E0616
+/// fn globs(tools: &ka_hooks::config::Tools) -> bool { tools.globs.is_some() }
+/// ```
+/// ```compile_fail,E0624
+/// fn matches(hook: &ka_hooks::Hook, root: &std::path::Path) -> bool {
+///     hook.matches_call(Some("bash"), None, root)
+/// }
+/// ```
+/// ```
+/// // What replaced them: `LoadOptions` without naming the CLI's `--trust`.
+/// let _ = ka_hooks::LoadOptions { start_dir: "/".into(), ..Default::default() };
+/// ```
+#[cfg(doctest)]
+struct SurfaceChecks;
 
 /// `docs/library.md`, so that its Rust blocks are compiled by `cargo test --doc`.
 #[cfg(doctest)]

@@ -71,7 +71,7 @@ pub struct Tools {
     /// check every tool call pays for.
     pub exact: Vec<String>,
     /// The real globs (`mcp__*`), when there are any.
-    pub globs: Option<globset::GlobSet>,
+    pub(crate) globs: Option<globset::GlobSet>,
     /// Whether the globs match each row of the tool table ([`TOOLS`]) in any spelling: worked
     /// out at load, so a call of a known tool costs no glob query.
     known: Box<[bool]>,
@@ -83,7 +83,7 @@ pub struct Matcher {
     /// The pattern as written.
     pub source: String,
     /// How it is compared.
-    pub kind: MatcherKind,
+    pub(crate) kind: MatcherKind,
     /// For a regex: whether it matches each row of the tool table ([`TOOLS`]) in any spelling,
     /// worked out at load (see [`Tools`]).
     known: Box<[bool]>,

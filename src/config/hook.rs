@@ -189,7 +189,7 @@ impl Hook {
 
     /// Whether the hook runs for this call: its tool filter, `paths` and `if`, checked
     /// in-process (a hook that does not match is never spawned). `root` is the project root.
-    pub fn matches_call(
+    pub(crate) fn matches_call(
         &self,
         tool: Option<&str>,
         arguments: Option<&Map<String, Value>>,
@@ -212,7 +212,7 @@ impl Hook {
     /// program is `$cmd`, a quote never closes; see `Rule::check`) passes for a
     /// guard, a hook that can veto the call, so that it runs and judges the call itself (fail
     /// closed), and not for any other hook; the second value says why it passed unchecked.
-    pub fn rule_passes(
+    pub(crate) fn rule_passes(
         &self,
         tool: Option<&str>,
         arguments: Option<&Map<String, Value>>,
@@ -241,7 +241,7 @@ impl Hook {
 
     /// The command to run for this call: placeholders replaced by shell-quoted values, covered
     /// scripts run from their reviewed copies.
-    pub fn command_for(
+    pub(crate) fn command_for(
         &self,
         tool: Option<&str>,
         arguments: Option<&Map<String, Value>>,
@@ -264,7 +264,7 @@ impl Hook {
     /// The paths of this call the hook is for: those its `paths` filter passes (all the call
     /// touches when it has none), as the call wrote them. `{path}`/`{paths}` stand for these,
     /// and an async run is superseded by a newer one for the same list.
-    pub fn paths_for<'a>(
+    pub(crate) fn paths_for<'a>(
         &self,
         arguments: Option<&'a Map<String, Value>>,
         root: &std::path::Path,
@@ -279,7 +279,7 @@ impl Hook {
     /// Why this call cannot run the hook: its command names one path (`{path}`) and the call
     /// touches several (a guard's `write`/`edit` also sees a patch). A guard blocks on it rather
     /// than judge one file of several.
-    pub fn cannot_render(
+    pub(crate) fn cannot_render(
         &self,
         arguments: Option<&Map<String, Value>>,
         root: &std::path::Path,

@@ -64,8 +64,10 @@ use serde::Serialize;
 pub use error::{ConfigError, ConfigErrors};
 #[cfg(feature = "cli")]
 pub(crate) use filter::regex as filter_regex;
+#[cfg(feature = "cli")] // doctor's
+pub(crate) use filter::MatcherKind;
 pub(crate) use filter::{unknown_tool, FILE_READS};
-pub use filter::{Matcher, MatcherKind, ToolFilter, Tools};
+pub use filter::{Matcher, ToolFilter, Tools};
 #[cfg(feature = "cli")]
 pub(crate) use gate::unknown_tools;
 #[doc(hidden)] // the review's and the benches'
