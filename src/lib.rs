@@ -18,7 +18,8 @@
 //! What an embedder uses:
 //! - [`Config`] (loaded with [`LoadOptions`] over [`paths::Paths`]; [`config::LoadError`] when
 //!   it cannot load at all, [`ConfigError`] for one file's mistake, named by file, line and key)
-//!   and [`session::Session`], one per agent session;
+//!   and [`session::Session`], one per agent session (with the hooks' environment,
+//!   [`session::HookEnv`]: the host's whole one, or an allowlist);
 //! - [`Request`] for each event, [`Outcome`] and its [`Next`] back ([`next`]), with
 //!   [`CancelToken`] to cut a dispatch short;
 //! - the trust of a project's layer, after a person read it: [`review::review`] (the text to

@@ -63,6 +63,7 @@ pub struct Settings {
     pub denial_backstop: u32,
     /// User or managed only: `sandbox_project_hooks` and `require_sandbox` (see
     /// `docs/sandbox.md`).
+    #[doc(hidden)] // the runner's: its type is the sandbox module's, private to the crate
     pub sandbox: crate::sandbox::Policy,
 }
 
