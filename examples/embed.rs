@@ -2,9 +2,9 @@
 //! do what [`Outcome::next`](ka_hooks::Outcome::next) says, matching every variant.
 //!
 //! Run it with `cargo run --example embed -- [PROJECT_DIR]`. It uses a scratch user config and data
-//! dir (so it never touches yours), trusts the project for this run only, and simulates a few tool
-//! calls: one a guard blocks, one a scrubber rewrites, and one to `.ka/ka.toml`, which ka's
-//! built-in protection puts to a human.
+//! dir (so it never touches yours), shows the project's review and trusts it there (as a person
+//! would after reading it), and simulates a few tool calls: one a guard blocks, one a scrubber
+//! rewrites, and one to `.ka/ka.toml`, which ka's built-in protection puts to a human.
 
 use std::error::Error;
 use std::path::PathBuf;
@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use ka_hooks::config::{Config, LoadOptions};
 use ka_hooks::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
 use ka_hooks::paths::Paths;
-use ka_hooks::{Event, Request};
+use ka_hooks::{review, Event, Request};
 use serde_json::{json, Map, Value};
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -22,13 +22,20 @@ fn main() -> Result<(), Box<dyn Error>> {
         .unwrap_or(std::env::current_dir()?);
     let scratch = std::env::temp_dir().join(format!("ka-hooks-embed-{}", std::process::id()));
 
-    // 1. Once per session. An agent would use `LoadOptions::from_env()` and ask the user to
-    //    `ka-hooks trust` instead of `trust_once`.
-    let config = Config::load(&LoadOptions {
-        paths: Paths::new(scratch.join("config"), scratch.join("data")),
-        start_dir: project.clone(),
-        trust_once: true,
-    })?;
+    // 1. Once per session (an agent would use `LoadOptions::default()`). A project's layer runs
+    //    only once a person trusted it: show them the review and record it when they agree. This
+    //    example agrees for them, in its scratch data dir.
+    let paths = Paths::new(scratch.join("config"), scratch.join("data"));
+    let options = LoadOptions::new(paths, &project);
+    match review::review(&options) {
+        Ok(review) if review.needs_trust() => {
+            println!("{}", review.text());
+            review::record(&options, &review)?;
+        }
+        Ok(_) => {}
+        Err(e) => println!("no project layer to trust: {e}"),
+    }
+    let config = Config::load(&options)?;
 
     // 2. Before each tool call: the hooks may block it, halt the turn, ask a human, rewrite it
     //    and pre-approve it.
