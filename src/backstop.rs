@@ -1,40 +1,7 @@
-//! The denial backstop: a model that keeps running into a guard meets a person.
-//!
-//! A guard that says no tells the model why, and a model that wants the call badly enough
-//! rephrases it: another spelling of the command, another tool, the same write in two steps.
-//! Each attempt the guard misses goes through unseen. So denials are counted per turn and per
-//! guard (its name and the file that defines it, whichever tool the calls used); once one guard
-//! has denied [`Settings::denial_backstop`](crate::config::Settings) calls in a turn (3 unless
-//! the user or managed file sets `[hook_settings] denial_backstop`; 0 turns it off), every
-//! further `pre_tool_use` call its filter (`tool`, `paths`, `if`) matches in that turn is put to
-//! the human: decision `ask`, with a reason that names the guard and the count. That includes
-//! calls the guard itself would allow, which is the point: those are the rephrasings. A call the
-//! guard (or another one) still denies stays denied: deny wins over ask, as everywhere, so the
-//! backstop never weakens a guard. Agents that cannot ask (Codex, Gemini CLI) block instead.
-//!
-//! A guard "says no" when it exits 2 or answers with a deny or a block. A guard that fails
-//! (`on_error`) or a stale guard of a changed layer is not counted: neither is the model
-//! retrying around a judgement. The built-in protection of ka's own files asks already.
-//!
-//! The library keeps the count for a host that embeds it: a
-//! [`Session`](crate::session::Session) counts its turns, and
-//! [`Config::dispatch`](crate::Config::dispatch) those of each payload `session_id` (a new
-//! `user_prompt_submit` starts a turn, `session_end` forgets the session). A host that counts
-//! itself passes the turn's [`Denials`] in [`Request::denials`](crate::dispatch::Request) and
-//! keeps [`Outcome::denials`](crate::outcome::Outcome) for the next call of the same turn; those
-//! are then used instead. The adapters and `ka-hooks run`
-//! (when the payload names a `session_id`) keep it in the data dir ([`Tracker`]), per session,
-//! reset by each new prompt and forgotten at session end, updated under a file lock (hooks run
-//! in parallel processes).
-//!
-//! The model can pipe events into the adapter from its shell, and delete files. A prompt or
-//! session end that arrives while one of the session's shell calls is in flight (let through,
-//! and not yet reported back by `post_tool_use`, for at most 10 minutes) comes from inside that
-//! call and resets nothing. A session record kept apart from the count (`<data dir>/sessions/`)
-//! says whether the session counted denials: a count missing under it was deleted, and an
-//! unreadable one cannot be trusted; both fail closed (every guard counts as tripped). Deleting
-//! both looks like a fresh session: that rests on the agent's sandbox (see the README's threat
-//! model).
+//! The denial backstop: once one guard has denied `denial_backstop` calls in a turn, every
+//! further call its filter matches in that turn is put to a person (ask), so a model's
+//! rephrasings meet a human. Counted per turn and guard, by the library ([`Denials`]) or in the
+//! data dir ([`Tracker`]) for the adapters. Behaviour: `docs/trust.md`, "The denial backstop".
 
 use std::path::Path;
 

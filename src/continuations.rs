@@ -1,24 +1,6 @@
-//! How many times stop hooks kept one turn going, so `[hook_settings] max_continuations` can
-//! cap them.
-//!
-//! A stop hook that asks to keep going (exit 2, `keep_going`, Claude's `decision: "block"`) makes
-//! the agent continue its turn with the hook's text as the model's next input. A hook whose
-//! condition never holds would loop forever (Claude Code issues #2956, #43906, #55754), so each
-//! continuation is counted per turn, and past the cap the request is recorded but not applied.
-//! Each continuation counts one, a text repeated word for word included, so a cap of N lets
-//! exactly N happen (the real agents showed that counting a repeat twice stopped a loop after
-//! fewer than N, with a message that said otherwise). Claude Code caps the same loop at 8 consecutive blocks (hooks reference,
-//! "Stop": `stop_hook_active`; `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`).
-//!
-//! A host that embeds the library keeps a [`Turn`] per turn itself and passes its `count` as the
-//! payload's `continuations`. The adapters run once per event, so they keep it in the data dir
-//! ([`Store`]), keyed by session id (hashed) and by who is stopping (the main agent, a
-//! subagent), reset when a turn starts afresh (`stop_hook_active` false), removed at session end,
-//! and bounded in number and age. The denial backstop keeps its per-turn counts in a [`Store`]
-//! of its own ([`crate::backstop`]). A kept file is read without following a symlink, and
-//! written to a fresh temporary file renamed over it, never through an existing name. Every
-//! read-modify-write holds an exclusive lock on the store's `lock` file (`Store::update`):
-//! agents run hooks in parallel, and each hook is its own process.
+//! How many times stop hooks kept one turn going, so `[hook_settings] max_continuations` can cap
+//! them: each continuation counts one, per turn; past the cap the request is recorded but not
+//! applied. A host counts with [`Turn`]; the adapters keep the count in the data dir.
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,29 +1,7 @@
-//! Reading a hook payload the way the agents wrote it.
-//!
-//! Claude Code and Gemini CLI are JavaScript programs: their payloads come from `JSON.stringify`,
-//! which writes a lone UTF-16 surrogate (a string cut inside an emoji, or a tool argument the
-//! model wrote as `"\udc80"`) as a `\uXXXX` escape, and nests arrays as deep as the model nested
-//! them. Both are valid JSON (RFC 8259 §8.2 allows unpaired surrogate escapes; it sets no depth
-//! limit). `serde_json` refuses both by default: a lone surrogate cannot be a Rust `String`, and
-//! it stops at 128 levels. An adapter that refuses a payload its agent sent cannot run the
-//! guards, so a model could switch every guard off by adding one escape to a tool argument.
-//!
-//! So the payload is read in two passes:
-//!
-//! 1. One linear scan, outside and inside strings, with no recursion: it counts the nesting and
-//!    rewrites every escape of an unpaired surrogate to `\ufffd` (U+FFFD REPLACEMENT CHARACTER,
-//!    what `TextDecoder` and `String::from_utf8_lossy` make of it). Invalid UTF-8 is replaced the
-//!    same way. Either is said in a diagnostic: the hooks see a lossy copy of that argument.
-//! 2. `serde_json` with its recursion limit off (the `unbounded_depth` feature), since the scan
-//!    already bounded the depth at [`MAX_DEPTH`].
-//!
-//! [`MAX_DEPTH`] (1024, eight times `serde_json`'s default) is far above what an agent sends (a
-//! model's tool arguments are rarely ten levels deep), and low enough that every recursive walk
-//! of the value (parse, clone, compare, serialise, drop) fits in half the main thread's 8 MiB
-//! stack even in a debug build, where frames are largest: parsing took 2.5 KiB a level there,
-//! cloning and serialising 1.1 KiB (`max_depth_fits_half_the_main_stack`). A deeper payload is not
-//! parsed at all: it is [`Unreadable`], like text that is not JSON, and the caller fails closed
-//! on events that can be vetoed. Nothing here can overflow the stack, at any depth.
+//! Reading a hook payload the way the agents wrote it: lone UTF-16 surrogate escapes and deep
+//! nesting are valid JSON from a JavaScript agent, and refusing them would switch the guards
+//! off. One linear scan bounds the depth at [`MAX_DEPTH`] and replaces unpaired surrogates, then
+//! `serde_json` parses; a deeper payload is [`Unreadable`]. Why: `docs/design.md`, "Payloads".
 
 use std::borrow::Cow;
 use std::fmt;

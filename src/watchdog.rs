@@ -1,43 +1,7 @@
-//! Hooks die with their host, even when the host is killed by SIGKILL or ends with
-//! `process::exit` while a hook runs.
-//!
-//! Every hook runs in a process group of its own ([`crate::process`]), so a host that dies leaves
-//! it reparented to init, running with no timeout. A process starts one **watchdog** when it
-//! first needs it (below): a small `/bin/sh` script in a process group of its own (so the host's Ctrl-C
-//! does not end it first) that ignores SIGINT, SIGHUP, SIGTERM and SIGQUIT and does nothing but
-//! wait in one `read` of its stdin: the read end of a pipe whose write end only this process
-//! holds (close-on-exec, so no hook inherits it) and never writes. When this process dies,
-//! however it dies, the kernel closes the write end, the `read` returns end-of-file, and the
-//! watchdog sends SIGKILL to every process group on its **list**, then exits.
-//!
-//! The list is a file with no name: created and unlinked at once in the temp directory
-//! (`tempfile::tempfile`; on Linux, where that cannot be written, a `memfd`), shared with the
-//! watchdog as its stdout (the script reads it with `<&1`). It holds one slot of 12 bytes per
-//! hook on it: a group is written into a free slot and blanked once the runner has ended the
-//! group (so a recycled pgid is never killed), one `pwrite` each that does not wake the
-//! watchdog. Having no name, the list can be reached only through `/proc/<pid>/fd` of the host
-//! or the watchdog, by a process that could as well signal those groups itself; a confined
-//! hook cannot (Landlock, `crate::sandbox`). The script kills only numbers above 1.
-//!
-//! **When** (`Watch`). Where ka's own spawn starts the hook (Linux), the hook's leader has
-//! `SIGKILL` as its parent-death signal, set by its child before `execve`: the kernel kills it
-//! when the thread that spawned it dies, which happens only when the host does (that thread
-//! watches the hook until it ends). So a hook goes on the list only once it has run for
-//! `WATCH_AFTER`, and the watchdog is started then if it is not running yet: a short hook
-//! costs no second process. A hook whose host dies before that loses its leader at once, but
-//! a process the leader started in those first milliseconds (`sleep 100 &`) survives: the
-//! parent-death signal is not inherited. Where `std` starts the hook (macOS, the forced
-//! fallback) the watchdog is started before the spawn and the group put on the list right
-//! after it, as is every hook's once the watchdog runs; a SIGKILL of the host between the spawn
-//! and that `pwrite` leaves the hook running.
-//!
-//! The watchdog is plain POSIX (`sh`, `read`, `kill -s KILL -- -<pgid>`), so macOS gets the same
-//! guarantee after the spawn. A process that deliberately leaves its hook's process group
-//! (`setsid`) escapes it, as it escapes every other kill of the runner.
-//!
-//! When the watchdog cannot be started (no `/bin/sh`, out of processes; elsewhere than Linux,
-//! no writable temp directory), hooks still run, under every other guarantee of the runner;
-//! [`status`] says why, so a host can report it.
+//! Hooks die with their host, even when the host is killed by SIGKILL: a small `/bin/sh` watchdog
+//! waits for this process's end on a pipe and kills the process groups on its unnamed list. It
+//! is started only once a hook outlives `WATCH_AFTER` where the own spawn's parent-death signal
+//! covers the first milliseconds. How and its limits: `docs/design.md`, "The watchdog".
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;

@@ -1,46 +1,7 @@
 //! The action language: what a hook that exits 0 may say on stdout, on every event and through
-//! every adapter.
-//!
-//! [`parse`] turns a hook's stdout into an [`Action`], or ignores it, and always explains in
-//! [`Parsed::diagnostics`] what it ignored, voided or cut. The contract:
-//!
-//! - stdout is trimmed; empty output is "nothing to say" and gets no diagnostic.
-//! - Only a single JSON object is read. Anything else (text, arrays, `{}{}`, profile noise before
-//!   the JSON, invalid or too deeply nested JSON) is ignored: unparsable output never changes state.
-//! - An object is applied all or nothing. A known key with the wrong type, or on an event where it
-//!   means nothing, voids the whole object: applying half of what a hook asked (the mode switch
-//!   but not the deny) is worse than applying none of it. Every offending key is reported.
-//! - `null` counts as absent. Unknown keys are ignored, with a diagnostic so typos show.
-//! - An over-long `note` (200 chars), `feedback` (2048 bytes), `context` or `systemMessage`
-//!   (10 000 chars each) is cut at a character boundary.
-//! - Events read the keys of the event they act as ([`Event::acts_as`]): `permission_request`
-//!   as `pre_tool_use`, `post_tool_use_failure` as `post_tool_use`, `subagent_stop`,
-//!   `teammate_idle` and `task_completed` as `stop`.
-//! - GitHub Copilot's and Cursor's output forms are read as Claude Code's (`foreign`): Copilot's
-//!   top-level `permissionDecision`, `permissionDecisionReason`, `modifiedArgs`,
-//!   `additionalContext`, `behavior`/`message`/`interrupt`; Cursor's `permission`,
-//!   `agent_message`, `user_message`, `followup_message`, `additional_context`.
-//! - Claude Code's output forms are read in the same object, so its scripts work unchanged:
-//!   `{"decision":"block"|"approve","reason":..}`, `{"continue":false,"stopReason":..}`,
-//!   `hookSpecificOutput.{permissionDecision (allow, ask, deny, defer), permissionDecisionReason,
-//!   updatedInput, additionalContext, hookEventName}`, `systemMessage` and `suppressOutput`.
-//!
-//! | key | type | events | effect |
-//! |---|---|---|---|
-//! | `mode` | string | all | switch the permission mode |
-//! | `note` | string, ≤ 200 chars | all | transcript row |
-//! | `halt` | string | all | stop the whole turn; the reason is for the user |
-//! | `updated_input` | object | `pre_tool_use` | [`InputPatch::Merge`] |
-//! | `decision` | `"allow"` \| `"ask"` \| `"deny"` | `pre_tool_use` | [`Decision`] |
-//! | `reason` | string | `pre_tool_use` | why, for `deny` and `ask` |
-//! | `feedback` | string, ≤ 2048 bytes | `post_tool_use` | appended to the tool result |
-//! | `context` | string, ≤ 10 000 chars | [`CONTEXT_EVENTS`] | added to the model's context |
-//! | `keep_going` | string | `stop` | do not stop: the model's next input |
-//!
-//! Claude Code's forms map to these: `decision: "block"` + `reason` is a deny on
-//! `pre_tool_use`, a blocked prompt on `user_prompt_submit`, `mark_error` + feedback on
-//! `post_tool_use`, `keep_going` on `stop`; `continue: false` + `stopReason` is `halt`;
-//! `additionalContext` is `context`; `systemMessage` is a message for the user, shown whole.
+//! every adapter. [`parse`] turns stdout into an [`Action`] (all or nothing, Claude Code's,
+//! Copilot's and Cursor's forms included) and says in [`Parsed::diagnostics`] what it ignored,
+//! voided or cut. The keys and their events: `docs/events.md`.
 
 use std::fmt;
 

@@ -1,33 +1,7 @@
-//! Async hooks (`async = true`): the dispatch starts them and returns without waiting.
-//!
-//! Only events that cannot be vetoed may run a hook in the background (`post_tool_use`, `stop`,
-//! `session_start`, ...; `async` on `pre_tool_use` or `user_prompt_submit` is a config error):
-//! nothing waits for a verdict that could stop the call. The hook still runs under every
-//! guarantee of the runner ([`crate::process`]): its own process group, its `timeout`, the
-//! output caps, and reaping. Claude Code's `async` hooks are the model (hooks reference, "Run
-//! hooks in the background": the result is delivered "on the next conversation turn").
-//!
-//! Two ways to run them, chosen by the process:
-//! - **In process** (the library's default): one background reaper thread takes the async hooks
-//!   of each dispatch from a channel (a dispatch spends a channel send on them), works out what
-//!   each runs with (working directory, environment, payload) and runs each on a thread of its
-//!   own. Whatever takes a system call happens there, not on the dispatching thread.
-//! - **Detached** (the CLI and the adapters, which exit after one call; see [`detach`]): each job
-//!   goes, over a pipe, to a supervisor process (`ka-hooks` itself, re-executed) in a session of
-//!   its own, with its standard streams on `/dev/null` so that it never holds the agent's pipes
-//!   open. It outlives the call, runs the hook, reaps it, writes the result to the data dir and
-//!   exits; once the short-lived parent is gone, init (or the nearest subreaper) reaps it.
-//!
-//! **Results** (feedback, context, notes, messages, failures) are delivered with the next
-//! dispatch of the same session (the payload's `session_id`; calls without one form a session of
-//! their own) in [`Outcome::delivered`], and their texts are folded into that outcome's
-//! `context`, `notes` and `messages`, so every host shows them without knowing about async
-//! hooks. A delivered result never blocks, asks or rewrites anything: the call it belonged to
-//! has long gone ahead. Each run is also written to the audit log when it ends.
-//!
-//! **Supersede** (formatter debounce): a new run of the same hook for the same paths ends a
-//! still-running older one (its process group gets TERM, then KILL) and starts once it is gone.
-//! The older run is delivered marked `superseded`.
+//! Async hooks (`async = true`, on events that cannot be vetoed): the dispatch starts them and
+//! returns without waiting; their results are delivered with the session's next dispatch. They
+//! run in process on threads (the library), or detached in a supervisor process (the CLI, which
+//! exits after one call; [`detach`]). How and why: `docs/design.md`, "Async hooks".
 
 use std::path::PathBuf;
 use std::sync::OnceLock;

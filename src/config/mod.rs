@@ -1,31 +1,7 @@
 //! Loading the configuration: which layers exist, which may run, and the hooks they define.
-//!
-//! A load goes through five passes, one module each:
-//! 1. **Discover** (`discover`): the managed file, the user file, and every directory from the
-//!    filesystem root down to the working directory that holds a `.ka/` folder or has trust
-//!    records (so a deleted `.ka/` is still seen), outermost first. An inner `.ka/` adds layers;
-//!    it never hides an outer one.
-//! 2. **Read and judge** (`read`, `gate`): each file is read once (regular file, 4 MiB,
-//!    UTF-8; a project file must stay inside its project). The same bytes are hashed for the trust
-//!    gate and parsed. A gated file loads only when its record matches its bytes and the scripts
-//!    its hooks run ([`scripts`]).
-//! 3. **Parse** (`parse`): entries with `file:line:column` errors for every problem.
-//! 4. **Merge** (`merge`, `settings`): entries by name, settings by figment, de-duplication,
-//!    monotone across trust boundaries (`monotone`, `strength`): no layer weakens a hook of
-//!    a layer it does not own; such an entry is refused, said on every dispatch and in `check`.
-//! 5. **Fail closed** (`stale`): the guards of a trusted layer that changed or vanished block
-//!    every call they would have matched, until a person reviews the change.
-//!
-//! Failures stay in their layer: an untrusted, unreadable or invalid project file is reported
-//! and skipped, and the other layers load and run. A corrupt trust store makes project layers
-//! untrusted; it never disables the user's own hooks. A managed or user file that does not load
-//! is skipped the same way, never the whole load, and fails closed (`broken`): its last good
-//! version (`snapshot`) stands in for it, and its guards block every call they would have
-//! matched, with the file, the line and the fix. A guard that an unreviewed edit (of the
-//! managed or user file, or of a project file under `trusted_roots`) removed or weakened is
-//! named in the next dispatch's answer (`weakened`); these, `disable_all`,
-//! `KA_HOOKS_DISABLE` and `stale = "skip"` are [`Config::announcements`], which every dispatch
-//! copies into its outcome.
+//! One module per pass: discover the layers, read and judge each file (`read`, `gate`), parse,
+//! merge monotonically across trust boundaries, and fail closed for stale or broken layers.
+//! Failures stay in their layer. The passes: `docs/design.md`, "Loading".
 
 mod broken;
 pub(crate) mod call;

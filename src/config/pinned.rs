@@ -1,24 +1,6 @@
-//! The reviewed bytes are the bytes that run: a trusted hook runs each script trust covers from
-//! its reviewed copy in the data dir (`reviewed/<sha256>`), never from the project file.
-//!
-//! A load checks every covered script against its trust record; the interpreter opens the file
-//! later. A write in between (a background process, a model's parallel tool call) would run
-//! content nobody reviewed. So when a trusted layer loads, each covered script the command
-//! executes is replaced in the command by its copy, verified against the record's hash then
-//! (created from the very bytes hashed when the copy is missing), and named so the script sees
-//! what it saw before:
-//! - `sh x a` runs `sh -c '. COPY' x a`, and `./x a` (a shell shebang, or none) runs
-//!   `INTERPRETER -c '. COPY' ./x a`: `$0` and `$@` are unchanged, so `cd "$(dirname "$0")"`
-//!   and sourcing siblings keep working; `${BASH_SOURCE[0]}` names the copy;
-//! - `. x` and `source x` read the copy;
-//! - `python3 x.py a` (or `./x.py` with a python shebang) runs the copy as `__main__` with
-//!   `sys.argv[0]`, `__file__` and `sys.path[0]` those of `x.py`.
-//!
-//! Only words of the command line itself are replaced (not inside `sh -c '…'` strings or
-//! `$(…)`), and only when the file they name is certain (a relative path after a `cd` that may
-//! not have happened, which also names another covered file, is left alone). What is not
-//! replaced runs by name, as the review says: the edit still makes the layer stale before the
-//! next load, but a write during a call can change what that call runs.
+//! The reviewed bytes are the bytes that run: in a trusted hook's command, each script trust
+//! covers is replaced by its verified copy in the data dir (`reviewed/<sha256>`), named so the
+//! script sees its own `$0`, `__file__` and arguments. What is replaced: `docs/trust.md`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

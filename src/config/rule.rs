@@ -1,35 +1,7 @@
-//! `if = "Bash(git commit *)"`: an argument condition in Claude Code's permission-rule syntax,
-//! checked in-process before a hook is spawned.
-//!
-//! Claude Code (v2.1.85+) gives each hook handler an `if` holding exactly one permission rule
-//! (Claude Code hooks reference, "if"; permission rules in its IAM docs):
-//! - `Tool` alone matches every call of the tool.
-//! - `Bash(npm run test)` matches that command exactly; `Bash(git *)` is a wildcard (a trailing
-//!   ` *` also matches the bare `git`); the older `Bash(git commit:*)` is a prefix. As Claude Code
-//!   does since v2.1.89, a compound command (`ls && git push`) is matched per subcommand, and
-//!   leading `VAR=value` assignments are ignored, so a guard cannot be dodged by chaining.
-//!   ka goes further: the command line is read as the shell reads it
-//!   ([`crate::shell`]), and the pattern is matched against each simple command's words joined
-//!   by one space, after quotes and escapes are removed and wrappers peeled (`sudo rm`, `\rm`,
-//!   `/bin/rm`, `$(rm …)`, `bash -c 'rm …'`, `git -C . push` all meet `Bash(rm:*)` or
-//!   `Bash(git push *)`). Where the command cannot be known statically (a program `$cmd`, a
-//!   word `${IFS}push` where the pattern needs a literal, an unterminated quote, `eval "$x"`),
-//!   [`Rule::check`] says [`RuleMatch::Unknown`] with why, and a guard's `if` then passes
-//!   (fail closed; see [`super::Hook::rule_passes`]).
-//! - `Edit(*.ts)`, `Write(src/**)`, `Read(…)`: gitignore-style paths. A pattern without `/`
-//!   matches the name in any directory; `/x` is relative to the project root, `//x` absolute,
-//!   `~/x` under the home directory. `Edit` and `Write` rules apply to every tool that edits files
-//!   (Claude Code: "Edit rules apply to all built-in tools that edit files"), `Read` rules to every
-//!   tool that reads or searches files, of every agent (Claude Code applies Read rules "to all
-//!   built-in tools that read files like Grep and Glob"): `super::filter::FILE_WRITES`,
-//!   `super::filter::FILE_READS`. Each touched path is tested in every spelling
-//!   [`super::touched`] gives it, so `./secrets/k`, `src/../secrets/k` and a symlink into
-//!   `secrets/` are `secrets/k`. A search (Grep, Glob, LS, `read_many_files`) reads a whole tree:
-//!   it matches when its directory (the root when it names none) holds a file the rule could
-//!   match, or lies inside the rule's directory.
-//! - `WebFetch(domain:example.com)` matches that host and its subdomains.
-//!
-//! Tool names may be Claude's or ka's; they are read through the translation table.
+//! `if = "Bash(git commit *)"`: one argument condition in Claude Code's permission-rule syntax,
+//! checked in-process before a hook is spawned. Commands are read as the shell reads them
+//! ([`crate::shell`]); a command that cannot be known statically is [`RuleMatch::Unknown`], and
+//! a guard's `if` then passes (fail closed). The syntax: `docs/configuration.md`.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};

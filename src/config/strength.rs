@@ -1,24 +1,6 @@
-//! How strong a hook is as a guard, compared key by key: what a later layer may change.
-//!
-//! The merge of layers is monotone across trust boundaries (`super::merge`): a project file may
-//! add hooks and strengthen any hook, but it must not make the user's (or an outer project's, or
-//! the organisation's) guard guard less. "Less" is decided here, conservatively: anything that is
-//! not *provably* as strong is a weakening. So a `paths` that differs from the original is
-//! narrower unless its includes contain the original's and its excludes are among the original's;
-//! an `if` is narrower unless it is the same rule or the bare tool; any other command, event or
-//! environment is weaker, since nothing says what the other command does.
-//!
-//! The order of `on_error` is block > ask > ignore (a failing guard that blocks guards more than
-//! one that asks a person, which guards more than one that lets the call through). A longer
-//! `timeout` is weaker: a guard that takes longer is one a slow or stuck script can hold up, and
-//! its failure mode (`on_error`) decides later. A shorter one is weaker too unless the hook then
-//! has `on_error = "block"`: a guard cut short by its timeout is a failing guard, which `ignore`
-//! lets through (and `ask` hands to a person) where the slower script would have blocked. `async = true` is weaker: the call no longer waits.
-//! A `sandbox` that differs is weaker: one that lets the hook write more places or reach the
-//! network guards less, and one that lets it write fewer makes a guard fail that its author
-//! wrote for the places it had (a `read-only` user guard's `mktemp` fails).
-//!
-//! A disabled hook guards nothing, so nothing is weaker than it.
+//! How strong a hook is as a guard, compared key by key: what a later layer may change without
+//! weakening it (`super::merge`). Anything not provably as strong is a weakening. The rules:
+//! `docs/configuration.md`, "The merge is monotone".
 
 use std::fmt;
 

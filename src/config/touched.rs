@@ -1,24 +1,6 @@
-//! Which files a tool call touches, and the spellings of each that `paths`, `if` path rules and
-//! the built-in protection of ka's own files (`crate::protect`) test. One function for all three
-//! ([`Resolver::spellings`]), so that no guard sees a file another one misses.
-//!
-//! A guard must match the file, not the spelling: `src/s/key` with `src/s -> ../secrets` is
-//! `secrets/key`, `/proc/self/cwd/secrets/k` is `secrets/k`, and a project reached through a
-//! symlinked directory is the same project. Each path is therefore tested in two spellings:
-//! - **as written**: made absolute against the project root (never the process's working
-//!   directory), with `.`, `..` and `//` removed lexically;
-//! - **as resolved**: what the kernel opens, the longest existing prefix canonicalised
-//!   (symlinks and `..` resolved as the kernel resolves them) with the rest appended.
-//!
-//! Each spelling is made relative to the root when it lies under it, under the root as given or
-//! as canonicalised. A hook runs when any spelling of any path matches: the safe direction for a
-//! guard (a name that is both included through one spelling and excluded through the other is
-//! still looked at by the guard).
-//!
-//! The path arguments are every key an agent's file tools use (Claude Code's hooks reference,
-//! `tool_input`; Gemini CLI's `packages/core/src/tools/*`): the adapters rename the agent's own
-//! file argument to `path` and keep a conflicting `path` of the input as `shadowed_path`
-//! ([`crate::tools`]), so the agent's own key comes first and a decoy cannot hide it.
+//! Which files a tool call touches, and the spellings of each (as written and as resolved) that
+//! `paths`, `if` path rules and the protection of ka's own files test: one function for all
+//! three ([`Resolver::spellings`]), so that no guard sees a file another one misses.
 
 use std::path::{Component, Path, PathBuf};
 

@@ -1,62 +1,7 @@
-//! Running one hook command as a child process: a process group of its own, a timeout, capped
-//! output, and nothing left behind.
-//!
-//! [`run`] starts `/bin/sh -c <command>` (by absolute path, so no `sh` planted earlier in `PATH` can take
-//! over, and never a login shell, so profile noise cannot reach stdout) in the given directory, with
-//! extra environment variables and the payload on stdin, and guarantees:
-//!
-//! - **No hook can wedge it.** Once the hook has started, `run` returns within `timeout` + 1 s:
-//!   on timeout the hook's process group gets `SIGTERM`, then `SIGKILL` after [`KILL_GRACE`]; a
-//!   process that escaped the group (`setsid`) and keeps stdout/stderr open is abandoned after a
-//!   short drain ([`Finished::output_held_open`]); a hook that never reads stdin cannot block the
-//!   payload writer. The start itself is not bounded: a working directory or `/bin/sh` on a hung
-//!   NFS or FUSE mount blocks the spawn (the `CLONE_VFORK` parent waits for the child's `chdir`
-//!   or `execve`) before any timeout starts, as it blocks `std`'s spawn and `posix_spawn`.
-//! - **Nothing of the hook survives.** The hook runs in its own process group (id = its pid). When the
-//!   leader ends, for whatever reason, the whole group is killed before the leader is reaped, so
-//!   background children (`sleep 1000 &`) die with it. The leader stays unreaped until then, so its pid
-//!   (and thus the group id) cannot be reused and the group kill cannot hit a stranger. A leader
-//!   that leaves its group itself (`setpgid`) is still signalled at timeout, through its pidfd (or,
-//!   unreaped, its pid), and so is the group it came from. Only other processes that deliberately
-//!   leave the group (`setsid`, `setpgid`) are out of reach.
-//! - **Exit is noticed at once**, without polling on a timer (see the two mechanisms below).
-//! - **Bounded memory, no blocked writers.** stdout and stderr are read concurrently, each kept up to its
-//!   cap ([`STDOUT_CAP`], [`STDERR_CAP`]); the rest is read and discarded, and truncation is reported.
-//!   Invalid UTF-8 is replaced.
-//! - **Failures are values.** A spawn failure (missing `cwd`, no `/bin/sh`) is
-//!   [`Termination::SpawnFailed`]; nothing here panics on a runtime error, and a broken stdin pipe is
-//!   not an error.
-//!
-//! ## How: one `poll(2)` loop, no helper threads (Linux ≥ 5.3)
-//!
-//! A thread costs about as much as the rest of a trivial hook, so the normal path starts none. The
-//! calling thread opens a pidfd for the child (`pidfd_open`: it becomes readable when the child has
-//! exited, without reaping it), makes its ends of the three pipes non-blocking, and runs one `poll`
-//! loop over: stdin (`POLLOUT` while payload remains; closed when all is written or the hook stopped
-//! reading), stdout and stderr (`POLLIN`, read into the capped buffers until EOF), and the pidfd. The
-//! poll timeout is the time left until the current deadline (the hook's timeout, then the kill grace,
-//! ...), so the loop only ever blocks, never spins. When the pidfd fires, the group is killed, then the
-//! leader (a zombie until then) is reaped, then output is drained until EOF or for at most 100 ms.
-//! `SIGPIPE` from writing to a hook that stopped reading is blocked in this thread around each write and
-//! the pending signal consumed, so an embedding program that did not ignore `SIGPIPE` never sees it.
-//!
-//! ## Fallback: helper threads (macOS, older Linux)
-//!
-//! Where `pidfd_open` is unavailable (macOS and the other Unixes, Linux before 5.3, seccomp
-//! filters), the same guarantees come from four threads per hook: a waiter blocked in
-//! `waitid(WNOWAIT)`, two output readers and a stdin writer; the caller waits on a channel with the
-//! timeout. Readers and the writer are detached, never joined unboundedly: one may outlive `run`
-//! only while an escaped process holds its pipe. The process group, the kill on exit and on
-//! timeout, the caps and the drain limit are the same code as above; only how the exit is noticed
-//! and how the pipes are read differ. (A kqueue `EVFILT_PROC` loop would spare macOS the threads,
-//! but it would be a third path that no Linux test can run; this one runs on Linux whenever
-//! [`FORCE_FALLBACK_VAR`] is set, and the test suite runs its process tests a second time so.)
-//! Without a pidfd, a leader that left its group is signalled by pid; it is unreaped until then,
-//! so the pid still names it.
-//!
-//! Requirement on the embedding process: `SIGCHLD` must not be ignored (`SIG_IGN`) and nobody else may
-//! reap our children (`waitpid(-1)`); otherwise the exit status is lost (reported as `SpawnFailed` with
-//! "lost track of the hook process"), though the timeout still bounds `run`.
+//! Running one hook command as a child process: `/bin/sh -c` by absolute path, a process group
+//! of its own, a timeout, capped output, and nothing left behind. One `poll` loop over the pipes
+//! and a pidfd on Linux (`polled`); helper threads where there is no pidfd (`threaded`).
+//! The guarantees and how they are kept: `docs/design.md`, "The runner".
 
 pub use crate::signal::signal_name;
 use std::{

@@ -1,32 +1,7 @@
-//! Linux: start a hook with ka's own vfork-style `clone`, the way glibc's and musl's
-//! `posix_spawn` do, plus the one step `posix_spawn` cannot take: confining the child with
-//! Landlock before `sh` starts.
-//!
-//! Why not `std::process::Command`: `std` uses `posix_spawn` (a `clone(CLONE_VM | CLONE_VFORK)`:
-//! no page table is copied) only when it can express every step; a `pre_exec` closure, which
-//! the sandbox needs, makes it `fork` the whole process instead, and the hook dispatch of a
-//! large host then costs a copy of its page tables plus the copy-on-write faults after it (a
-//! confined hook cost 1.6–3 × an unconfined one that way). Here the child shares our memory
-//! until its `execve`, while the calling thread is suspended (`CLONE_VFORK`), and runs only
-//! system calls on a stack of its own. It also builds the environment once instead of twice.
-//!
-//! The child runs with every signal blocked (the parent blocks them around the `clone`) and
-//! makes raw system calls only, in order: every signal handler the host installed reset to
-//! the default and `SIGPIPE` too (a handler of ours must never run in it: it shares our
-//! memory), a process group of its own, `SIGKILL` as its parent-death signal (then a check
-//! that its parent still lives), the three pipes on 0, 1 and 2, the working directory, the
-//! Landlock ruleset (`no_new_privs`, `landlock_restrict_self`), the calling thread's signal
-//! mask (as `posix_spawn` and `std` leave it), `execve`. A step that fails leaves its `errno`
-//! in memory we share and ends the child with exit status 127; the parent reaps it and reports
-//! the error (the hook never runs, and never unconfined).
-//!
-//! The parent-death signal kills the hook's leader when the thread that spawned it dies, the
-//! host's SIGKILL included: [`crate::watchdog`] relies on it for a hook's first milliseconds.
-//!
-//! Where the C library's `clone` is unfit, `std` starts the hooks ([`usable`]). So it does
-//! where `CLONE_VFORK` is emulated by a fork that shares no memory (qemu-user, valgrind): the
-//! first spawn of a process finds out, its child marking the memory it shares and also
-//! reporting a failed step through a close-on-exec pipe, read only when the mark is missing.
+//! Linux: start a hook with ka's own vfork-style `clone`, as `posix_spawn` does, plus the one
+//! step `posix_spawn` cannot take: confining the child with Landlock before `sh` starts. The
+//! child makes raw system calls only and reports a failed step's `errno` in shared memory.
+//! Where `clone` is unfit, `std` starts the hooks ([`usable`]). Why: `docs/design.md`.
 
 use std::{
     collections::HashSet,

@@ -1,25 +1,6 @@
-//! Confining hooks: what a hook may write and whether it may reach the network.
-//!
-//! Trust decides *whether* a repository's hooks run; the sandbox limits *what they can do* once
-//! they run, including the programs the review cannot see (`make`, `npm run`, a tool on `PATH`).
-//!
-//! - **Declared** ([`Declared`]): a hook entry, or `[hook_settings]` of its file as a default,
-//!   says `sandbox = "project"` (write the project root and the temp dir, no TCP), `"read-only"`
-//!   (write nothing), `"off"`, or a table `{ write = ["{root}", "~/.cache/x"], network = false }`.
-//! - **Planned** ([`Plan`], at load): project and local hooks are confined by default (the user
-//!   file's `sandbox_project_hooks` names the default profile, or `"off"`); user and managed
-//!   hooks only when they declare it. `require_sandbox` (user or managed file) makes a hook that
-//!   cannot be confined fail (`on_error` decides) instead of running unconfined.
-//! - **Applied** (at each run): the rules are resolved against the hook's project root and built
-//!   into a Landlock ruleset in ka, before the spawn; the child applies it between its `clone`
-//!   (or `fork`) and `execve`, in the process-group leader before `sh`, with three system calls
-//!   (`no_new_privs`, `landlock_restrict_self`, every descriptor above 2 marked close-on-exec;
-//!   [`crate::process::run_confined`]). ka itself is never restricted.
-//!
-//! Reads and execution are not restricted: the sandbox stops writes outside the declared
-//! directories and TCP connect/bind, not reading `~/.ssh`. What it stops and what it does not:
-//! `docs/sandbox.md`. Only Linux has it (Landlock, via the `landlock` crate); elsewhere the probe
-//! says so and hooks run unconfined, which `doctor`, `trust` and `run -v` say.
+//! Confining hooks: what a hook may write and whether it may reach the network. A declared
+//! profile ([`Declared`]) becomes a [`Plan`] at load and a Landlock ruleset at each run, applied
+//! in the child before `sh`; ka itself is never restricted. What it stops: `docs/sandbox.md`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

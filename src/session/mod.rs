@@ -1,28 +1,7 @@
-//! A session of the agent: the one object a host keeps from session start to exit.
-//!
-//! A [`Config`] is one load; a [`Session`] holds trust for the whole session. Before each
-//! dispatch it:
-//! - **re-checks** that the layer files that loaded, and the scripts trust covers for them, are
-//!   still what the load read (`watch`: `stat` first, a hash only when `stat` moved). On a
-//!   change it loads again ([`Config::reload`]), so the changed layer is stale at once, exactly
-//!   as a fresh load would find it: its new content never runs and the guards of the reviewed
-//!   version fail closed. Dispatches already running finish on the configuration they started
-//!   with.
-//! - **stamps** the payload's `session_id` (always: async results are keyed by it) and `cwd`
-//!   (when the request has none), and, on stop-like events, `continuations` and
-//!   `stop_hook_active` from its own count (`turns`), so `max_continuations` holds whatever
-//!   the host sends.
-//!
-//! **Async results** (`async = true` hooks) are received with [`Session::poll_delivered`] or
-//! [`Session::wait_delivered`], each result exactly once; a session's dispatches leave them
-//! there (they are not also folded into `context` or `notes` of a later outcome).
-//!
-//! [`Session::shutdown`] (also on drop) cancels the session's dispatches in flight, ends its
-//! async hooks (TERM, then KILL, and waits for them) and keeps queued ones from starting. Hooks
-//! die with the host process even on SIGKILL (a watchdog process, `watchdog`).
-//!
-//! A `Session` is `Send + Sync`: share it (`Arc<Session>`) between the UI thread that cancels
-//! and the worker that dispatches.
+//! A session of the agent: the one object a host keeps from session start to exit. Before each
+//! dispatch it re-checks the loaded layers (reloading on a change) and stamps the payload's
+//! session fields; it receives async results and ends its hooks on [`Session::shutdown`].
+//! `Send + Sync`. Use: `docs/library-session.md`.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};

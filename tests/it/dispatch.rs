@@ -1,4 +1,4 @@
-//! The runner and the dispatcher end to end, with real `sh` hooks (SPEC §3–§7).
+//! The runner and the dispatcher end to end, with real `sh` hooks.
 //!
 //! Every test has its own scratch project (config and data dirs included), so they run in
 //! parallel. Hooks live in the user layer, which needs no trust.

@@ -1,4 +1,4 @@
-//! The hook runner against real `sh` scripts (SPEC §4).
+//! The hook runner against real `sh` scripts.
 
 use std::{
     fs,
