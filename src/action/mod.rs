@@ -334,28 +334,8 @@ fn read_keys<'v>(d: &mut Reader, obj: &'v Map<String, Value>) -> Keys<'v> {
     let replaced_input = d.object(specific, SPECIFIC, "updatedInput", Some(PreToolUse));
     let additional_context = d.string(specific, SPECIFIC, "additionalContext", None);
 
-    let rewrites = [
-        present(obj, "updated_input").is_some(),
-        present(specific, "updatedInput").is_some(),
-        answer.is_some_and(|a| a.input.is_some()),
-    ];
-    if rewrites.iter().filter(|&&r| r).count() > 1 {
-        d.void(
-            "more than one of `updated_input` (merge), `hookSpecificOutput.updatedInput` and \
-             `hookSpecificOutput.decision.updatedInput` (replace) is present; which one \
-             applies is ambiguous"
-                .to_owned(),
-        );
-    }
-    for key in obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
-        d.note(unknown_key(key, ""));
-    }
-    for key in specific
-        .keys()
-        .filter(|k| !CLAUDE_SPECIFIC_KEYS.contains(&k.as_str()))
-    {
-        d.note(unknown_key(key, SPECIFIC));
-    }
+    void_ambiguous_rewrites(d, obj, specific, answer.is_some_and(|a| a.input.is_some()));
+    note_unknown_keys(d, obj, specific);
     Keys {
         mode,
         note,
@@ -375,6 +355,42 @@ fn read_keys<'v>(d: &mut Reader, obj: &'v Map<String, Value>) -> Keys<'v> {
         additional_context,
         deferred,
         answer,
+    }
+}
+
+/// Voids the object when it rewrites the input in more than one way (`answer_rewrites`: the
+/// permission answer's `decision.updatedInput`).
+fn void_ambiguous_rewrites(
+    d: &mut Reader,
+    obj: &Map<String, Value>,
+    specific: &Map<String, Value>,
+    answer_rewrites: bool,
+) {
+    let rewrites = [
+        present(obj, "updated_input").is_some(),
+        present(specific, "updatedInput").is_some(),
+        answer_rewrites,
+    ];
+    if rewrites.iter().filter(|&&r| r).count() > 1 {
+        d.void(
+            "more than one of `updated_input` (merge), `hookSpecificOutput.updatedInput` and \
+             `hookSpecificOutput.decision.updatedInput` (replace) is present; which one \
+             applies is ambiguous"
+                .to_owned(),
+        );
+    }
+}
+
+/// Notes every key neither ka nor Claude Code's `hookSpecificOutput` knows (typos show).
+fn note_unknown_keys(d: &mut Reader, obj: &Map<String, Value>, specific: &Map<String, Value>) {
+    for key in obj.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
+        d.note(unknown_key(key, ""));
+    }
+    for key in specific
+        .keys()
+        .filter(|k| !CLAUDE_SPECIFIC_KEYS.contains(&k.as_str()))
+    {
+        d.note(unknown_key(key, SPECIFIC));
     }
 }
 

@@ -58,30 +58,7 @@ impl Reader {
             return None;
         };
         let prefix = format!("{SPECIFIC}decision.");
-        let decision = match present(object, "behavior").map(|b| (b, b.as_str())) {
-            Some((_, Some("allow"))) => Decision::Allow,
-            Some((_, Some("deny"))) => Decision::Deny,
-            Some((_, Some(other))) => {
-                self.void(format!(
-                    "`{prefix}behavior` must be \"allow\" or \"deny\", got {}",
-                    excerpt(other)
-                ));
-                return None;
-            }
-            Some((b, None)) => {
-                self.void(format!(
-                    "`{prefix}behavior` must be a string, got {}",
-                    json_type(b)
-                ));
-                return None;
-            }
-            None => {
-                self.void(format!(
-                    "`{SPECIFIC}decision` has no `behavior` (\"allow\" or \"deny\")"
-                ));
-                return None;
-            }
-        };
+        let decision = self.behavior(object, &prefix)?;
         let message = self.string(object, &prefix, "message", None);
         let input = self.object(object, &prefix, "updatedInput", None);
         let permissions = match present(object, "updatedPermissions") {
@@ -125,5 +102,33 @@ impl Reader {
             permissions: permissions.filter(|_| allow),
             interrupt: interrupt && !allow,
         })
+    }
+
+    /// `behavior` of the permission answer: allow or deny; anything else voids the object.
+    fn behavior(&mut self, object: &Map<String, Value>, prefix: &str) -> Option<Decision> {
+        match present(object, "behavior").map(|b| (b, b.as_str())) {
+            Some((_, Some("allow"))) => Some(Decision::Allow),
+            Some((_, Some("deny"))) => Some(Decision::Deny),
+            Some((_, Some(other))) => {
+                self.void(format!(
+                    "`{prefix}behavior` must be \"allow\" or \"deny\", got {}",
+                    excerpt(other)
+                ));
+                None
+            }
+            Some((b, None)) => {
+                self.void(format!(
+                    "`{prefix}behavior` must be a string, got {}",
+                    json_type(b)
+                ));
+                None
+            }
+            None => {
+                self.void(format!(
+                    "`{SPECIFIC}decision` has no `behavior` (\"allow\" or \"deny\")"
+                ));
+                None
+            }
+        }
     }
 }

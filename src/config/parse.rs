@@ -515,69 +515,7 @@ pub fn describe_entries(
     let mut lines: Vec<String> = parsed
         .hooks
         .iter()
-        .map(|(source, raw)| {
-            let mut line = format!("hooks[{}] (line {})", source.index, source.line);
-            if let Some(name) = &raw.name {
-                line.push_str(&format!(" name={:?}", name.value));
-            }
-            if let Some(event) = &raw.event {
-                line.push_str(&format!(" event={}", event.value));
-            }
-            for filter in [&raw.tool, &raw.matcher].into_iter().flatten() {
-                line.push_str(&format!(" {}", filter.value.describe().replace(" = ", "=")));
-            }
-            if let Some(enabled) = &raw.enabled {
-                line.push_str(&format!(" enabled={}", enabled.value));
-            }
-            if let Some(env) = &raw.env {
-                line.push_str(&format!(" env={:?}", env.value));
-            }
-            // Every key that decides what a guard guards (a review that hides
-            // `enforce = false` or a narrowing `paths` hides a switched-off guard).
-            if let Some(enforce) = &raw.enforce {
-                line.push_str(&format!(" enforce={}", enforce.value));
-            }
-            if let Some(paths) = &raw.paths {
-                line.push_str(&format!(" paths={:?}", paths.value.patterns));
-            }
-            if let Some(rule) = &raw.rule {
-                line.push_str(&format!(" if={:?}", rule.value.source));
-            }
-            if let Some(on_error) = &raw.on_error {
-                line.push_str(&format!(" on_error={}", on_error.value.as_str()));
-            }
-            if let Some(timeout) = &raw.timeout {
-                line.push_str(&format!(" timeout={}s", timeout.value.as_secs_f64()));
-            }
-            if let Some(is_async) = &raw.is_async {
-                line.push_str(&format!(" async={}", is_async.value));
-            }
-            // What the hook may write and reach: a project hook that declares
-            // nothing runs with the file's default, else the `project` profile.
-            match (&raw.sandbox, &file_sandbox) {
-                (Some(declared), _) => {
-                    line.push_str(&format!(" sandbox={}", declared.value.describe()))
-                }
-                (None, Some(default)) => {
-                    line.push_str(&format!(" sandbox={} (file default)", default.describe()))
-                }
-                (None, None) if layer.is_gated() => line.push_str(&format!(
-                    " sandbox={} (default)",
-                    crate::sandbox::Rules::profile("project")
-                        .map(|r| r.describe())
-                        .unwrap_or_default()
-                )),
-                (None, None) => {}
-            }
-            match &raw.command {
-                Some(command) => line.push_str(&format!(
-                    "\n             runs: {}",
-                    crate::terminal::escape(&command.value)
-                )),
-                None => line.push_str(" (no command: changes the hook of this name)"),
-            }
-            line
-        })
+        .map(|(source, raw)| describe_entry(layer, source, raw, file_sandbox.as_ref()))
         .collect();
     if let Some(settings) = &parsed.settings {
         if !settings.is_empty() {
@@ -589,4 +527,78 @@ pub fn describe_entries(
         }
     }
     lines
+}
+
+/// The review's line of one entry: its keys, then the command it runs.
+fn describe_entry(
+    layer: Layer,
+    source: &Source,
+    raw: &RawHook,
+    file_sandbox: Option<&crate::sandbox::Declared>,
+) -> String {
+    let mut line = format!("hooks[{}] (line {})", source.index, source.line);
+    if let Some(name) = &raw.name {
+        line.push_str(&format!(" name={:?}", name.value));
+    }
+    if let Some(event) = &raw.event {
+        line.push_str(&format!(" event={}", event.value));
+    }
+    for filter in [&raw.tool, &raw.matcher].into_iter().flatten() {
+        line.push_str(&format!(" {}", filter.value.describe().replace(" = ", "=")));
+    }
+    if let Some(enabled) = &raw.enabled {
+        line.push_str(&format!(" enabled={}", enabled.value));
+    }
+    if let Some(env) = &raw.env {
+        line.push_str(&format!(" env={:?}", env.value));
+    }
+    // Every key that decides what a guard guards (a review that hides
+    // `enforce = false` or a narrowing `paths` hides a switched-off guard).
+    if let Some(enforce) = &raw.enforce {
+        line.push_str(&format!(" enforce={}", enforce.value));
+    }
+    if let Some(paths) = &raw.paths {
+        line.push_str(&format!(" paths={:?}", paths.value.patterns));
+    }
+    if let Some(rule) = &raw.rule {
+        line.push_str(&format!(" if={:?}", rule.value.source));
+    }
+    if let Some(on_error) = &raw.on_error {
+        line.push_str(&format!(" on_error={}", on_error.value.as_str()));
+    }
+    if let Some(timeout) = &raw.timeout {
+        line.push_str(&format!(" timeout={}s", timeout.value.as_secs_f64()));
+    }
+    if let Some(is_async) = &raw.is_async {
+        line.push_str(&format!(" async={}", is_async.value));
+    }
+    line.push_str(&describe_sandbox(layer, raw, file_sandbox));
+    match &raw.command {
+        Some(command) => line.push_str(&format!(
+            "\n             runs: {}",
+            crate::terminal::escape(&command.value)
+        )),
+        None => line.push_str(" (no command: changes the hook of this name)"),
+    }
+    line
+}
+
+/// What the hook may write and reach: a project hook that declares nothing runs with the
+/// file's default, else the `project` profile.
+fn describe_sandbox(
+    layer: Layer,
+    raw: &RawHook,
+    file_sandbox: Option<&crate::sandbox::Declared>,
+) -> String {
+    match (&raw.sandbox, file_sandbox) {
+        (Some(declared), _) => format!(" sandbox={}", declared.value.describe()),
+        (None, Some(default)) => format!(" sandbox={} (file default)", default.describe()),
+        (None, None) if layer.is_gated() => format!(
+            " sandbox={} (default)",
+            crate::sandbox::Rules::profile("project")
+                .map(|r| r.describe())
+                .unwrap_or_default()
+        ),
+        (None, None) => String::new(),
+    }
 }

@@ -249,16 +249,7 @@ fn run_hooks(config: &Config, request: Request, only_hook: Option<&Hook>) -> Out
     // `paths` and `if` are checked in-process: a hook that does not match is never spawned.
     let root = config.project_root.clone().unwrap_or_else(cwd_fallback);
     let mut hooks = selected_hooks(config, &payload, &root, only_hook, &mut outcome);
-    // A reader (`read`, `grep`, ...) changes nothing: only other calls are checked, which spares
-    // the most common call the resolution of its paths (a `lstat` per component).
-    let reads_only = tool
-        .as_deref()
-        .is_some_and(|t| crate::config::FILE_READS.contains(&t));
-    let own_files = (event.acts_as() == Event::PreToolUse && only_hook.is_none() && !reads_only)
-        .then(|| OwnFiles {
-            config,
-            cwd: cwd_fallback(),
-        });
+    let own_files = OwnFiles::guarding(config, event, tool.as_deref(), only_hook, &cwd);
     if let Some(own_files) = &own_files {
         own_files.protect(&payload, &mut outcome);
     }
@@ -355,7 +346,26 @@ pub(super) struct OwnFiles<'a> {
     cwd: PathBuf,
 }
 
-impl OwnFiles<'_> {
+impl<'a> OwnFiles<'a> {
+    /// The protection of ka's own files, for a `pre_tool_use` call of every hook. A reader
+    /// (`read`, `grep`, ...) changes nothing: only other calls are checked, which spares the most
+    /// common call the resolution of its paths (a `lstat` per component).
+    fn guarding(
+        config: &'a Config,
+        event: Event,
+        tool: Option<&str>,
+        only_hook: Option<&Hook>,
+        cwd: &Cwd,
+    ) -> Option<Self> {
+        let reads_only = tool.is_some_and(|t| crate::config::FILE_READS.contains(&t));
+        (event.acts_as() == Event::PreToolUse && only_hook.is_none() && !reads_only).then(|| {
+            OwnFiles {
+                config,
+                cwd: cwd.get(),
+            }
+        })
+    }
+
     /// Why a human must approve a call with these arguments, if one must.
     pub(super) fn check(&self, args: Option<&Map<String, Value>>) -> Option<String> {
         crate::protect::check(self.config, args, &self.cwd)
