@@ -19,6 +19,8 @@
 
 use std::sync::Arc;
 
+use regex_syntax::ast::{self, Ast, ClassSetItem, Flag, FlagsItemKind, Visitor};
+
 use crate::tools::{ToolRow, TOOLS};
 
 /// Every tool that writes files, in ka's names: what `@file_writes`, `Edit(...)` and `Write(...)`
@@ -401,90 +403,87 @@ pub(crate) fn regex(source: &str) -> Result<regex::bytes::Regex, regex::Error> {
         .build()
 }
 
+// Why `needs_unicode` refuses a pattern.
+const PROPERTY: &str = "Unicode property classes are not supported";
+const U_FLAG: &str = "the `u` flag is not supported";
+const HIGH_BYTE: &str = "an `\\x` escape above `\\x7F` is a raw byte here, which no UTF-8 text \
+    matches; write the character itself or `\\x{…}`";
+const FOLDED: &str = "`(?i)` folds ASCII letters only, so this letter would match only its own \
+    case; write both cases";
+
+/// What [`needs_unicode`] finds in a pattern: the first refusal, and whether a non-ASCII
+/// letter meets `(?i)`.
+#[derive(Default)]
+struct Findings {
+    refusal: Option<(ast::Span, &'static str)>,
+    case_insensitive: bool,
+    non_ascii: Option<ast::Span>,
+}
+impl Findings {
+    fn refuse(&mut self, span: ast::Span, why: &'static str) {
+        self.refusal.get_or_insert((span, why));
+    }
+    fn flags(&mut self, flags: &ast::Flags) {
+        let mut negated = false;
+        for item in &flags.items {
+            match item.kind {
+                FlagsItemKind::Negation => negated = true,
+                FlagsItemKind::Flag(Flag::Unicode) if !negated => self.refuse(item.span, U_FLAG),
+                FlagsItemKind::Flag(Flag::CaseInsensitive) if !negated => {
+                    self.case_insensitive = true;
+                }
+                FlagsItemKind::Flag(_) => {}
+            }
+        }
+    }
+    fn literal(&mut self, literal: &ast::Literal) {
+        if literal.byte().is_some_and(|byte| byte > 0x7f) {
+            self.refuse(literal.span, HIGH_BYTE);
+        } else if !literal.c.is_ascii() {
+            self.non_ascii.get_or_insert(literal.span);
+        }
+    }
+}
+impl Visitor for Findings {
+    type Output = Option<(ast::Span, &'static str)>;
+    type Err = ();
+    fn finish(self) -> Result<Self::Output, ()> {
+        let folded = self.non_ascii.filter(|_| self.case_insensitive);
+        Ok(self.refusal.or(folded.map(|span| (span, FOLDED))))
+    }
+    fn visit_pre(&mut self, node: &Ast) -> Result<(), ()> {
+        match node {
+            Ast::ClassUnicode(class) => self.refuse(class.span, PROPERTY),
+            Ast::Flags(set) => self.flags(&set.flags),
+            Ast::Group(group) => {
+                if let ast::GroupKind::NonCapturing(flags) = &group.kind {
+                    self.flags(flags);
+                }
+            }
+            Ast::Literal(literal) => self.literal(literal),
+            _ => {}
+        }
+        Ok(())
+    }
+    fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), ()> {
+        match item {
+            ClassSetItem::Unicode(class) => self.refuse(class.span, PROPERTY),
+            ClassSetItem::Literal(literal) => self.literal(literal),
+            ClassSetItem::Range(range) => {
+                self.literal(&range.start);
+                self.literal(&range.end);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
 /// Why `source` cannot be an ASCII byte regex that means what it says, if it cannot: it needs the
 /// Unicode tables (a `\p{…}` class, the `(?u)` flag), or it would quietly match something else
 /// (`\xHH` above 0x7F is a raw byte, never a whole UTF-8 character; `(?i)` folds ASCII only, so a
 /// non-ASCII letter under it would keep its case).
 fn needs_unicode(source: &str) -> Option<String> {
-    use regex_syntax::ast::{self, Ast, ClassSetItem, Flag, FlagsItemKind, Visitor};
-
-    const PROPERTY: &str = "Unicode property classes are not supported";
-    const U_FLAG: &str = "the `u` flag is not supported";
-    const HIGH_BYTE: &str =
-        "an `\\x` escape above `\\x7F` is a raw byte here, which no UTF-8 text \
-        matches; write the character itself or `\\x{…}`";
-    const FOLDED: &str =
-        "`(?i)` folds ASCII letters only, so this letter would match only its own \
-        case; write both cases";
-
-    #[derive(Default)]
-    struct Findings {
-        refusal: Option<(ast::Span, &'static str)>,
-        case_insensitive: bool,
-        non_ascii: Option<ast::Span>,
-    }
-    impl Findings {
-        fn refuse(&mut self, span: ast::Span, why: &'static str) {
-            self.refusal.get_or_insert((span, why));
-        }
-        fn flags(&mut self, flags: &ast::Flags) {
-            let mut negated = false;
-            for item in &flags.items {
-                match item.kind {
-                    FlagsItemKind::Negation => negated = true,
-                    FlagsItemKind::Flag(Flag::Unicode) if !negated => {
-                        self.refuse(item.span, U_FLAG)
-                    }
-                    FlagsItemKind::Flag(Flag::CaseInsensitive) if !negated => {
-                        self.case_insensitive = true;
-                    }
-                    FlagsItemKind::Flag(_) => {}
-                }
-            }
-        }
-        fn literal(&mut self, literal: &ast::Literal) {
-            if literal.byte().is_some_and(|byte| byte > 0x7f) {
-                self.refuse(literal.span, HIGH_BYTE);
-            } else if !literal.c.is_ascii() {
-                self.non_ascii.get_or_insert(literal.span);
-            }
-        }
-    }
-    impl Visitor for Findings {
-        type Output = Option<(ast::Span, &'static str)>;
-        type Err = ();
-        fn finish(self) -> Result<Self::Output, ()> {
-            let folded = self.non_ascii.filter(|_| self.case_insensitive);
-            Ok(self.refusal.or(folded.map(|span| (span, FOLDED))))
-        }
-        fn visit_pre(&mut self, node: &Ast) -> Result<(), ()> {
-            match node {
-                Ast::ClassUnicode(class) => self.refuse(class.span, PROPERTY),
-                Ast::Flags(set) => self.flags(&set.flags),
-                Ast::Group(group) => {
-                    if let ast::GroupKind::NonCapturing(flags) = &group.kind {
-                        self.flags(flags);
-                    }
-                }
-                Ast::Literal(literal) => self.literal(literal),
-                _ => {}
-            }
-            Ok(())
-        }
-        fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> Result<(), ()> {
-            match item {
-                ClassSetItem::Unicode(class) => self.refuse(class.span, PROPERTY),
-                ClassSetItem::Literal(literal) => self.literal(literal),
-                ClassSetItem::Range(range) => {
-                    self.literal(&range.start);
-                    self.literal(&range.end);
-                }
-                _ => {}
-            }
-            Ok(())
-        }
-    }
-
     // A pattern the parser refuses is left to the regex builder, which words the error.
     let parsed = ast::parse::Parser::new().parse(source).ok()?;
     let (span, why) = ast::visit(&parsed, Findings::default()).ok()??;
