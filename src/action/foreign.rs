@@ -85,6 +85,23 @@ pub(super) fn normalize(
             return Some((out, notes));
         }
     };
+    move_tool_call_fields(&mut out, &mut specific, event, &mut notes);
+    move_permission_answer(&mut out, &mut specific, event, &mut notes);
+    move_cursor_messages(&mut out, event, &mut notes);
+    if !specific.is_empty() {
+        out.insert("hookSpecificOutput".into(), Value::Object(specific));
+    }
+    Some((out, notes))
+}
+
+/// Copilot's top-level permission fields, `modifiedArgs` and `additionalContext`, and Cursor's
+/// `permission`, `agent_message` and `additional_context`, moved into `specific`.
+fn move_tool_call_fields(
+    out: &mut Map<String, Value>,
+    specific: &mut Map<String, Value>,
+    event: Event,
+    notes: &mut Vec<String>,
+) {
     let pre_tool = event.acts_as() == Event::PreToolUse;
     // Copilot's top-level permission fields and Cursor's `permission` / `agent_message`.
     for (key, claude) in [
@@ -103,22 +120,26 @@ pub(super) fn normalize(
             ));
             continue;
         }
-        put(&mut specific, claude, value, key, &mut notes);
+        put(specific, claude, value, key, notes);
     }
     if let Some(args) = out.remove("modifiedArgs").filter(|v| !v.is_null()) {
-        put(
-            &mut specific,
-            "updatedInput",
-            args,
-            "modifiedArgs",
-            &mut notes,
-        );
+        put(specific, "updatedInput", args, "modifiedArgs", notes);
     }
     for key in ["additionalContext", "additional_context"] {
         if let Some(text) = out.remove(key).filter(|v| !v.is_null()) {
-            join(&mut specific, "additionalContext", text);
+            join(specific, "additionalContext", text);
         }
     }
+}
+
+/// Copilot's permission-request answer (`behavior`, `message`, `interrupt` at the top), moved
+/// into `specific` as `decision` on a permission request.
+fn move_permission_answer(
+    out: &mut Map<String, Value>,
+    specific: &mut Map<String, Value>,
+    event: Event,
+    notes: &mut Vec<String>,
+) {
     // Copilot's permission-request answer: `behavior`, `message`, `interrupt` at the top.
     let answer: Map<String, Value> = ["behavior", "message", "interrupt"]
         .iter()
@@ -127,11 +148,11 @@ pub(super) fn normalize(
     if !answer.is_empty() {
         if event == Event::PermissionRequest {
             put(
-                &mut specific,
+                specific,
                 "decision",
                 Value::Object(answer),
                 "behavior",
-                &mut notes,
+                notes,
             );
         } else {
             notes.push(format!(
@@ -140,12 +161,16 @@ pub(super) fn normalize(
             ));
         }
     }
+}
+
+/// Cursor's `user_message` (a message for the user) and `followup_message` (keep going).
+fn move_cursor_messages(out: &mut Map<String, Value>, event: Event, notes: &mut Vec<String>) {
     if let Some(text) = out.remove("user_message").filter(|v| !v.is_null()) {
-        join(&mut out, "systemMessage", text);
+        join(out, "systemMessage", text);
     }
     if let Some(text) = out.remove("followup_message").filter(|v| !v.is_null()) {
         if event.acts_as() == Event::Stop {
-            join(&mut out, "keep_going", text);
+            join(out, "keep_going", text);
         } else {
             notes.push(format!(
                 "Cursor's `followup_message` keeps the agent going after a stop; it has no \
@@ -153,10 +178,6 @@ pub(super) fn normalize(
             ));
         }
     }
-    if !specific.is_empty() {
-        out.insert("hookSpecificOutput".into(), Value::Object(specific));
-    }
-    Some((out, notes))
 }
 
 /// `value` under `key`; where a Claude-form value is there already and differs, the stronger
