@@ -327,106 +327,127 @@ impl Options {
 
 /// The command a wrapper runs, or `None` when `program` is no wrapper (or runs nothing).
 fn unwrap(program: &str, rest: &[Word], depth: usize, out: &mut CommandLine) -> Option<Vec<Word>> {
-    let skip = |options: Options| -> Option<Vec<Word>> {
-        let n = options.count(rest);
-        Some(rest[n..].to_vec())
-    };
+    if let Some((_, options)) = SKIP_OPTIONS.iter().find(|(name, _)| *name == program) {
+        return Some(rest[options.count(rest)..].to_vec());
+    }
     match program {
-        "builtin" | "nohup" | "setsid" => skip(Options {
-            short_values: "",
-            long_values: &[],
-        }),
         "command" => {
             // `command -v rm` only looks `rm` up.
-            let n = Options {
-                short_values: "",
-                long_values: &[],
-            }
-            .count(rest);
+            let n = NO_OPTION_VALUES.count(rest);
             let looks_up = rest[..n]
                 .iter()
                 .any(|w| w.text != "--" && (w.text.contains('v') || w.text.contains('V')));
             (!looks_up).then(|| rest[n..].to_vec())
         }
-        "exec" => skip(Options {
-            short_values: "a",
-            long_values: &[],
-        }),
-        "nice" => skip(Options {
-            short_values: "n",
-            long_values: &["adjustment"],
-        }),
-        "time" => skip(Options {
-            short_values: "fo",
-            long_values: &["format", "output"],
-        }),
-        "stdbuf" => skip(Options {
-            short_values: "ioe",
-            long_values: &["input", "output", "error"],
-        }),
-        "ionice" => skip(Options {
-            short_values: "cnpPu",
-            long_values: &["class", "classdata", "pid", "pgid", "uid"],
-        }),
-        "doas" => skip(Options {
-            short_values: "uC",
-            long_values: &[],
-        }),
         "timeout" => {
-            let n = Options {
-                short_values: "sk",
-                long_values: &["signal", "kill-after"],
-            }
-            .count(rest);
+            let n = TIMEOUT_OPTIONS.count(rest);
             // Then the duration.
             Some(rest.get(n + 1..).unwrap_or_default().to_vec())
         }
         "sudo" => {
-            let n = Options {
-                short_values: "ugCDprtTUR",
-                long_values: &[
-                    "user",
-                    "group",
-                    "close-from",
-                    "chdir",
-                    "prompt",
-                    "role",
-                    "type",
-                    "command-timeout",
-                    "other-user",
-                    "chroot",
-                    "host",
-                ],
-            }
-            .count(rest);
-            let w = &rest[n..];
+            let w = &rest[SUDO_OPTIONS.count(rest)..];
             let assignments = w.iter().take_while(|w| w.is_assignment()).count();
             Some(w[assignments..].to_vec())
         }
-        "xargs" => {
-            let n = Options {
-                short_values: "adEILnPs",
-                long_values: &[
-                    "arg-file",
-                    "delimiter",
-                    "eof",
-                    "replace",
-                    "max-lines",
-                    "max-args",
-                    "max-procs",
-                    "max-chars",
-                    "process-slot-var",
-                ],
-            }
-            .count(rest);
-            // Without a command, xargs runs `echo`.
-            Some(rest[n..].to_vec())
-        }
+        // Without a command, xargs runs `echo`.
+        "xargs" => Some(rest[XARGS_OPTIONS.count(rest)..].to_vec()),
         "env" => env(rest, depth, out),
         "busybox" => Some(rest.to_vec()),
         _ => None,
     }
 }
+
+/// Options without values (`builtin`, `nohup`, `setsid`, `command`).
+const NO_OPTION_VALUES: Options = Options {
+    short_values: "",
+    long_values: &[],
+};
+
+/// The wrappers whose command follows their options, and the options that take a value.
+const SKIP_OPTIONS: &[(&str, Options)] = &[
+    ("builtin", NO_OPTION_VALUES),
+    ("nohup", NO_OPTION_VALUES),
+    ("setsid", NO_OPTION_VALUES),
+    (
+        "exec",
+        Options {
+            short_values: "a",
+            long_values: &[],
+        },
+    ),
+    (
+        "nice",
+        Options {
+            short_values: "n",
+            long_values: &["adjustment"],
+        },
+    ),
+    (
+        "time",
+        Options {
+            short_values: "fo",
+            long_values: &["format", "output"],
+        },
+    ),
+    (
+        "stdbuf",
+        Options {
+            short_values: "ioe",
+            long_values: &["input", "output", "error"],
+        },
+    ),
+    (
+        "ionice",
+        Options {
+            short_values: "cnpPu",
+            long_values: &["class", "classdata", "pid", "pgid", "uid"],
+        },
+    ),
+    (
+        "doas",
+        Options {
+            short_values: "uC",
+            long_values: &[],
+        },
+    ),
+];
+
+const TIMEOUT_OPTIONS: Options = Options {
+    short_values: "sk",
+    long_values: &["signal", "kill-after"],
+};
+
+const SUDO_OPTIONS: Options = Options {
+    short_values: "ugCDprtTUR",
+    long_values: &[
+        "user",
+        "group",
+        "close-from",
+        "chdir",
+        "prompt",
+        "role",
+        "type",
+        "command-timeout",
+        "other-user",
+        "chroot",
+        "host",
+    ],
+};
+
+const XARGS_OPTIONS: Options = Options {
+    short_values: "adEILnPs",
+    long_values: &[
+        "arg-file",
+        "delimiter",
+        "eof",
+        "replace",
+        "max-lines",
+        "max-args",
+        "max-procs",
+        "max-chars",
+        "process-slot-var",
+    ],
+};
 
 /// `env [-i] [-u NAME] [-C dir] [-S string] [NAME=value…] command…`.
 fn env(rest: &[Word], depth: usize, out: &mut CommandLine) -> Option<Vec<Word>> {
