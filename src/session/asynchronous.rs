@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use super::{refuse, Session};
+use super::{guarded, refuse, told, Session};
 use crate::cancel::CancelToken;
 use crate::config::Config;
 use crate::dispatch::{dispatch_with, Request};
@@ -77,7 +77,8 @@ impl Session {
         let (config, request, refused, given) = self.prepare(request);
         let event = request.event;
         let outcome = match refused {
-            Some(why) => refuse(&request, why),
+            Some(why) if guarded(event) => refuse(&request, why),
+            Some(why) => told(run(config, request, false).await, why),
             None => run(config, request, false).await,
         };
         self.settle(event, &outcome, given);

@@ -44,7 +44,8 @@ pub struct Session {
 struct State {
     config: Arc<Config>,
     watch: watch::Watch,
-    /// Why the last reload failed: until one succeeds, guarded events are refused.
+    /// Why the last reload failed: until one succeeds, guarded events are refused, and every
+    /// other event runs on the last good configuration and says so.
     broken: Option<String>,
 }
 
@@ -107,7 +108,8 @@ impl Session {
         let (config, request, refused, given) = self.prepare(request);
         let event = request.event;
         let outcome = match refused {
-            Some(why) => refuse(&request, why),
+            Some(why) if guarded(event) => refuse(&request, why),
+            Some(why) => told(dispatch_with(&config, request, None, false), why),
             None => dispatch_with(&config, request, None, false),
         };
         self.settle(event, &outcome, given);
@@ -217,6 +219,18 @@ impl std::fmt::Debug for Session {
     }
 }
 
+/// Events a failed reload refuses: the guarded ones. Every other event (a tool result, a stop,
+/// the session's end) runs on the last good configuration, with [`told`].
+pub(crate) fn guarded(event: Event) -> bool {
+    matches!(event.acts_as(), Event::PreToolUse | Event::UserPromptSubmit)
+}
+
+/// An outcome on the last good configuration after a failed reload: the user hears why.
+pub(crate) fn told(mut outcome: Outcome, why: String) -> Outcome {
+    outcome.announcements.push(why);
+    outcome
+}
+
 /// The outcome of a dispatch refused because the configuration cannot be trusted (or the run
 /// could not be waited for): a guarded event is blocked, as a stale layer's guards block (the
 /// only place a session builds an outcome itself).
@@ -228,10 +242,7 @@ pub(crate) fn refuse(request: &Request, why: String) -> Outcome {
         .map(str::to_owned);
     let mut outcome = Outcome::new(request.event, tool);
     outcome.cancelled = Some(why.clone());
-    if matches!(
-        request.event.acts_as(),
-        Event::PreToolUse | Event::UserPromptSubmit
-    ) {
+    if guarded(request.event) {
         outcome.blocked = true;
         outcome.reason = Some(why.clone());
     }

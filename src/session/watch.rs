@@ -1,5 +1,6 @@
 //! The re-check before each dispatch of a [`super::Session`]: are the layer files that loaded,
-//! and the scripts trust covers for them, still what the load read?
+//! and the scripts trust covers for them, still what the load read, and are a managed and a
+//! user file that were missing still missing?
 //!
 //! Each file is first compared by `stat` (device, inode, size, modification and change times,
 //! mode; of the path and of what it resolves to), which costs two system calls and no read. Only
@@ -35,6 +36,8 @@ enum What {
         rel: String,
         sha256: Option<String>,
     },
+    /// A managed or user layer file that did not exist at the load: creating it is a change.
+    Absent,
 }
 
 /// `stat` of the path itself and of what it resolves to (`None`: missing).
@@ -94,8 +97,18 @@ impl Watch {
             },
             stamp: None,
         });
+        let paths = &config.options.paths;
+        let absent = [paths.managed_file(), paths.user_file()]
+            .into_iter()
+            .flatten()
+            .filter(|f| !config.layers.iter().any(|l| l.file == *f) && !f.exists())
+            .map(|path| Watched {
+                path,
+                what: What::Absent,
+                stamp: None,
+            });
         Watch {
-            files: layers.chain(scripts).collect(),
+            files: layers.chain(scripts).chain(absent).collect(),
         }
     }
 
@@ -113,6 +126,7 @@ impl Watch {
                     read.map(|bytes| crate::trust::content_hash(&bytes)) == *sha256
                 }
                 What::Script { root, rel, sha256 } => scripts::script_hash(root, rel) == *sha256,
+                What::Absent => now.link.is_none() && now.target.is_none(),
             };
             // A file swapped for another (a new inode behind the same name) is judged by a
             // fresh load too, whatever its content: the load decides about links.

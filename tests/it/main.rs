@@ -48,6 +48,7 @@ mod golden;
 mod guards_hold;
 mod hardening;
 mod host_env;
+mod host_reload;
 mod host_tools;
 mod host_trust;
 mod interrupt;
