@@ -76,6 +76,31 @@ pub(super) fn run_threaded(
         exited = exit_rx.recv_timeout(REAP_WAIT).ok();
     }
 
+    let termination = reap_and_judge(child, exited, timed_out, cancelled);
+
+    let output_held_open = !await_readers(&done_rx, readers, OUTPUT_DRAIN);
+    let (stdout, stdout_truncated) = take_output(&stdout);
+    let (stderr, stderr_truncated) = take_output(&stderr);
+    Finished {
+        termination,
+        stdout,
+        stdout_truncated,
+        stderr,
+        stderr_truncated,
+        duration: started.elapsed(),
+        output_held_open,
+        pid: Some(pid),
+    }
+}
+
+/// Reaps the leader (or leaves it to a background reaper when it is stuck or lost) and says how
+/// the hook ended: cancelled or timed out first, else its exit as `exited` reported it.
+fn reap_and_judge(
+    mut child: HookChild,
+    exited: Option<ExitReport>,
+    timed_out: bool,
+    cancelled: bool,
+) -> Termination {
     let status = match exited {
         // The leader is a zombie: `wait` reaps it at once.
         Some(Ok(from_siginfo)) => Some(child.wait().map_err(|e| (e, Some(from_siginfo)))),
@@ -90,7 +115,7 @@ pub(super) fn run_threaded(
             None
         }
     };
-    let termination = if cancelled {
+    if cancelled {
         Termination::Cancelled
     } else if timed_out {
         Termination::TimedOut
@@ -103,20 +128,6 @@ pub(super) fn run_threaded(
             }
             None => Termination::SpawnFailed("lost track of the hook process".to_owned()),
         }
-    };
-
-    let output_held_open = !await_readers(&done_rx, readers, OUTPUT_DRAIN);
-    let (stdout, stdout_truncated) = take_output(&stdout);
-    let (stderr, stderr_truncated) = take_output(&stderr);
-    Finished {
-        termination,
-        stdout,
-        stdout_truncated,
-        stderr,
-        stderr_truncated,
-        duration: started.elapsed(),
-        output_held_open,
-        pid: Some(pid),
     }
 }
 
