@@ -5,7 +5,6 @@ use crate::support;
 use crate::support::within;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::{group_gone, hook, object, pid_in, Project};
