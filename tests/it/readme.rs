@@ -4,11 +4,13 @@
 //! 0) and print what follows its `# →`.
 //!
 //! The first step is a real `cargo install --path . --locked`: a build with the default `release`
-//! profile (no LTO: that is the `dist` profile of the release binaries, so a change rebuilds in
-//! the time of an ordinary release build) into its own target dir, `<target>/readme-install`,
-//! kept between runs; `.config/nextest.toml` runs this test alone, with a longer timeout. It is
-//! `#[ignore]`d so that a plain `cargo nextest run` stays quick; `scripts/test.sh` runs it
-//! explicitly afterwards (`--run-ignored only`) and says why that step takes a while.
+//! profile (no LTO: that is the `dist` profile of the release binaries) into the target dir the
+//! tests were built in, `<target>/release`, which is where the reader's own `cargo install --path
+//! . --locked` builds with the same `CARGO_TARGET_DIR` (or none): after `scripts/test.sh`, the
+//! quick start's first step finds it built. `.config/nextest.toml` runs this test alone, with a
+//! longer timeout. It is `#[ignore]`d so that a plain `cargo nextest run` stays quick;
+//! `scripts/test.sh` runs it explicitly afterwards (`--run-ignored only`) and says why that step
+//! takes a while.
 
 use crate::support;
 use crate::support::repo;
@@ -119,7 +121,7 @@ fn the_quick_start_runs_as_written() {
     let output = cmd
         .env("HOME", &home)
         .env("CARGO_INSTALL_ROOT", home.join(".cargo"))
-        .env("CARGO_TARGET_DIR", target_dir().join("readme-install"))
+        .env("CARGO_TARGET_DIR", target_dir())
         .env("PATH", path)
         .output()
         .expect("bash");
