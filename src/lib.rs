@@ -264,6 +264,7 @@ pub mod golden;
 #[cfg(feature = "cli")]
 pub(crate) mod interrupt;
 mod judge;
+pub(crate) mod layout;
 pub mod next;
 pub mod outcome;
 pub mod paths;

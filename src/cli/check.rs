@@ -78,14 +78,15 @@ pub fn check(
 /// The text report of a configuration without errors: the warnings, the commands that cannot
 /// run and the guard tool names no agent has, then the verdict line; the exit code.
 fn report_text(config: &Config, findings: &Findings, allow_skipped: bool, out: &Output) -> u8 {
+    let root = config.project_root.as_deref();
     for u in &config.untrusted {
-        out.warn(&u.with_fix());
+        out.warn(&crate::layout::relative_to_root(&u.with_fix(), root));
     }
     for n in &config.notes {
         outln!("note: {n}");
     }
     for w in &findings.warnings {
-        out.warn(w);
+        out.warn(&crate::layout::relative_to_root(w, root));
     }
     for b in &findings.broken {
         out.error(b);

@@ -54,7 +54,10 @@ pub fn list(
     // What weakened guards (a broken user file, ...): `list` says it too, without moving the
     // snapshots on (only a dispatch does).
     for a in &config.announcements {
-        out.warn(a);
+        out.warn(&crate::layout::relative_to_root(
+            a,
+            config.project_root.as_deref(),
+        ));
     }
     let mut hooks: Vec<&Hook> = config
         .hooks

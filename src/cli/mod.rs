@@ -431,11 +431,12 @@ fn adapter_run(
 fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
     match Config::load(opts) {
         Ok(config) => {
+            let root = config.project_root.as_deref();
             for u in &config.untrusted {
-                out.warn(&u.with_fix());
+                out.warn(&crate::layout::relative_to_root(&u.with_fix(), root));
             }
             for w in &config.warnings {
-                out.warn(w);
+                out.warn(&crate::layout::relative_to_root(w, root));
             }
             Ok(config)
         }

@@ -1,4 +1,5 @@
-//! Terminal styling of the human output: colour only on a terminal, never with `NO_COLOR`.
+//! Terminal styling of the human output: colour only on a terminal, never with `NO_COLOR`;
+//! warnings and errors wrapped to the terminal's width.
 
 use std::io::IsTerminal;
 
@@ -24,10 +25,20 @@ impl Output {
     }
 
     pub fn error(&self, message: &str) {
-        eprintln!("{} {message}", self.paint("1;31", "error:"));
+        self.say("1;31", "error:", message);
     }
 
     pub fn warn(&self, message: &str) {
-        eprintln!("{} {message}", self.paint("1;33", "warning:"));
+        self.say("1;33", "warning:", message);
+    }
+
+    /// `label message` on stderr, wrapped to its width, the label painted.
+    fn say(&self, code: &str, label: &str, message: &str) {
+        let text = crate::layout::wrap(
+            &format!("{label} {message}"),
+            crate::layout::width(crate::layout::Stream::Stderr),
+        );
+        let rest = text.strip_prefix(label).unwrap_or(&text);
+        eprintln!("{}{rest}", self.paint(code, label));
     }
 }

@@ -89,7 +89,7 @@ fn a_script_run_after_cd_is_covered_and_editing_it_fails_closed() {
     support_chmod_x(&script);
     let review = trust_review(&p);
     assert!(
-        review.contains("hooks[0] \"guard\" covers .ka/hooks/guard.sh"),
+        support::review_of(&review, "guard").contains("\n    covers .ka/hooks/guard.sh: new"),
         "{review}"
     );
     assert!(!review.contains("no such file"), "{review}");
@@ -112,11 +112,12 @@ fn make_covers_the_makefile_and_names_what_it_cannot() {
     p.write("guard.sh", BLOCKS);
     let review = trust_review(&p);
     assert!(
-        review.contains("hooks[0] \"guard\" covers Makefile"),
+        support::review_of(&review, "guard").contains("\n    covers Makefile: new"),
         "{review}"
     );
     assert!(
-        review.contains("not covered: `make -s guard`: the makefile is covered, not the files"),
+        support::review_of(&review, "guard")
+            .contains("not covered: `make -s guard`: the makefile is covered, not the files"),
         "{review}"
     );
     if has("make") {
@@ -156,11 +157,11 @@ fn npm_run_covers_package_json() {
     p.write("guard.sh", BLOCKS);
     let review = trust_review(&p);
     assert!(
-        review.contains("hooks[0] \"guard\" covers package.json"),
+        support::review_of(&review, "guard").contains("\n    covers package.json: new"),
         "{review}"
     );
     assert!(
-        review.contains("not covered: `npm run -s guard`"),
+        support::review_of(&review, "guard").contains("not covered: `npm run -s guard`"),
         "{review}"
     );
     if has("npm") {
@@ -189,7 +190,10 @@ fn python_m_covers_the_package_in_the_project() {
     );
     let review = trust_review(&p);
     assert!(
-        review.contains("covers guardpkg/__init__.py, guardpkg/__main__.py"),
+        support::review_of(&review, "guard").contains(
+            "\n    covers guardpkg/__init__.py: new (read it before trusting)\n    \
+             covers guardpkg/__main__.py: new"
+        ),
         "{review}"
     );
     assert!(review.contains("not the modules it imports"), "{review}");

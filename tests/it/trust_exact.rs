@@ -61,7 +61,8 @@ fn the_readmes_stop_hook_keeps_going_across_writes_of_its_status_file() {
     let p = Project::new();
     let review = trusted_review(&p, &readme_stop_hook());
     assert!(
-        review.contains("hooks[0] \"until-tests-pass\" covers no file of the project")
+        support::review_of(&review, "until-tests-pass")
+            .contains("\n    covers no file of the project\n")
             && !review.contains("no such file"),
         "{review}"
     );
@@ -114,7 +115,7 @@ fn a_logging_hook_does_not_untrust_its_project_by_running() {
     );
     let review = trusted_review(&p, &toml);
     assert!(
-        review.contains("hooks[0] \"log\" covers no file of the project")
+        support::review_of(&review, "log").contains("\n    covers no file of the project\n")
             && !review.contains("no such file"),
         "{review}"
     );
@@ -205,7 +206,7 @@ fn a_script_named_through_the_root_placeholder_is_covered() {
             ),
         );
         assert!(
-            review.contains("hooks[0] \"g\" covers .ka/hooks/g.sh"),
+            support::review_of(&review, "g").contains("\n    covers .ka/hooks/g.sh: new"),
             "{command}: {review}"
         );
         let outcome = p.run_json("write", json!({"path": "a.txt", "content": "x"}));
@@ -254,23 +255,25 @@ fn the_review_says_what_each_hook_runs_and_nothing_untrue() {
     let review = trusted_review(&p, &toml);
     assert!(!review.contains("no such file"), "{review}");
     assert!(
-        review.contains("hooks[0] \"only-src\" covers no file of the project"),
+        support::review_of(&review, "only-src").contains("\n    covers no file of the project\n"),
         "{review}"
     );
     assert!(
-        review.contains("hooks[1] \"fix-name\" covers no file of the project"),
+        support::review_of(&review, "fix-name").contains("\n    covers no file of the project\n"),
         "{review}"
     );
     assert!(
-        review.contains("not covered: sed: found on PATH, outside the project"),
+        support::review_of(&review, "fix-name")
+            .contains("\n    not covered: sed: found on PATH, outside the project\n"),
         "{review}"
     );
     assert!(
-        review.contains("hooks[2] \"guard\" covers .ka/hooks/guard.sh"),
+        support::review_of(&review, "guard").contains("\n    covers .ka/hooks/guard.sh: new"),
         "{review}"
     );
     assert!(
-        review.contains("not covered: sh: found on PATH, outside the project"),
+        support::review_of(&review, "guard")
+            .contains("\n    not covered: sh: found on PATH, outside the project\n"),
         "{review}"
     );
     // A script that really is missing is said so, and it is true: creating it untrusts.

@@ -162,6 +162,7 @@ impl Project {
     }
 
     /// A `ka-hooks` command with this project's config and data dirs and no ambient `KA_*`.
+    /// Its lines are not wrapped (`COLUMNS=1000`): the tests of the layout set `COLUMNS`.
     pub fn cli(&self) -> assert_cmd::Command {
         let mut cmd = assert_cmd::Command::cargo_bin("ka-hooks").expect("ka-hooks binary");
         for var in AMBIENT_VARS {
@@ -170,6 +171,7 @@ impl Project {
         cmd.env("KA_CONFIG_DIR", &self.config_dir)
             .env("KA_DATA_DIR", &self.data_dir)
             .env("NO_COLOR", "1")
+            .env("COLUMNS", "1000")
             .current_dir(&self.root);
         cmd
     }
@@ -193,6 +195,7 @@ impl Project {
             .env("KA_CONFIG_DIR", &self.config_dir)
             .env("KA_DATA_DIR", &self.data_dir)
             .env("NO_COLOR", "1")
+            .env("COLUMNS", "1000")
             .current_dir(&self.root);
         cmd
     }
@@ -393,4 +396,24 @@ pub fn pid_in(project: &Project, rel: &str) -> i32 {
             _ => std::thread::sleep(Duration::from_millis(10)),
         }
     }
+}
+
+/// What `ka-hooks trust` shows of the hook named `name` in its first review of a file: its
+/// entry, what it runs, the files it covers and what trust cannot cover in it (empty when the
+/// review has no such hook).
+pub fn review_of(review: &str, name: &str) -> String {
+    let named = format!(" name={name:?}");
+    let mut lines = review.lines().skip_while(|l| {
+        !(l.starts_with("  - hooks[") && (l.contains(&format!("{named} ")) || l.ends_with(&named)))
+    });
+    let mut out = String::new();
+    if let Some(head) = lines.next() {
+        out.push_str(head);
+        out.push('\n');
+    }
+    for line in lines.take_while(|l| l.starts_with("    ")) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
 }

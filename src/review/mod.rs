@@ -12,9 +12,13 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use crate::config::scripts::{self, Coverage};
-use crate::config::{self, describe_entries, review_files, LoadOptions, Reviewed};
+use crate::config::{self, review_files, LoadOptions, Reviewed};
 use crate::terminal::escape;
 use crate::trust::{self, TrustRecord, TrustStatus, TrustStore};
+
+mod inventory;
+
+use inventory::{describe, short_label};
 
 /// What `trust` was asked to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,16 +224,16 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
         "no data directory: set KA_DATA_DIR to where ka-hooks may keep its trust store".to_owned()
     })?;
     let review = build(opts, files, &data_dir)?;
-    print!("{}", review.text);
+    let width = crate::layout::width(std::io::stdout());
+    print!("{}", crate::layout::wrap(&review.text, width));
     if review.pending.is_empty() {
         return Ok(0);
     }
     if !yes {
         if !std::io::stdin().is_terminal() {
-            println!(
-                "not recorded: there is no terminal to confirm on; read the review above and \
-                 run `ka-hooks trust --yes` to record it"
-            );
+            let line = "not recorded: there is no terminal to confirm on; read the review above \
+                        and run `ka-hooks trust --yes` to record it";
+            println!("{}", crate::layout::wrap(line, width));
             return Ok(1);
         }
         if !confirm()? {
@@ -239,7 +243,7 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
     }
     keep_and_record(opts, &data_dir, &review.pending)?;
     for p in &review.pending {
-        println!(
+        let line = format!(
             "{}: trusted (sha256 {}, {} script path(s) covered); editing it or a covered script \
              makes its guards fail closed until you review it again",
             p.label,
@@ -250,6 +254,7 @@ fn trust(opts: &LoadOptions, files: &[Reviewed], yes: bool) -> Result<u8, String
                 .filter(|s| s.sha256.is_some())
                 .count()
         );
+        println!("{}", crate::layout::wrap(&line, width));
     }
     Ok(0)
 }
@@ -271,11 +276,15 @@ fn build(opts: &LoadOptions, files: &[Reviewed], data_dir: &Path) -> Result<Revi
                 let _ = writeln!(
                     review.text,
                     "{}: removed since it was trusted; revoking its trust drops its record",
-                    label(f)
+                    short_label(f)
                 );
             }
             Ok(Some(text)) if f.status == TrustStatus::Trusted => {
-                let _ = writeln!(review.text, "{}: already trusted, unchanged", label(f));
+                let _ = writeln!(
+                    review.text,
+                    "{}: already trusted, unchanged",
+                    short_label(f)
+                );
                 // Later files may override its hooks by name.
                 let _ = base.file_commands(f.layer, &f.path, text);
             }
@@ -329,7 +338,7 @@ fn review_file(
 impl Pending {
     fn of(f: &Reviewed, text: &str, coverage: Coverage) -> Pending {
         Pending {
-            label: label(f),
+            label: short_label(f),
             root: f.root.clone(),
             rel: f.rel,
             path: f.path.clone(),
@@ -430,121 +439,6 @@ fn keep_and_record(opts: &LoadOptions, data_dir: &Path, pending: &[Pending]) -> 
         (true, ())
     })
     .map_err(|e| e.to_string())
-}
-
-/// The review of one file: a diff against the last trusted version, or the whole inventory.
-/// `changes` are its overrides of hooks of other files (see [`config::ReviewBase::changes`]).
-fn describe(
-    out: &mut String,
-    f: &Reviewed,
-    text: &str,
-    changes: &[String],
-    coverage: &Coverage,
-    data_dir: &Path,
-) {
-    let now = describe_entries(f.layer, &f.path, text, &mut Vec::new());
-    let before_text = f
-        .record
-        .as_ref()
-        .and_then(|r| trust::reviewed(data_dir, &r.sha256))
-        .and_then(|b| String::from_utf8(b).ok());
-    match &before_text {
-        Some(before_text) => {
-            let before = describe_entries(f.layer, &f.path, before_text, &mut Vec::new());
-            let what = f.what.as_deref().map(escape).unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "{}: changed since you trusted it ({what}); hooks:",
-                label(f)
-            );
-            diff_lines(out, &before.join("\n"), &now.join("\n"));
-        }
-        None => {
-            let _ = writeln!(out, "{} defines:", label(f));
-            if now.is_empty() {
-                let _ = writeln!(out, "           (no hooks)");
-            }
-            for line in &now {
-                let _ = writeln!(out, "           {line}");
-            }
-        }
-    }
-    for line in changes {
-        let _ = writeln!(out, "           {line}");
-    }
-    scripts_review(out, f, coverage, data_dir);
-    // Whether the `sandbox=` shown above holds on this system.
-    let _ = writeln!(
-        out,
-        "           sandbox here: {}",
-        crate::sandbox::probe().describe()
-    );
-}
-
-fn scripts_review(out: &mut String, f: &Reviewed, coverage: &Coverage, data_dir: &Path) {
-    let old = f
-        .record
-        .as_ref()
-        .map(|r| r.scripts.as_slice())
-        .unwrap_or(&[]);
-    for s in coverage.scripts.iter().filter(|s| s.sha256.is_some()) {
-        let path = escape(&s.path);
-        match old.iter().find(|o| o.path == s.path) {
-            Some(o) if o.sha256 == s.sha256 => {
-                let _ = writeln!(out, "           script {path}: unchanged");
-            }
-            Some(o) => {
-                let _ = writeln!(out, "           script {path}: CHANGED");
-                let before = o
-                    .sha256
-                    .as_deref()
-                    .and_then(|sha| trust::reviewed(data_dir, sha))
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .unwrap_or_default();
-                let after = std::fs::read(f.root.join(&s.path))
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                    .unwrap_or_default();
-                diff_lines(out, &before, &after);
-            }
-            None => {
-                let _ = writeln!(
-                    out,
-                    "           script {path}: covered (read it before trusting)"
-                );
-            }
-        }
-    }
-    // Per hook: what trusting it covers, and what it cannot.
-    for h in &coverage.hooks {
-        let covers = if h.covers.is_empty() {
-            "no file of the project".to_owned()
-        } else {
-            h.covers
-                .iter()
-                .map(|c| escape(c))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        // Hook labels and the notes are escaped where they are made.
-        let _ = writeln!(out, "           {} covers {covers}", h.hook);
-        for u in &h.uncovered {
-            let _ = writeln!(out, "             not covered: {u}");
-        }
-    }
-}
-
-/// A unified diff of two texts, escaped line by line.
-fn diff_lines(out: &mut String, before: &str, after: &str) {
-    let diff = similar::TextDiff::from_lines(before, after);
-    for change in diff.iter_all_changes() {
-        let sign = match change.tag() {
-            similar::ChangeTag::Delete => "-",
-            similar::ChangeTag::Insert => "+",
-            similar::ChangeTag::Equal => " ",
-        };
-        let line = change.value().trim_end_matches('\n');
-        let _ = writeln!(out, "         {sign} {}", escape(line));
-    }
 }
 
 /// A warning for each script inside the project that a hook runs as a program (`./guard.sh`,
