@@ -77,6 +77,7 @@ mod session;
 mod session_async;
 mod shell_rules;
 mod shell_sandbox;
+mod terminal_layout;
 mod trust_coverage;
 mod trust_exact;
 mod trust_moves;
