@@ -1,10 +1,7 @@
-//! Text laid out for a terminal: the width to wrap at, lines wrapped to it at spaces, and paths
-//! under the project root shown relative to it when that is where the reader stands.
+//! Text laid out for a terminal: the width to wrap at, and lines wrapped to it at spaces.
 //!
 //! Wrapping runs on text already escaped ([`crate::terminal::escape`]): it adds line breaks
 //! between words and nothing else, so a control character a file holds stays visible.
-
-use std::path::Path;
 
 /// The width when neither `COLUMNS` nor a terminal says one (output to a pipe or a file).
 pub const DEFAULT_WIDTH: usize = 100;
@@ -12,28 +9,18 @@ pub const DEFAULT_WIDTH: usize = 100;
 /// Narrower than this, wrapping would help no one: lines are kept at least this long.
 const MIN_WIDTH: usize = 40;
 
-/// Where the text goes, whose terminal width counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stream {
-    /// Standard output.
-    Stdout,
-    /// Standard error.
-    Stderr,
-}
-
-/// The width to wrap at: `COLUMNS` when it holds a number, else the width of the terminal
-/// `stream` goes to, else [`DEFAULT_WIDTH`].
-pub fn width(stream: Stream) -> usize {
+/// The width to wrap at: `COLUMNS` when it holds a number, else the width of the terminal `out`
+/// is (standard output or error), else [`DEFAULT_WIDTH`].
+pub fn width(out: impl std::os::fd::AsFd) -> usize {
     let from_env = std::env::var("COLUMNS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|n| *n > 0);
     let from_tty = || {
-        let size = match stream {
-            Stream::Stdout => rustix::termios::tcgetwinsize(std::io::stdout()),
-            Stream::Stderr => rustix::termios::tcgetwinsize(std::io::stderr()),
-        };
-        size.ok().map(|s| usize::from(s.ws_col)).filter(|n| *n > 0)
+        rustix::termios::tcgetwinsize(out)
+            .ok()
+            .map(|s| usize::from(s.ws_col))
+            .filter(|n| *n > 0)
     };
     from_env
         .or_else(from_tty)
@@ -122,39 +109,6 @@ fn push_unit<'a>(out: &mut Vec<&'a str>, unit: &'a str, room: usize) {
     } else {
         out.push(unit);
     }
-}
-
-/// `text` with each path under `root` written relative to it, when the current directory is
-/// `root` (so a relative path means what it says). Elsewhere, and for paths outside the
-/// project, the text is unchanged: a relative path would then point somewhere else.
-pub fn relative_to_root(text: &str, root: Option<&Path>) -> String {
-    let Some(root) = root.filter(|r| r.parent().is_some()) else {
-        return text.to_owned();
-    };
-    let here = std::env::current_dir().and_then(|d| d.canonicalize());
-    let root_real = root.canonicalize();
-    if !matches!((&here, &root_real), (Ok(h), Ok(r)) if h == r) {
-        return text.to_owned();
-    }
-    let prefix = format!("{}/", root.to_string_lossy());
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(&prefix) {
-        // Only where a path starts: not inside a longer path that happens to contain it.
-        let starts_path = at == 0
-            || rest[..at]
-                .chars()
-                .next_back()
-                .is_some_and(|c| " `('\"=".contains(c));
-        let after = &rest[at + prefix.len()..];
-        out.push_str(&rest[..at]);
-        if !(starts_path && after.starts_with(|c: char| !c.is_whitespace())) {
-            out.push_str(&prefix);
-        }
-        rest = after;
-    }
-    out.push_str(rest);
-    out
 }
 
 #[cfg(test)]

@@ -80,13 +80,13 @@ pub fn check(
 fn report_text(config: &Config, findings: &Findings, allow_skipped: bool, out: &Output) -> u8 {
     let root = config.project_root.as_deref();
     for u in &config.untrusted {
-        out.warn(&crate::layout::relative_to_root(&u.with_fix(), root));
+        out.warn(&super::output::relative_to_root(&u.with_fix(), root));
     }
     for n in &config.notes {
         outln!("note: {n}");
     }
     for w in &findings.warnings {
-        out.warn(&crate::layout::relative_to_root(w, root));
+        out.warn(&super::output::relative_to_root(w, root));
     }
     for b in &findings.broken {
         out.error(b);

@@ -54,7 +54,7 @@ pub fn list(
     // What weakened guards (a broken user file, ...): `list` says it too, without moving the
     // snapshots on (only a dispatch does).
     for a in &config.announcements {
-        out.warn(&crate::layout::relative_to_root(
+        out.warn(&super::output::relative_to_root(
             a,
             config.project_root.as_deref(),
         ));

@@ -433,10 +433,10 @@ fn load(opts: &LoadOptions, out: &Output) -> Result<Config, String> {
         Ok(config) => {
             let root = config.project_root.as_deref();
             for u in &config.untrusted {
-                out.warn(&crate::layout::relative_to_root(&u.with_fix(), root));
+                out.warn(&output::relative_to_root(&u.with_fix(), root));
             }
             for w in &config.warnings {
-                out.warn(&crate::layout::relative_to_root(w, root));
+                out.warn(&output::relative_to_root(w, root));
             }
             Ok(config)
         }

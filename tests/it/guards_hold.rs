@@ -90,7 +90,9 @@ fn editing_a_covered_script_fails_closed_and_trust_lists_it() {
         .args(["trust", "--yes"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("script .ka/hooks/guard.sh"));
+        .stdout(predicate::str::contains(
+            "\n    covers .ka/hooks/guard.sh: new (read it before trusting)\n",
+        ));
     p.write(".ka/hooks/guard.sh", "#!/bin/sh\nexit 0\n");
     blocked_with(&p, &[".ka/hooks/guard.sh (changed)", "trust"]);
 }
