@@ -93,6 +93,37 @@ fn a_guard_that_blocked_without_running_says_so() {
     assert!(!line.contains("exit 2") && !line.contains(" ms"), "{line}");
 }
 
+#[test]
+fn a_guard_of_a_file_changed_since_it_was_trusted_says_it_never_ran() {
+    let p = Project::new();
+    p.write(
+        ".ka/ka.toml",
+        &hook("no-env", "pre_tool_use", "exit 0", &[]),
+    );
+    p.cli().args(["trust", "--yes"]).assert().success();
+    p.write(
+        ".ka/ka.toml",
+        &hook("no-env", "pre_tool_use", "exit 0 # edited", &[]),
+    );
+    let (code, stdout, _) = cli_output(&p, &["run", "pre_tool_use", "--tool", "bash"]);
+    assert_eq!(code, 2, "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("  hook no-env [project]: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.starts_with(
+            "  hook no-env [project]: blocked without running (blocked by the guard `no-env` of "
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains("which changed since it was trusted"),
+        "{line}"
+    );
+    assert!(!line.contains("exit 2") && !line.contains(" ms"), "{line}");
+}
+
 /// A value a hook may print for action key `key`.
 fn sample(key: &str) -> serde_json::Value {
     match key {
