@@ -34,9 +34,10 @@ KA_HOOKS_PROCESS_FALLBACK=1 cargo nextest run --features tokio \
 slow_tests='test(/^readme::/) | test(the_musl_build_is_static_pie_with_full_relro)'
 echo "scripts/test.sh: now the two slow tests, which build ka-hooks twice more:" >&2
 echo "  readme::the_quick_start_runs_as_written runs the README's quick start, a real" >&2
-echo "    'cargo install --path . --locked' (a release build: about 2 min cold on 2 cores);" >&2
+echo "    'cargo install --path . --locked': a release build into this target dir, so your own" >&2
+echo "    'cargo install --path . --locked' (same CARGO_TARGET_DIR, or none) then only copies it;" >&2
 echo "  hardening::the_musl_build_is_static_pie_with_full_relro builds the musl binary the release" >&2
-echo "    ships (about 1 min cold). Later runs reuse both builds. A 'SLOW' line is not a hang." >&2
+echo "    ships. Later runs reuse both builds; the README gives their times. 'SLOW' is not a hang." >&2
 cargo nextest run --run-ignored only -E "$slow_tests" "$@"
 
 cargo test --doc
