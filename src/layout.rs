@@ -28,6 +28,16 @@ pub fn width(out: impl std::os::fd::AsFd) -> usize {
         .max(MIN_WIDTH)
 }
 
+/// Marks a line to keep whole (a line of a diff, which a break would turn into two lines of
+/// the file): [`wrap`] keeps it as is and drops the mark, [`unmarked`] drops it alone. Escaped
+/// text never holds it ([`crate::terminal::escape`] shows a NUL as `\x00`).
+pub const KEEP: char = '\0';
+
+/// `text` without the [`KEEP`] marks, unwrapped.
+pub fn unmarked(text: &str) -> String {
+    text.replace(KEEP, "")
+}
+
 /// `text` with every line wider than `width` columns broken at spaces. A continuation line is
 /// indented two columns past its line's own indent. A `backquoted` command is kept on one line
 /// unless it alone is wider than a line; a word wider than a line (a long path) stays whole, so
@@ -39,7 +49,10 @@ pub fn wrap(text: &str, width: usize) -> String {
             Some(body) => (body, "\n"),
             None => (line, ""),
         };
-        wrap_line(&mut out, body, width);
+        match body.strip_prefix(KEEP) {
+            Some(kept) => out.push_str(kept),
+            None => wrap_line(&mut out, body, width),
+        }
         out.push_str(newline);
     }
     out
@@ -148,6 +161,16 @@ mod tests {
             wrap("x `a b c d e f g h i j k l m n o p q r s t u v`", 12),
             "x `a b c d e\n  f g h i j\n  k l m n o\n  p q r s t\n  u v`"
         );
+    }
+
+    #[test]
+    fn a_kept_line_is_not_broken_and_loses_its_mark() {
+        let diff = format!("{KEEP}    - one two three four five\n  six seven eight nine\n");
+        assert_eq!(
+            wrap(&diff, 14),
+            "    - one two three four five\n  six seven\n    eight nine\n"
+        );
+        assert_eq!(unmarked(&diff), &diff[1..]);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The review's text for one file: a diff against the last trusted version, or the whole
 //! inventory grouped per hook (its entry, what it runs, the scripts it covers, what trust cannot
 //! cover). What several hooks share is said once after them. Everything shown from the file is
-//! escaped where it is made ([`crate::terminal::escape`]); the caller wraps the text.
+//! escaped where it is made ([`crate::terminal::escape`]); the caller wraps the text, except the
+//! lines of a diff, marked [`crate::layout::KEEP`].
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -43,7 +44,7 @@ pub(super) fn describe(
                 "{}: changed since you trusted it ({what}); hooks:",
                 short_label(f)
             );
-            diff_lines(out, &before.join("\n"), &now.join("\n"));
+            diff_lines(out, &flat(&before), &flat(&now));
             for h in &coverage.hooks {
                 let _ = writeln!(out, "  {}:", h.hook);
                 scripts.hook(out, h, &[]);
@@ -138,6 +139,19 @@ fn shared_notes(coverage: &Coverage) -> Vec<(String, Vec<String>)> {
     }
     notes.retain(|(_, hooks)| hooks.len() > 1);
     notes
+}
+
+/// The entries as the diff shows them: an entry's further lines (`runs: …`) indented by two.
+fn flat(entries: &[String]) -> String {
+    let lines: Vec<String> = entries
+        .iter()
+        .flat_map(|e| {
+            let mut lines = e.lines();
+            let head = lines.next().unwrap_or_default().to_owned();
+            std::iter::once(head).chain(lines.map(|l| format!("  {}", l.trim_start())))
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// `project  .ka/ka.toml in /path/to/root`: the file relative to its project's root.
@@ -252,6 +266,6 @@ fn diff_lines(out: &mut String, before: &str, after: &str) {
             similar::ChangeTag::Equal => " ",
         };
         let line = change.value().trim_end_matches('\n');
-        let _ = writeln!(out, "    {sign} {}", escape(line));
+        let _ = writeln!(out, "{}    {sign} {}", crate::layout::KEEP, escape(line));
     }
 }

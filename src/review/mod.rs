@@ -163,7 +163,9 @@ pub fn review(opts: &LoadOptions) -> Result<Review, RecordError> {
     if files.is_empty() {
         return Err(RecordError::NothingToTrust(opts.start_dir.clone()));
     }
-    build(opts, &files, &data_dir).map_err(RecordError::Invalid)
+    let mut review = build(opts, &files, &data_dir).map_err(RecordError::Invalid)?;
+    review.text = crate::layout::unmarked(&review.text);
+    Ok(review)
 }
 
 /// Trust exactly what `review` showed, once the user agreed: the files' bytes and the scripts
