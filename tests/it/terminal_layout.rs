@@ -115,14 +115,16 @@ fn a_warning_is_wrapped_and_names_the_file_relative_to_the_root_it_is_run_in() {
     let (_, _, stderr) = run(&p, Some("60"), &["list"]);
     assert_eq!(
         words(&stderr),
-        "warning: skipped the project layer .ka/ka.toml (untrusted): its hooks did not run; \
-         review and trust it with `ka-hooks --project ROOT trust`"
+        "warning: skipped the project layer .ka/ka.toml (untrusted): its hooks did not run \
+         until the user reviews and trusts it; in your own terminal: \
+         `ka-hooks --project ROOT trust`"
     );
     // Where the line breaks fall depends on the root's length only on the last line.
     assert!(
         stderr.starts_with(
             "warning: skipped the project layer .ka/ka.toml (untrusted):\n  \
-             its hooks did not run; review and trust it with\n  `ka-hooks"
+             its hooks did not run until the user reviews and trusts\n  \
+             it; in your own terminal:\n  `ka-hooks"
         ),
         "{stderr}"
     );
@@ -152,7 +154,8 @@ fn a_warning_is_wrapped_and_names_the_file_relative_to_the_root_it_is_run_in() {
     assert_eq!(
         words(&raw.replace(&root, "ROOT")),
         "warning: skipped the project layer ROOT/.ka/ka.toml (untrusted): its hooks did not \
-         run; review and trust it with `ka-hooks --project ROOT trust`"
+         run until the user reviews and trusts it; in your own terminal: \
+         `ka-hooks --project ROOT trust`"
     );
 }
 
@@ -210,4 +213,40 @@ fn without_a_terminal_or_columns_lines_wrap_at_100() {
     for line in stdout.lines().filter(|l| !l.contains("ROOT")) {
         assert!(line.chars().count() <= 100, "{line}");
     }
+}
+
+#[test]
+fn a_diff_line_is_never_broken_in_two() {
+    let p = Project::new();
+    let toml = |timeout: &str| {
+        hook(
+            "no-env",
+            "pre_tool_use",
+            "sh .ka/hooks/no-env.sh",
+            &[&format!("timeout = {timeout}")],
+        )
+    };
+    p.write(".ka/hooks/no-env.sh", "exit 0\n");
+    p.write(".ka/ka.toml", &toml("10"));
+    p.cli().args(["trust", "--yes"]).assert().success();
+    p.write(".ka/ka.toml", &toml("11"));
+    let (_, stdout, _) = run(&p, Some("50"), &["trust"]);
+    let diff: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.ends_with("hooks:"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("  hooks[0]"))
+        .collect();
+    assert_eq!(
+        diff,
+        [
+            "    - hooks[0] (line 1) name=\"no-env\" event=pre_tool_use timeout=10s \
+             sandbox=project (write {root}, {tmp}; no network) (default)",
+            "    + hooks[0] (line 1) name=\"no-env\" event=pre_tool_use timeout=11s \
+             sandbox=project (write {root}, {tmp}; no network) (default)",
+            "        runs: sh .ka/hooks/no-env.sh",
+        ],
+        "{stdout}"
+    );
+    assert!(!stdout.contains('\0'), "{stdout:?}");
 }
