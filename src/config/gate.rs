@@ -103,41 +103,15 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     let (mut hooks, deduplicated) = (merged.hooks, merged.deduplicated);
     // A refused weakening is `check`'s error (naming both files); a load goes on with the
     // original hook guarding, and says so on every dispatch.
-    let mut refused = Vec::with_capacity(merged.refused.len());
-    for refusal in merged.refused {
-        if check_all {
-            errors.push(refusal.error());
-        } else {
-            refused.push(refusal.message());
-        }
-    }
+    let refused = refusals(merged.refused, check_all, &mut errors);
     warnings.extend(refused.iter().cloned());
     if !errors.is_empty() {
-        // Report in reading order: layer by layer, top to bottom (errors are found in phases).
-        let file_rank = |e: &ConfigError| {
-            layers
-                .iter()
-                .position(|l| l.file == e.file)
-                .unwrap_or(usize::MAX)
-        };
-        errors.sort_by_key(|e| (file_rank(e), e.line, e.column));
+        in_reading_order(&layers, &mut errors);
         return (None, errors);
     }
-    let mut announcements: Vec<String> = before
-        .iter()
-        .flat_map(|(c, old)| weakened::announce(old, &hooks, c))
-        .collect();
-    announcements.extend(broken::hold(&mut hooks, &ghosts));
-    announcements.extend(unparsed::hold(&mut hooks, &unparsed_settings));
+    let mut announcements = announce_and_hold(&before, &mut hooks, &ghosts, &unparsed_settings);
     if settings.managed_only {
-        let before = hooks.len();
-        hooks.retain(Hook::is_managed);
-        if before > hooks.len() {
-            warnings.push(format!(
-                "the managed file allows managed hooks only: {} other hook(s) do not run",
-                before - hooks.len()
-            ));
-        }
+        keep_managed_only(&mut hooks, &mut warnings);
     }
     // Fail-closed guards first: a call they block spawns nothing.
     if settings.stale == StalePolicy::Block && !settings.managed_only {
@@ -172,6 +146,64 @@ pub(super) fn load(opts: &LoadOptions, check_all: bool) -> (Option<Config>, Vec<
     };
     config.index();
     (Some(config), errors)
+}
+
+/// What each unreviewed change weakened, announced; then the hooks of broken files and of
+/// unparsed settings held (their announcements follow).
+fn announce_and_hold(
+    before: &[(Changed, Vec<Hook>)],
+    hooks: &mut Vec<Hook>,
+    ghosts: &[Ghost],
+    unparsed_settings: &[ConfigError],
+) -> Vec<String> {
+    let mut announcements: Vec<String> = before
+        .iter()
+        .flat_map(|(c, old)| weakened::announce(old, hooks, c))
+        .collect();
+    announcements.extend(broken::hold(hooks, ghosts));
+    announcements.extend(unparsed::hold(hooks, unparsed_settings));
+    announcements
+}
+
+/// The refused weakenings: `check`'s errors, or (for a load) the messages every dispatch says.
+fn refusals(
+    merged: Vec<monotone::Refusal>,
+    check_all: bool,
+    errors: &mut Vec<ConfigError>,
+) -> Vec<String> {
+    let mut refused = Vec::with_capacity(merged.len());
+    for refusal in merged {
+        if check_all {
+            errors.push(refusal.error());
+        } else {
+            refused.push(refusal.message());
+        }
+    }
+    refused
+}
+
+/// Sort errors in reading order: layer by layer, top to bottom (errors are found in phases).
+fn in_reading_order(layers: &[LayerFile], errors: &mut [ConfigError]) {
+    let file_rank = |e: &ConfigError| {
+        layers
+            .iter()
+            .position(|l| l.file == e.file)
+            .unwrap_or(usize::MAX)
+    };
+    errors.sort_by_key(|e| (file_rank(e), e.line, e.column));
+}
+
+/// Under a managed file that allows managed hooks only, every other hook is dropped, and a
+/// warning counts them.
+fn keep_managed_only(hooks: &mut Vec<Hook>, warnings: &mut Vec<String>) {
+    let before = hooks.len();
+    hooks.retain(Hook::is_managed);
+    if before > hooks.len() {
+        warnings.push(format!(
+            "the managed file allows managed hooks only: {} other hook(s) do not run",
+            before - hooks.len()
+        ));
+    }
 }
 
 /// Every layer file read, judged and parsed, with the gate's settings and the project roots.
@@ -627,18 +659,7 @@ fn load_gated(
         Found::Text { sha256, .. } => Some(sha256.clone()),
         _ => None,
     };
-    // The user's own file decides the gate: trusted roots, then `--trust`.
-    let state = match status {
-        TrustStatus::Trusted => LayerState::Loaded,
-        _ if text.is_some() && gate.trusted_roots.iter().any(|r| root.starts_with(r)) => {
-            LayerState::TrustedRoot
-        }
-        _ if text.is_some() && opts.trust_once => LayerState::TrustedOnce,
-        TrustStatus::Stale => LayerState::Stale,
-        TrustStatus::Removed => LayerState::Removed,
-        TrustStatus::Untrusted if matches!(found, Found::Refused(_)) => LayerState::Refused,
-        TrustStatus::Untrusted => LayerState::Untrusted,
-    };
+    let state = gate_state(opts, gate, root, status, &found, text.is_some());
     let mut layer_file = LayerFile {
         layer,
         file: path.clone(),
@@ -646,86 +667,27 @@ fn load_gated(
         state,
         sha256,
     };
-    let skipped = |state, why: Option<String>, guards| Untrusted {
+    let file = Gated {
         layer,
-        file: path.clone(),
+        root,
+        path: &path,
+        record,
         status,
-        state,
-        why,
-        guards,
-        fix: fix.clone(),
+        fix,
     };
     match (state, text) {
         (LayerState::Loaded | LayerState::TrustedRoot | LayerState::TrustedOnce, Some(text)) => {
-            let mut errors = Vec::new();
-            let mut file = parse_file(layer, &path, text, &mut errors);
-            file.root = Some(root.to_path_buf());
-            validate_alone(&l.below(), &file, &mut errors);
-            if errors.is_empty() {
-                l.push_parsed(file);
-                if state == LayerState::Loaded {
-                    l.covered.extend(record.into_iter().flat_map(|rec| {
-                        rec.scripts.iter().map(|s| super::Covered {
-                            root: root.to_path_buf(),
-                            rel: s.path.clone(),
-                            sha256: s.sha256.clone(),
-                        })
-                    }));
-                }
-                // Under a trusted root, no person reviews a change: it is watched instead.
-                if state == LayerState::TrustedRoot && !check_all {
-                    let last = opts
-                        .paths
-                        .data_dir
-                        .as_deref()
-                        .and_then(|d| snapshot::read(d, layer, &path))
-                        // A new personal file weakens its project's guards as much as an edit
-                        // of one: compared with none at all.
-                        .or_else(|| (layer == Layer::Local).then(String::new));
-                    watch(l, last, layer, &path, Some(root), text.to_owned());
-                }
-            } else {
-                layer_file.state = LayerState::Invalid;
-                let why = format!(
-                    ": {} configuration error(s), the first: {}; run `ka-hooks check`",
-                    errors.len(),
-                    errors[0]
-                );
-                l.untrusted.push(skipped(LayerState::Invalid, Some(why), 0));
-                if check_all {
-                    l.errors.extend(errors);
-                }
-            }
+            load_trusted(l, opts, check_all, &file, text, &mut layer_file);
         }
         (LayerState::Stale | LayerState::Removed, _) => {
-            let reviewed = record.and_then(|rec| {
-                let bytes = crate::trust::reviewed(opts.paths.data_dir.as_deref()?, &rec.sha256)?;
-                let text = String::from_utf8(bytes).ok()?;
-                Some(parse_file(layer, &path, &text, &mut Vec::new()))
-            });
-            let change = Change {
-                layer,
-                file: &path,
-                root,
-                removed: state == LayerState::Removed,
-                what: what.clone().unwrap_or_default(),
-            };
-            let guards = tombstones(reviewed, &change);
-            let count = if gate.stale == StalePolicy::Block {
-                guards.len()
-            } else {
-                0
-            };
-            l.tombstones.extend(guards);
-            l.untrusted.push(skipped(state, what, count));
-            check_text(l, check_all, (layer, root), &path, text);
+            hold_stale(l, opts, gate, check_all, &file, state, what, text);
         }
         (state, _) => {
             let why = match &found {
                 Found::Refused(why) => Some(format!(" — it {why}")),
                 _ => None,
             };
-            l.untrusted.push(skipped(
+            l.untrusted.push(file.skipped(
                 state,
                 why.map(|w| w.trim_start_matches(" — ").to_owned()),
                 0,
@@ -734,6 +696,159 @@ fn load_gated(
         }
     }
     l.layers.push(layer_file);
+}
+
+/// How the gate handles a file, from its trust status and whether it has text to load.
+fn gate_state(
+    opts: &LoadOptions,
+    gate: &Gate,
+    root: &Path,
+    status: TrustStatus,
+    found: &Found,
+    has_text: bool,
+) -> LayerState {
+    // The user's own file decides the gate: trusted roots, then `--trust`.
+    match status {
+        TrustStatus::Trusted => LayerState::Loaded,
+        _ if has_text && gate.trusted_roots.iter().any(|r| root.starts_with(r)) => {
+            LayerState::TrustedRoot
+        }
+        _ if has_text && opts.trust_once => LayerState::TrustedOnce,
+        TrustStatus::Stale => LayerState::Stale,
+        TrustStatus::Removed => LayerState::Removed,
+        TrustStatus::Untrusted if matches!(found, Found::Refused(_)) => LayerState::Refused,
+        TrustStatus::Untrusted => LayerState::Untrusted,
+    }
+}
+
+/// A gated file being loaded: where it is, its trust record, and what its entry says when it
+/// is skipped.
+struct Gated<'a> {
+    layer: Layer,
+    root: &'a Path,
+    path: &'a Path,
+    record: Option<&'a TrustRecord>,
+    status: TrustStatus,
+    fix: String,
+}
+
+impl Gated<'_> {
+    /// The file's entry among the skipped ones, handled as `state`.
+    fn skipped(&self, state: LayerState, why: Option<String>, guards: usize) -> Untrusted {
+        Untrusted {
+            layer: self.layer,
+            file: self.path.to_path_buf(),
+            status: self.status,
+            state,
+            why,
+            guards,
+            fix: self.fix.clone(),
+        }
+    }
+}
+
+/// A file the gate lets load (trusted, under a trusted root, or `--trust`): parsed and checked
+/// alone, its reviewed scripts covered and, under a trusted root, its changes watched. A file
+/// with errors is skipped as invalid.
+fn load_trusted(
+    l: &mut Loading,
+    opts: &LoadOptions,
+    check_all: bool,
+    gated: &Gated<'_>,
+    text: &str,
+    layer_file: &mut LayerFile,
+) {
+    let Gated {
+        layer,
+        root,
+        path,
+        record,
+        ..
+    } = *gated;
+    let state = layer_file.state;
+    let mut errors = Vec::new();
+    let mut file = parse_file(layer, path, text, &mut errors);
+    file.root = Some(root.to_path_buf());
+    validate_alone(&l.below(), &file, &mut errors);
+    if errors.is_empty() {
+        l.push_parsed(file);
+        if state == LayerState::Loaded {
+            l.covered.extend(record.into_iter().flat_map(|rec| {
+                rec.scripts.iter().map(|s| super::Covered {
+                    root: root.to_path_buf(),
+                    rel: s.path.clone(),
+                    sha256: s.sha256.clone(),
+                })
+            }));
+        }
+        // Under a trusted root, no person reviews a change: it is watched instead.
+        if state == LayerState::TrustedRoot && !check_all {
+            let last = opts
+                .paths
+                .data_dir
+                .as_deref()
+                .and_then(|d| snapshot::read(d, layer, path))
+                // A new personal file weakens its project's guards as much as an edit
+                // of one: compared with none at all.
+                .or_else(|| (layer == Layer::Local).then(String::new));
+            watch(l, last, layer, path, Some(root), text.to_owned());
+        }
+    } else {
+        layer_file.state = LayerState::Invalid;
+        let why = format!(
+            ": {} configuration error(s), the first: {}; run `ka-hooks check`",
+            errors.len(),
+            errors[0]
+        );
+        l.untrusted
+            .push(gated.skipped(LayerState::Invalid, Some(why), 0));
+        if check_all {
+            l.errors.extend(errors);
+        }
+    }
+}
+
+/// A stale or removed file: its last reviewed version's guards become tombstones (blocking
+/// under `stale = "block"`), and the file is skipped.
+#[allow(clippy::too_many_arguments)]
+fn hold_stale(
+    l: &mut Loading,
+    opts: &LoadOptions,
+    gate: &Gate,
+    check_all: bool,
+    gated: &Gated<'_>,
+    state: LayerState,
+    what: Option<String>,
+    text: Option<&str>,
+) {
+    let Gated {
+        layer,
+        root,
+        path,
+        record,
+        ..
+    } = *gated;
+    let reviewed = record.and_then(|rec| {
+        let bytes = crate::trust::reviewed(opts.paths.data_dir.as_deref()?, &rec.sha256)?;
+        let text = String::from_utf8(bytes).ok()?;
+        Some(parse_file(layer, path, &text, &mut Vec::new()))
+    });
+    let change = Change {
+        layer,
+        file: path,
+        root,
+        removed: state == LayerState::Removed,
+        what: what.clone().unwrap_or_default(),
+    };
+    let guards = tombstones(reviewed, &change);
+    let count = if gate.stale == StalePolicy::Block {
+        guards.len()
+    } else {
+        0
+    };
+    l.tombstones.extend(guards);
+    l.untrusted.push(gated.skipped(state, what, count));
+    check_text(l, check_all, (layer, root), path, text);
 }
 
 /// `check` reports every error of a file that does not load, as if it did (on top of the files
