@@ -4,7 +4,8 @@
 use std::{
     fs::File,
     io::{self, Read, Write},
-    os::fd::{AsRawFd, OwnedFd},
+    ops::ControlFlow,
+    os::fd::{AsRawFd, OwnedFd, RawFd},
     process::ExitStatus,
     time::Instant,
 };
@@ -82,178 +83,278 @@ pub(super) fn run(
     // Pids are positive `pid_t`s; `Child::id` just widened one to u32.
     let pgid = pid as libc::pid_t;
     let payload: &[u8] = &hook.stdin;
-    let mut stdin = Input {
+    let stdin = Input {
         pipe: child.stdin.take(),
         written: 0,
     };
-    let mut stdout = Output::new(child.stdout.take(), STDOUT_CAP);
-    let mut stderr = Output::new(child.stderr.take(), STDERR_CAP);
-    let mut buf = ReadBuf::new();
+    let stdout = Output::new(child.stdout.take(), STDOUT_CAP);
+    let stderr = Output::new(child.stderr.take(), STDERR_CAP);
+    let buf = ReadBuf::new();
 
-    let mut phase = Phase::Running;
+    let phase = Phase::Running;
     // `None` only for a timeout too long to represent: no deadline then. The dispatch's
     // deadline, when sooner, ends the running phase too (as a cancellation).
-    let mut deadline = match (Instant::now().checked_add(hook.timeout), hook.deadline) {
+    let deadline = match (Instant::now().checked_add(hook.timeout), hook.deadline) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
     let cancel_fd = hook.cancel.and_then(|token| token.fd());
     // A token without its pipe is looked at on a short timer instead.
     let check_cancel = hook.cancel.is_some() && cancel_fd.is_none();
-    let mut leader = Leader::Alive;
-    let mut timed_out = false;
-    let mut cancelled = false;
-    let mut poll_failed = None;
+    let mut run = Run {
+        child,
+        pidfd,
+        hook,
+        watch,
+        pgid,
+        payload,
+        stdin,
+        stdout,
+        stderr,
+        buf,
+        phase,
+        deadline,
+        cancel_fd,
+        check_cancel,
+        leader: Leader::Alive,
+        timed_out: false,
+        cancelled: false,
+        poll_failed: None,
+    };
 
     // The pipe is empty and non-blocking: the first write needs no poll.
-    stdin.pump(payload);
-    loop {
-        if phase == Phase::Draining && stdout.pipe.is_none() && stderr.pipe.is_none() {
-            break;
+    run.stdin.pump(payload);
+    run.poll_loop();
+    run.finish(pid, started)
+}
+
+/// The state of [`run`]'s loop: the hook, our ends of its pipes, and where the loop is.
+struct Run<'a, 'h> {
+    child: HookChild,
+    pidfd: OwnedFd,
+    hook: &'a HookProcess<'h>,
+    watch: &'a mut Watch,
+    /// The hook's process group: the leader's pid.
+    pgid: libc::pid_t,
+    payload: &'a [u8],
+    stdin: Input,
+    stdout: Output<File>,
+    stderr: Output<File>,
+    buf: ReadBuf,
+    phase: Phase,
+    deadline: Option<Instant>,
+    cancel_fd: Option<RawFd>,
+    check_cancel: bool,
+    leader: Leader,
+    timed_out: bool,
+    cancelled: bool,
+    poll_failed: Option<io::Error>,
+}
+
+impl Run<'_, '_> {
+    /// Poll until the output is drained (or given up on), or `poll` fails.
+    fn poll_loop(&mut self) {
+        loop {
+            if self.phase == Phase::Draining
+                && self.stdout.pipe.is_none()
+                && self.stderr.pipe.is_none()
+            {
+                break;
+            }
+            let watch_exit = matches!(self.leader, Leader::Alive);
+            let running = self.phase == Phase::Running;
+            let mut fds = self.poll_fds(watch_exit, running);
+            let timeout = self.poll_timeout(watch_exit, running);
+            // SAFETY: `fds` is a valid array of `fds.len()` pollfds that outlives the call; poll only
+            // writes their `revents`, and ignores entries with a negative fd.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+            if ready < 0 {
+                let err = io::Error::last_os_error();
+                if err.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                // Only ENOMEM is possible with these arguments. Give up on the hook rather than spin.
+                self.poll_failed = Some(err);
+                break;
+            }
+            self.pump(&fds);
+            let now = Instant::now();
+            if watch_exit {
+                self.watch.update(now);
+            }
+            if self.react(&fds, now, running).is_break() {
+                break;
+            }
         }
-        let watch_exit = matches!(leader, Leader::Alive);
-        let running = phase == Phase::Running;
-        let mut fds = [
-            poll_entry(stdin.pipe.as_ref(), libc::POLLOUT),
-            poll_entry(stdout.pipe.as_ref(), libc::POLLIN),
-            poll_entry(stderr.pipe.as_ref(), libc::POLLIN),
-            poll_entry(watch_exit.then_some(&pidfd), libc::POLLIN),
+    }
+
+    /// What to poll: stdin, stdout, stderr, the leader's exit (while it is alive) and the
+    /// cancellation pipe (while running). A closed one is a negative fd, which poll ignores.
+    fn poll_fds(&self, watch_exit: bool, running: bool) -> [libc::pollfd; 5] {
+        [
+            poll_entry(self.stdin.pipe.as_ref(), libc::POLLOUT),
+            poll_entry(self.stdout.pipe.as_ref(), libc::POLLIN),
+            poll_entry(self.stderr.pipe.as_ref(), libc::POLLIN),
+            poll_entry(watch_exit.then_some(&self.pidfd), libc::POLLIN),
             libc::pollfd {
-                fd: cancel_fd.filter(|_| running).unwrap_or(-1),
+                fd: self.cancel_fd.filter(|_| running).unwrap_or(-1),
                 events: libc::POLLIN,
                 revents: 0,
             },
-        ];
-        let due = watch.due().filter(|_| watch_exit);
-        let mut timeout = poll_timeout(match (deadline, due) {
+        ]
+    }
+
+    /// How long to poll: until the phase's deadline or the watchdog's next look, whichever is
+    /// sooner, and no longer than the cancellation timer while running.
+    fn poll_timeout(&self, watch_exit: bool, running: bool) -> libc::c_int {
+        let due = self.watch.due().filter(|_| watch_exit);
+        let mut timeout = poll_timeout(match (self.deadline, due) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         });
-        if running && check_cancel {
+        if running && self.check_cancel {
             timeout = if timeout < 0 {
                 CHECK_EVERY_MS
             } else {
                 timeout.min(CHECK_EVERY_MS)
             };
         }
-        // SAFETY: `fds` is a valid array of `fds.len()` pollfds that outlives the call; poll only
-        // writes their `revents`, and ignores entries with a negative fd.
-        let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
-        if ready < 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            // Only ENOMEM is possible with these arguments. Give up on the hook rather than spin.
-            poll_failed = Some(err);
-            break;
-        }
+        timeout
+    }
+
+    /// Move the data of the pipes `poll` found ready.
+    fn pump(&mut self, fds: &[libc::pollfd; 5]) {
         // One read per readable pipe per round: a hook writing without end cannot starve the other
         // descriptors or the deadline.
         if fds[1].revents != 0 {
-            stdout.pump(&mut buf);
+            self.stdout.pump(&mut self.buf);
         }
         if fds[2].revents != 0 {
-            stderr.pump(&mut buf);
+            self.stderr.pump(&mut self.buf);
         }
         // POLLOUT, or POLLERR once the hook closed its end: the write then fails with EPIPE.
         if fds[0].revents != 0 {
-            stdin.pump(payload);
+            self.stdin.pump(self.payload);
         }
-        let now = Instant::now();
-        if watch_exit {
-            watch.update(now);
-        }
+    }
+
+    /// Act on the leader's exit, a cancellation, or the phase's deadline; `Break` to stop the
+    /// loop.
+    fn react(&mut self, fds: &[libc::pollfd; 5], now: Instant, running: bool) -> ControlFlow<()> {
         if fds[3].revents != 0 {
             // The leader has exited but is not reaped: it is a zombie that keeps its pid, and thus
             // the group id, ours. Kill what is left of the group (background children) first,
             // then reap.
-            kill_group(pgid, libc::SIGKILL);
-            leader = match child.try_wait() {
+            kill_group(self.pgid, libc::SIGKILL);
+            self.leader = match self.child.try_wait() {
                 Ok(Some(status)) => Leader::Reaped(Ok(status)),
                 Err(err) => Leader::Reaped(Err(err)),
                 // The pidfd only fires once the process has exited, and the exit is waitable
                 // from then on; never block on it anyway.
                 Ok(None) => Leader::Abandoned,
             };
-            stdin.pipe = None;
-            phase = Phase::Draining;
-            deadline = Some(now + OUTPUT_DRAIN);
-        } else if running && (fds[4].revents != 0 || hook.stopped(now)) {
+            self.stdin.pipe = None;
+            self.phase = Phase::Draining;
+            self.deadline = Some(now + OUTPUT_DRAIN);
+        } else if running && (fds[4].revents != 0 || self.hook.stopped(now)) {
             // Cancelled, or the dispatch's deadline: end it the way a timeout does.
-            cancelled = true;
-            kill_group(pgid, libc::SIGTERM);
-            signal_leader(&pidfd, libc::SIGTERM);
-            phase = Phase::Terminating;
-            deadline = Some(now + KILL_GRACE);
-        } else if deadline.is_some_and(|deadline| now >= deadline) {
-            match phase {
-                Phase::Running => {
-                    timed_out = true;
-                    kill_group(pgid, libc::SIGTERM);
-                    signal_leader(&pidfd, libc::SIGTERM);
-                    phase = Phase::Terminating;
-                    deadline = Some(now + KILL_GRACE);
-                }
-                Phase::Terminating => {
-                    kill_group(pgid, libc::SIGKILL);
-                    signal_leader(&pidfd, libc::SIGKILL);
-                    phase = Phase::Killed;
-                    deadline = Some(now + REAP_WAIT);
-                }
-                Phase::Killed => {
-                    // Stuck in the kernel even after SIGKILL: do not wait for it.
-                    leader = Leader::Abandoned;
-                    stdin.pipe = None;
-                    phase = Phase::Draining;
-                    deadline = Some(now + OUTPUT_DRAIN);
-                }
-                // Some process outside the group (setsid) holds stdout or stderr: stop reading.
-                Phase::Draining => break,
-            }
+            self.cancelled = true;
+            kill_group(self.pgid, libc::SIGTERM);
+            signal_leader(&self.pidfd, libc::SIGTERM);
+            self.phase = Phase::Terminating;
+            self.deadline = Some(now + KILL_GRACE);
+        } else if self.deadline.is_some_and(|deadline| now >= deadline) {
+            return self.on_deadline(now);
         }
+        ControlFlow::Continue(())
     }
 
-    if matches!(leader, Leader::Alive) {
-        // Only after a poll failure: leave nothing of the hook running.
-        kill_group(pgid, libc::SIGKILL);
-        signal_leader(&pidfd, libc::SIGKILL);
-        leader = Leader::Abandoned;
-    }
-    let termination = if let Some(err) = poll_failed {
-        Termination::SpawnFailed(format!("could not watch the hook process: {err}"))
-    } else if cancelled {
-        Termination::Cancelled
-    } else if timed_out {
-        Termination::TimedOut
-    } else {
-        match &leader {
-            Leader::Reaped(Ok(status)) => termination_of(*status),
-            Leader::Reaped(Err(err)) => {
-                Termination::SpawnFailed(format!("lost track of the hook process: {err}"))
+    /// The phase's deadline passed: on to the next phase; `Break` when draining is over.
+    fn on_deadline(&mut self, now: Instant) -> ControlFlow<()> {
+        match self.phase {
+            Phase::Running => {
+                self.timed_out = true;
+                kill_group(self.pgid, libc::SIGTERM);
+                signal_leader(&self.pidfd, libc::SIGTERM);
+                self.phase = Phase::Terminating;
+                self.deadline = Some(now + KILL_GRACE);
             }
-            Leader::Alive | Leader::Abandoned => {
-                Termination::SpawnFailed("lost track of the hook process".to_owned())
+            Phase::Terminating => {
+                kill_group(self.pgid, libc::SIGKILL);
+                signal_leader(&self.pidfd, libc::SIGKILL);
+                self.phase = Phase::Killed;
+                self.deadline = Some(now + REAP_WAIT);
             }
+            Phase::Killed => {
+                // Stuck in the kernel even after SIGKILL: do not wait for it.
+                self.leader = Leader::Abandoned;
+                self.stdin.pipe = None;
+                self.phase = Phase::Draining;
+                self.deadline = Some(now + OUTPUT_DRAIN);
+            }
+            // Some process outside the group (setsid) holds stdout or stderr: stop reading.
+            Phase::Draining => return ControlFlow::Break(()),
         }
-    };
-    if matches!(leader, Leader::Abandoned) {
-        reap_in_background(child);
+        ControlFlow::Continue(())
     }
-    let output_held_open =
-        phase == Phase::Draining && (stdout.pipe.is_some() || stderr.pipe.is_some());
-    // Dropping the pipes closes our ends: a process that escaped the group gets EPIPE from now on.
-    let (stdout, stdout_truncated) = stdout.take();
-    let (stderr, stderr_truncated) = stderr.take();
-    Finished {
-        termination,
-        stdout,
-        stdout_truncated,
-        stderr,
-        stderr_truncated,
-        duration: started.elapsed(),
-        output_held_open,
-        pid: Some(pid),
+
+    /// After the loop: leave nothing of the hook running, say how it ended, and hand over its
+    /// output.
+    fn finish(self, pid: u32, started: Instant) -> Finished {
+        let Run {
+            child,
+            pidfd,
+            pgid,
+            stdout,
+            stderr,
+            phase,
+            mut leader,
+            timed_out,
+            cancelled,
+            poll_failed,
+            ..
+        } = self;
+        if matches!(leader, Leader::Alive) {
+            // Only after a poll failure: leave nothing of the hook running.
+            kill_group(pgid, libc::SIGKILL);
+            signal_leader(&pidfd, libc::SIGKILL);
+            leader = Leader::Abandoned;
+        }
+        let termination = if let Some(err) = poll_failed {
+            Termination::SpawnFailed(format!("could not watch the hook process: {err}"))
+        } else if cancelled {
+            Termination::Cancelled
+        } else if timed_out {
+            Termination::TimedOut
+        } else {
+            match &leader {
+                Leader::Reaped(Ok(status)) => termination_of(*status),
+                Leader::Reaped(Err(err)) => {
+                    Termination::SpawnFailed(format!("lost track of the hook process: {err}"))
+                }
+                Leader::Alive | Leader::Abandoned => {
+                    Termination::SpawnFailed("lost track of the hook process".to_owned())
+                }
+            }
+        };
+        if matches!(leader, Leader::Abandoned) {
+            reap_in_background(child);
+        }
+        let output_held_open =
+            phase == Phase::Draining && (stdout.pipe.is_some() || stderr.pipe.is_some());
+        // Dropping the pipes closes our ends: a process that escaped the group gets EPIPE from now on.
+        let (stdout, stdout_truncated) = stdout.take();
+        let (stderr, stderr_truncated) = stderr.take();
+        Finished {
+            termination,
+            stdout,
+            stdout_truncated,
+            stderr,
+            stderr_truncated,
+            duration: started.elapsed(),
+            output_held_open,
+            pid: Some(pid),
+        }
     }
 }
 
