@@ -315,12 +315,7 @@ fn outcome_line(time: &str, outcome: &Outcome) -> Value {
 }
 
 fn sha256_prefix(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut hex = String::with_capacity(HASH_PREFIX);
-    for byte in digest.iter().take(HASH_PREFIX / 2) {
-        hex.push_str(&format!("{byte:02x}"));
-    }
-    hex
+    crate::trust::hex(&Sha256::digest(bytes)[..HASH_PREFIX / 2])
 }
 
 fn cut(s: &str) -> String {

@@ -9,7 +9,6 @@ use std::time::{Duration, SystemTime};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::event::Event;
 
@@ -339,10 +338,7 @@ fn scope(event: Event, payload: &Map<String, Value>) -> Option<String> {
 }
 
 fn hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::trust::content_hash(text.as_bytes())
 }
 
 #[cfg(test)]

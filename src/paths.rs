@@ -248,7 +248,12 @@ pub(crate) fn absolute(path: &Path) -> PathBuf {
 
 /// The user's home directory (for `~` in `trusted_roots`).
 pub(crate) fn home_dir() -> Option<PathBuf> {
-    base_dirs().map(|b| b.home_dir().to_path_buf())
+    // `$HOME` when set and not empty, as `directories` reads it, without computing every other
+    // directory of the user for it (this runs several times per process).
+    std::env::var_os("HOME")
+        .filter(|home| !home.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| base_dirs().map(|b| b.home_dir().to_path_buf()))
 }
 
 /// The OS's directories for this user (`None` without a home directory).

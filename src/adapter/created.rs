@@ -7,11 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 fn record(data_dir: &Path, file: &Path) -> PathBuf {
-    let digest = Sha256::digest(file.as_os_str().as_encoded_bytes());
-    let name: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let name = crate::trust::content_hash(file.as_os_str().as_encoded_bytes());
     data_dir.join("installed").join(name)
 }
 

@@ -359,20 +359,26 @@ fn walk_from(mut out: PathBuf, path: &Path, links: u32) -> PathBuf {
 #[derive(Debug, Default)]
 pub struct RealDirs {
     /// Each folder met, resolved, and whether it could be looked up.
-    dirs: std::collections::HashMap<PathBuf, (PathBuf, bool)>,
+    dirs: std::collections::HashMap<std::ffi::OsString, (PathBuf, bool)>,
 }
 
 impl RealDirs {
     /// What [`real`] gives for `path`; a relative path is taken from the working directory.
     pub fn resolve(&mut self, path: &Path) -> PathBuf {
-        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let absolute;
+        let path = if path.is_absolute() {
+            path
+        } else {
+            absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            &absolute
+        };
         let plain = path
             .components()
             .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
         match (plain, path.parent(), path.file_name()) {
             (true, Some(parent), Some(name)) => self.step(parent, name).0,
             // `..` is the kernel's, taken after the symlink before it: the whole walk.
-            _ => real(&path),
+            _ => real(path),
         }
     }
 
@@ -380,11 +386,12 @@ impl RealDirs {
         let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
             return (dir.to_path_buf(), true);
         };
-        if let Some(known) = self.dirs.get(dir) {
+        if let Some(known) = self.dirs.get(dir.as_os_str()) {
             return known.clone();
         }
         let resolved = self.step(parent, name);
-        self.dirs.insert(dir.to_path_buf(), resolved.clone());
+        self.dirs
+            .insert(dir.as_os_str().to_owned(), resolved.clone());
         resolved
     }
 

@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::{agent_entry, read_json, registered, show, Registered};
 use crate::adapter::Agent;
@@ -198,7 +197,5 @@ pub(crate) fn trust_hash(reg: &Registered) -> String {
         identity.insert("matcher".into(), matcher.clone());
     }
     let json = Value::Object(identity).to_string();
-    let digest = Sha256::digest(json.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", crate::trust::content_hash(json.as_bytes()))
 }
