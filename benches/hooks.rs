@@ -546,6 +546,106 @@ fn interleaved(rounds: usize) -> OneHook {
     }
 }
 
+/// A confined hook through ka (its own vfork-style `clone`, the ruleset applied in the child
+/// before `sh`) against what it replaces: `std::process::Command` applying a Landlock ruleset
+/// in a `pre_exec` closure, which makes `std` fork the whole process. A fork copies the host's
+/// page tables, so the host's size matters: measured with the host's resident memory grown by
+/// 50 and by 500 MB (every page written), `rounds` interleaved rounds each. Returns, per size,
+/// the resident size reached and the two medians (seconds).
+#[cfg(target_os = "linux")]
+fn confined_vs_fork(rounds: usize) -> Vec<(u64, f64, f64)> {
+    use std::time::Instant;
+    let hook = "[[hooks]]\nevent = \"pre_tool_use\"\ntool = \"write\"\ncommand = \"true\"\n\
+                sandbox = \"project\"\n";
+    let world = World::new(hook, None);
+    let confined = world.load();
+    let dir: PathBuf = std::env::current_dir().expect("working directory");
+    let args = kilobyte_arguments();
+    let payload = hook_stdin(&args, &dir);
+    let call = || Request::tool_call(Event::PreToolUse, "write", args.clone());
+    let mut ballast: Vec<u8> = Vec::new();
+    let mut out = Vec::new();
+    for mb in [50usize, 500] {
+        ballast.resize(mb << 20, 1);
+        black_box(&ballast);
+        let mut times: [Vec<f64>; 2] = Default::default();
+        for round in 0..rounds + rounds / 10 {
+            for i in 0..2 {
+                let variant = (round + i) % 2;
+                let request = call();
+                let t = Instant::now();
+                if variant == 0 {
+                    drop(black_box(confined.dispatch(request)));
+                } else {
+                    forked_confined_sh_c_true(&dir, &payload);
+                }
+                if round >= rounds / 10 {
+                    times[variant].push(t.elapsed().as_secs_f64());
+                }
+            }
+        }
+        let [ka, fork] = times.map(|mut v| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+        });
+        out.push((resident_mb(), ka, fork));
+    }
+    out
+}
+
+/// [`raw_sh_c_true`] confined as `std` can do it: a Landlock ruleset (reads anywhere, writes
+/// in `dir` only), built in the parent and applied in a `pre_exec` closure, so `std` forks.
+#[cfg(target_os = "linux")]
+fn forked_confined_sh_c_true(dir: &std::path::Path, payload: &[u8]) {
+    use landlock::{
+        path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, ABI,
+    };
+    use std::os::unix::process::CommandExt;
+    let abi = ABI::V1;
+    let ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.create())
+        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules([dir], AccessFs::from_all(abi))))
+        .expect("landlock ruleset");
+    let mut ruleset = Some(ruleset);
+    let mut command = Command::new("sh");
+    command.arg("-c").arg("true").current_dir(dir);
+    // SAFETY: the closure runs in the forked child before exec; it only takes the ruleset built
+    // in the parent and makes the two system calls of `restrict_self` (no lock is taken).
+    unsafe {
+        command.pre_exec(move || match ruleset.take() {
+            Some(r) => r
+                .restrict_self()
+                .map(drop)
+                .map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM)),
+            None => Ok(()),
+        });
+    }
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn confined sh");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let _ = stdin.write_all(payload);
+    drop(stdin);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let _ = child.stdout.take().expect("stdout").read_to_end(&mut out);
+    let _ = child.stderr.take().expect("stderr").read_to_end(&mut err);
+    black_box((child.wait().expect("wait"), out, err));
+}
+
+/// This process's resident memory in MB (`/proc/self/statm`, 4 KiB pages).
+#[cfg(target_os = "linux")]
+fn resident_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| (pages * 4096) >> 20)
+}
+
 /// One line of the `Targets` block for a ratio against a limit.
 fn ratio_line(name: &str, a: f64, b: f64, limit: f64) -> String {
     let ratio = a / b;
@@ -577,6 +677,18 @@ fn main() {
             ratio_line("sandbox confined / not", one.confined, one.config, 1.10),
         ] {
             println!("  {line}");
+        }
+    }
+    #[cfg(target_os = "linux")]
+    if filter.is_none_or(|f| "confined_vs_fork".contains(f.as_str())) {
+        println!("\nA confined hook through ka against std's fork with the same kind of ruleset:");
+        for (rss, ka, fork) in confined_vs_fork(if test { 3 } else { 300 }) {
+            println!(
+                "  host RSS {rss:>4} MB: ka {:.3} ms, std fork {:.3} ms, fork / ka {:.2} ×",
+                ka * 1e3,
+                fork * 1e3,
+                fork / ka
+            );
         }
     }
     if filter.is_none_or(|f| "async_dispatch".contains(f.as_str())) {
