@@ -213,3 +213,59 @@ fn dropping_one_future_leaves_the_hosts_shared_token_and_its_other_dispatches_al
         group_gone(pid)
     });
 }
+
+/// `Config::dispatch_async` counts by the payload's `session_id` as `Config::dispatch` does:
+/// the stop loop is capped and the turn's denials reach the backstop.
+#[test]
+fn config_dispatch_async_counts_a_session_id() {
+    let p = Project::new();
+    p.user(&format!(
+        "[hook_settings]\nmax_continuations = 3\ndenial_backstop = 2\n\n{}{}",
+        hook("again", "stop", "echo 'keep going' >&2; exit 2", &[]),
+        hook(
+            "no-curl",
+            "pre_tool_use",
+            r#"case "$(cat)" in *curl*) echo 'no curl' >&2; exit 2;; esac"#,
+            &[r#"tool = "bash""#],
+        ),
+    ));
+    let config = Arc::new(p.load());
+    let rt = runtime();
+    let with_id = |mut payload: serde_json::Value| {
+        payload["session_id"] = json!("async-counted");
+        object(payload)
+    };
+    let mut kept_going = 0;
+    for _ in 0..20 {
+        let stop = Request::new(Event::Stop, with_id(json!({})));
+        if rt
+            .block_on(Arc::clone(&config).dispatch_async(stop))
+            .keep_going
+            .is_none()
+        {
+            break;
+        }
+        kept_going += 1;
+    }
+    assert_eq!(
+        kept_going, 3,
+        "max_continuations = 3 through dispatch_async"
+    );
+    let bash = |command: &str| {
+        let call = json!({"tool": "bash", "arguments": {"command": command}});
+        Request::new(Event::PreToolUse, with_id(call))
+    };
+    for _ in 0..2 {
+        let o = rt.block_on(Arc::clone(&config).dispatch_async(bash("curl x")));
+        assert!(o.blocked(), "{o:?}");
+    }
+    let o = rt.block_on(Arc::clone(&config).dispatch_async(bash("wget x")));
+    assert!(
+        matches!(
+            o.next(),
+            ka_hooks::next::Next::ToolCall(ka_hooks::next::Permission::Ask { .. }, _)
+        ),
+        "after two denials a person is asked: {:?}",
+        o.next()
+    );
+}
