@@ -34,6 +34,7 @@ fn demo(args: &[&str], home: &Path) -> Output {
 }
 
 #[test]
+#[ignore = "slow: runs the whole demo (its cargo build and every step); scripts/test.sh runs it"]
 fn demo_finds_the_binary_in_cargo_target_dir_and_every_step_exits_as_expected() {
     let home = tempfile::tempdir().expect("tempdir");
     let output = demo(&["--keep"], home.path());
