@@ -1,5 +1,6 @@
 //! A small agent loop over scripted tool calls (no model), using the public API the way an agent
-//! does: one [`Session`] for the whole session; session start, prompts, guarded tool calls
+//! does: the project's layer reviewed and trusted through the library; one [`Session`] for the
+//! whole session; session start, prompts, guarded tool calls
 //! (block, ask, rewrite, pre-approval), tool results passed to `post_tool_use` and its answer
 //! applied, the denial backstop the session counts, an async formatter whose results arrive on their own, the
 //! stop loop, cancelling a hook (the user pressed Esc), a configuration edit picked up mid-session,
@@ -17,19 +18,24 @@ use std::time::Duration;
 use ka_hooks::config::{Config, LoadOptions};
 use ka_hooks::next::{Next, Other, Permission, Prompt, Stop, ToolResult};
 use ka_hooks::paths::Paths;
+use ka_hooks::review;
 use ka_hooks::session::Session;
 use ka_hooks::{CancelToken, Event, Request};
 use serde_json::{json, Map, Value};
+
+/// The project's hooks (`.ka/ka.toml`, which travels with the repository): they run only once a
+/// person reviewed and trusted them.
+const PROJECT_HOOKS: &str = r#"
+[[hooks]]
+name = "welcome"
+event = "session_start"
+command = '''echo '{"context":"this project builds with cargo"}' '''
+"#;
 
 /// The user's hooks for this demo (a real user keeps them in `~/.config/ka/ka.toml`).
 const HOOKS: &str = r#"
 [hook_settings]
 max_continuations = 2
-
-[[hooks]]
-name = "welcome"
-event = "session_start"
-command = '''echo '{"context":"this project builds with cargo"}' '''
 
 [[hooks]]
 name = "ci-status"
@@ -278,13 +284,23 @@ fn main() -> Result<(), Box<dyn Error>> {
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(config_dir.join("ka.toml"), HOOKS)?;
+    std::fs::write(project.join(".ka/ka.toml"), PROJECT_HOOKS)?;
+
+    // The project's layer runs once a person trusted it: a host shows the review's text and
+    // records exactly what was shown when the user agrees (this demo agrees for them).
+    let options = LoadOptions::new(Paths::isolated(&config_dir, &data_dir), &project);
+    let review = review::review(&options)?;
+    if review.needs_trust() {
+        review::record(&options, &review)?;
+        println!(
+            "project hooks: {} file(s) reviewed ({} lines shown) and trusted",
+            review.files().count(),
+            review.text().lines().count()
+        );
+    }
 
     // Once per session. `Config` is cheap to share: one `Arc` for every session of the process.
-    let config = Arc::new(Config::load(&LoadOptions {
-        paths: Paths::isolated(&config_dir, &data_dir),
-        start_dir: project.clone(),
-        trust_once: false,
-    })?);
+    let config = Arc::new(Config::load(&options)?);
     let agent = Agent {
         session: Arc::new(Session::new(config, "demo-session", &project)),
     };

@@ -33,6 +33,8 @@ fn the_agent_example_runs_a_whole_session() {
         String::from_utf8_lossy(&out.stderr)
     );
     let expected = [
+        // The project's layer was reviewed and trusted through the library; its hook runs.
+        "project hooks: 1 file(s) reviewed (",
         r#"session start: context "this project builds with cargo""#,
         // The prompt's context is delivered to the model.
         "prompt \"fix the failing test\": sent to the model\n  model context: CI is red on main",
