@@ -189,6 +189,8 @@ impl Agent {
                 arguments: args,
                 pre_approved: approved,
                 context,
+                deferred: _,
+                permission_updates: _,
             } => {
                 to_model(context);
                 let how = if approved {

@@ -83,6 +83,7 @@ fn main() -> Result<(), Box<dyn Error>> {
                     arguments,
                     pre_approved,
                     context,
+                    ..
                 },
                 _,
             ) => {

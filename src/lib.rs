@@ -68,7 +68,12 @@
 //!     Next::ToolCall(Permission::Ask { .. }, _) => false,
 //!     // Run `arguments`, not the call as the model made it: hooks may have rewritten it.
 //!     // `pre_approved`: the host may skip its permission prompt. `context`: for the model.
-//!     Next::ToolCall(Permission::Run { arguments: _, pre_approved: _, context: _ }, _) => true,
+//!     // `deferred`: the host's own permission flow decides; `permission_updates`: rules to
+//!     // apply with a pre-approved `permission_request`.
+//!     Next::ToolCall(
+//!         Permission::Run { arguments: _, pre_approved: _, context: _, deferred: _, permission_updates: _ },
+//!         _,
+//!     ) => true,
 //!     Next::Prompt(..) | Next::ToolResult(..) | Next::Stop(..) | Next::Other(..) => {
 //!         unreachable!("a tool call is answered with Next::ToolCall")
 //!     }

@@ -99,6 +99,14 @@ pub enum Permission {
         pre_approved: bool,
         /// Text for the model's context, when a hook gave some.
         context: Option<String>,
+        /// A hook deferred the decision (Claude Code's `permissionDecision: "defer"`) and no
+        /// hook decided: the host's own permission flow decides (a host that cannot ask a
+        /// person pauses the call). Never set with `pre_approved`.
+        deferred: bool,
+        /// `permission_request`: the permission-rule updates the allowing hooks returned
+        /// (Claude Code's `updatedPermissions`), distinct, in hook order: the host applies them
+        /// with the approval. Empty otherwise.
+        permission_updates: Vec<Value>,
     },
 }
 
@@ -310,11 +318,20 @@ impl Outcome {
                 reason: self.reason_or("denied by a ka hook"),
                 context,
             },
-            decision => Permission::Run {
-                arguments,
-                pre_approved: decision == Some(Decision::Allow) && !self.any_hook_failed(),
-                context,
-            },
+            decision => {
+                let pre_approved = decision == Some(Decision::Allow) && !self.any_hook_failed();
+                Permission::Run {
+                    arguments,
+                    pre_approved,
+                    context,
+                    deferred: self.deferred && !pre_approved,
+                    permission_updates: if pre_approved {
+                        self.permission_updates.clone()
+                    } else {
+                        Vec::new()
+                    },
+                }
+            }
         }
     }
 

@@ -162,6 +162,52 @@ fn a_halt_is_a_halt_with_the_reason_for_the_user() {
     );
 }
 
+/// A deferral and a permission request's rule updates reach the host through `next()` alone
+/// (they were only in `Outcome`'s hidden fields): the host's own flow decides a deferred call,
+/// and an approval carries the rules to apply with it.
+#[test]
+fn a_deferral_and_permission_rule_updates_are_in_next() {
+    let p = hooks_project(&[hook(
+        "later",
+        "pre_tool_use",
+        r#"echo '{"hookSpecificOutput":{"permissionDecision":"defer"}}'"#,
+        &[],
+    )]);
+    let outcome = p.tool_call(Event::PreToolUse, "bash", json!({"command": "ls"}));
+    assert!(
+        matches!(
+            permission(&outcome),
+            Permission::Run {
+                deferred: true,
+                pre_approved: false,
+                ..
+            }
+        ),
+        "{:?}",
+        outcome.next()
+    );
+    let rule = json!({"type": "addRules", "rules": [{"toolName": "Bash"}],
+        "behavior": "allow", "destination": "session"});
+    let answer = json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
+        "decision": {"behavior": "allow", "updatedPermissions": [rule]}}});
+    let p = hooks_project(&[hook(
+        "rules",
+        "permission_request",
+        &format!("echo '{answer}'"),
+        &[],
+    )]);
+    let outcome = p.tool_call(Event::PermissionRequest, "bash", json!({"command": "ls"}));
+    match permission(&outcome) {
+        Permission::Run {
+            pre_approved: true,
+            deferred: false,
+            permission_updates,
+            ..
+        } => assert_eq!(permission_updates, vec![rule]),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// A rewrite runs the rewritten arguments (the host cannot run the originals by forgetting
 /// `updated_input`); without an allow it is not pre-approved.
 #[test]
@@ -178,7 +224,9 @@ fn a_rewrite_runs_the_rewritten_arguments_and_an_allow_pre_approves() {
         Permission::Run {
             arguments: args(json!({"command": "ls -la"})),
             pre_approved: false,
-            context: None
+            context: None,
+            deferred: false,
+            permission_updates: Vec::new(),
         }
     );
     let p = hooks_project(&[hook(
@@ -193,7 +241,9 @@ fn a_rewrite_runs_the_rewritten_arguments_and_an_allow_pre_approves() {
         Permission::Run {
             arguments: args(json!({"command": "ls"})),
             pre_approved: true,
-            context: None
+            context: None,
+            deferred: false,
+            permission_updates: Vec::new(),
         }
     );
 }
