@@ -332,6 +332,27 @@ pub(crate) fn is_executable(path: &Path) -> bool {
 
 /// `name` on `path_var` (`PATH`), relative entries against `dir`.
 pub(crate) fn find_on_path(name: &str, path_var: &str, dir: &Path) -> Option<PathBuf> {
+    // `check` and `doctor` ask this once per hook, and 40 000 hooks name a handful of programs:
+    // each (program, PATH, directory) is looked up once per process (these commands run once).
+    type Key = (String, String, PathBuf);
+    static FOUND: std::sync::Mutex<Option<std::collections::HashMap<Key, Option<PathBuf>>>> =
+        std::sync::Mutex::new(None);
+    let key = (name.to_owned(), path_var.to_owned(), dir.to_path_buf());
+    if let Ok(found) = FOUND.lock() {
+        if let Some(known) = found.as_ref().and_then(|m| m.get(&key)) {
+            return known.clone();
+        }
+    }
+    let found = search_path(name, path_var, dir);
+    if let Ok(mut cache) = FOUND.lock() {
+        cache
+            .get_or_insert_with(Default::default)
+            .insert(key, found.clone());
+    }
+    found
+}
+
+fn search_path(name: &str, path_var: &str, dir: &Path) -> Option<PathBuf> {
     path_var
         .split(':')
         .map(|d| {
