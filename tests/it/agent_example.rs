@@ -1,4 +1,4 @@
-//! `examples/agent.rs` (#23 item 8): a real host loop over the public API; its transcript shows
+//! `examples/agent.rs`: a real host loop over the public API; its transcript shows
 //! every step an agent takes, and this test checks it.
 
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! `async = true` (#13): the dispatch returns without waiting; the hook runs under every runner
+//! `async = true`: the dispatch returns without waiting; the hook runs under every runner
 //! guarantee; its result comes with the session's next dispatch; a newer run for the same paths
 //! supersedes an older one; no process is left behind. Through the CLI (detached supervisor)
 //! and the library (reaper thread).

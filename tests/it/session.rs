@@ -1,4 +1,4 @@
-//! `Session` (#23 item 3): a host that follows the docs cannot lose the trust, the continuation
+//! `Session`: a host that follows the docs cannot lose the trust, the continuation
 //! cap, async results or its hooks. Each test is a failure of the issue: it failed with the
 //! `Config`-per-load API the crate offered before.
 

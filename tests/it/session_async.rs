@@ -1,4 +1,4 @@
-//! The `tokio` feature (#23 item 4): `dispatch_async` without glue; a dropped future ends its
+//! The `tokio` feature: `dispatch_async` without glue; a dropped future ends its
 //! hooks. Runs with `--features tokio` (scripts/test.sh).
 
 use crate::support;
