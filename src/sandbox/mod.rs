@@ -485,7 +485,9 @@ impl Confiner {
 pub enum Run {
     /// Run as is.
     Unconfined,
-    /// Apply this ruleset in the child before `sh` starts.
+    /// Apply this ruleset in the child before `sh` starts (Linux: elsewhere there is no
+    /// Landlock, and no run is confined).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Confined(Prepared),
     /// It must not run: the text is the failure its report shows, and `on_error` decides.
     Refused(String),
