@@ -9,6 +9,12 @@
 
 use std::process::ExitCode;
 
+/// musl's malloc maps and unmaps memory a page at a time; dlmalloc keeps what it maps (why, and
+/// what it saves: `benches/README.md`, "What the binary is, and why").
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOC: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+
 fn main() -> ExitCode {
     ExitCode::from(ka_hooks::cli::main(std::env::args_os()))
 }
