@@ -505,7 +505,11 @@ pub(crate) fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
             action: None,
             ignored: None,
         },
-        sandbox: hook.sandbox.describe(crate::sandbox::probe()),
+        // The kernel is probed only for a hook meant to be confined.
+        sandbox: match &hook.sandbox {
+            crate::sandbox::Plan::Unconfined => None,
+            plan => plan.describe(crate::sandbox::probe()),
+        },
         sandbox_note: crate::sandbox::note(
             &hook.sandbox,
             finished.termination.exit_code(),
