@@ -281,6 +281,7 @@ pub mod process;
 #[cfg(not(feature = "cli"))]
 mod process;
 pub(crate) mod protect;
+mod resolve;
 pub mod review;
 mod sandbox;
 #[cfg(feature = "cli")]

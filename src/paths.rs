@@ -239,11 +239,12 @@ pub(crate) fn find_project_root(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// An absolute form of `path` without requiring it to exist (canonical when it does).
+/// An absolute form of `path` without requiring it to exist: canonical as far as it exists
+/// ([`crate::resolve::real`]: a `lstat` per component, where `realpath` takes a
+/// `readlink` per component and, in musl, an allocation of its own).
 pub(crate) fn absolute(path: &Path) -> PathBuf {
-    path.canonicalize()
-        .or_else(|_| std::path::absolute(path))
-        .unwrap_or_else(|_| path.to_path_buf())
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    crate::resolve::real(&absolute)
 }
 
 /// The user's home directory (for `~` in `trusted_roots`).

@@ -40,7 +40,8 @@ pub fn check(
     if targets.is_empty() {
         return None;
     }
-    let resolver = Resolver::new(config.project_root.as_deref().unwrap_or(cwd));
+    let root = config.project_root.as_deref().unwrap_or(cwd);
+    let resolver = Resolver::with_known(root, config.protected_dirs());
     targets.into_iter().find_map(|target| {
         let spellings = resolver.spellings(target);
         let hit = match spellings.iter().find(|s| protected(config, &s.absolute)) {

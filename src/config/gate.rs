@@ -879,24 +879,43 @@ fn validate_alone(below: &Below<'_>, file: &ParsedFile, errors: &mut Vec<ConfigE
     errors.extend(own_errors(file, below));
 }
 
+/// ka's own files and folders, resolved, and the folders met on the way (see
+/// [`Config::protected`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Protected {
+    paths: Vec<PathBuf>,
+    dirs: RealDirs,
+}
+
 impl Config {
     /// ka's own files and folders (a tool call aimed at them asks a human first), absolute and
     /// resolved: found at the first call that needs them, so a call that touches no path never
     /// looks them up.
     pub fn protected(&self) -> &[PathBuf] {
+        &self.protected_lookup().paths
+    }
+
+    /// What resolving ka's own files met: the project root and the working directory among
+    /// them, so a path of the call resolved next asks the kernel nothing twice.
+    pub(crate) fn protected_dirs(&self) -> &RealDirs {
+        &self.protected_lookup().dirs
+    }
+
+    fn protected_lookup(&self) -> &Protected {
         self.protected.get_or_init(|| {
-            let mut protected = protected_paths(&self.options, &self.roots);
+            let mut dirs = RealDirs::default();
+            let mut protected = protected_paths(&self.options, &self.roots, &mut dirs);
             // A covered script is as much the reviewed configuration as the file that names
             // it: a write to it asks a person, like a write to `.ka/ka.toml`.
             protected.extend(self.covered.iter().map(|c| c.path()));
-            let mut real = RealDirs::default();
-            protected.iter().map(|p| real.resolve(p)).collect()
+            let paths = protected.iter().map(|p| dirs.resolve(p)).collect();
+            Protected { paths, dirs }
         })
     }
 }
 
 /// ka's own files: every root's layer files, the user file, the managed and data dirs.
-fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
+fn protected_paths(opts: &LoadOptions, roots: &[PathBuf], dirs: &mut RealDirs) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = roots
         .iter()
         .flat_map(|root| GATED_FILES.iter().map(move |(_, rel)| root.join(rel)))
@@ -914,7 +933,7 @@ fn protected_paths(opts: &LoadOptions, roots: &[PathBuf]) -> Vec<PathBuf> {
     // The agents' files that call ka-hooks: removing the call switches every guard off. Also
     // where the agent works when no `.ka/` marks a project (the user's guards may be all there
     // is): the start directory and the repository holding it.
-    let start = paths::absolute(&opts.start_dir);
+    let start = dirs.resolve(&opts.start_dir);
     let repository = start
         .ancestors()
         .find(|dir| std::fs::symlink_metadata(dir.join(".git")).is_ok())
