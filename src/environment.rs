@@ -95,22 +95,19 @@ pub(crate) fn working_dir(
     Err((dir, message))
 }
 
-/// `Ok` when `dir` is a directory this process may enter (search permission).
+/// `Ok` when `dir` is a directory this process may enter (search permission). One system call:
+/// `dir/.` resolves only through a directory, and `X_OK` on it is search permission.
 pub(crate) fn enterable(dir: &Path) -> Result<(), String> {
     use std::os::unix::ffi::OsStrExt;
-    match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => return Err("not a directory".to_owned()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err("it does not exist".to_owned())
-        }
-        Err(e) => return Err(e.to_string()),
-    }
     if dir.as_os_str().as_bytes().contains(&0) {
         return Err("a NUL byte in the path".to_owned());
     }
-    rustix::fs::access(dir, rustix::fs::Access::EXEC_OK)
-        .map_err(|err| std::io::Error::from(err).to_string())
+    match rustix::fs::access(dir.join("."), rustix::fs::Access::EXEC_OK) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::NOENT) => Err("it does not exist".to_owned()),
+        Err(rustix::io::Errno::NOTDIR) => Err("not a directory".to_owned()),
+        Err(err) => Err(std::io::Error::from(err).to_string()),
+    }
 }
 
 /// The environment a session's hooks run in ([`crate::session::Session::with_hook_env`]).

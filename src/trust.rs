@@ -378,7 +378,7 @@ pub(crate) fn open_nofollow(path: &Path, create: bool) -> std::io::Result<std::f
 /// The bytes of the regular file `path` (`None` when it does not exist), at most `limit` bytes;
 /// a symlink, FIFO, device or directory is an error.
 pub(crate) fn read_regular(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
-    let file = match open_nofollow(path, false) {
+    let file = match crate::fd::open_read(path, true) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -398,7 +398,9 @@ pub(crate) fn read_regular(path: &Path, limit: u64) -> std::io::Result<Option<Ve
             limit
         )));
     }
-    let mut bytes = Vec::new();
+    // Sized from the metadata: one read, and the one that sees the end.
+    let expected = meta.len().min(limit) + 1;
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(std::io::Error::other(format!(

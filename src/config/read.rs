@@ -57,16 +57,7 @@ pub fn gated(root: &Path, path: &Path) -> Found {
 }
 
 fn read(path: &Path, follow: bool) -> Found {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
-    if !follow {
-        flags |= libc::O_NOFOLLOW;
-    }
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(flags)
-        .open(path)
-    {
+    let file = match crate::fd::open_read(path, !follow) {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Found::Missing,
         Err(e) if out_of_descriptors(&e) => return Found::Refused(io_failure(&e)),
