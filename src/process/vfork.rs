@@ -26,7 +26,7 @@ use crate::sandbox::Confiner;
 /// Bytes of stack for the child until its `execve`: it makes raw system calls and nothing else
 /// (musl's `posix_spawn` gives its child about 5 KiB), through functions the parent has called
 /// already, so no lazy symbol binding (which saves the vector registers on the stack) runs in
-/// the child. An overflow would write into the parent's suspended frames: the margin is wide.
+/// the child. An overflow would write into the heap below it: the margin is wide.
 const STACK: usize = 32 * 1024;
 
 /// Signals 1..`NSIG` on the architectures this spawn is used on ([`usable`]: 64 signals, a
@@ -73,6 +73,22 @@ const NO: u8 = 2;
 /// The child's stack, 16-byte aligned as every ABI wants at a call.
 #[repr(C, align(16))]
 struct Stack([MaybeUninit<u8>; STACK]);
+
+/// A child's stack, on the heap: as a local, its 32 KiB would be probed page by page on entry
+/// (eight page faults) and push every later frame of ours as far down; the child touches a page
+/// or two. Made before the `clone` and dropped after it, never in the child.
+pub(super) struct ChildStack(Box<MaybeUninit<Stack>>);
+
+impl ChildStack {
+    pub(super) fn new() -> ChildStack {
+        ChildStack(Box::new_uninit())
+    }
+
+    /// One past its end: where the child's first frame goes.
+    fn top(&mut self) -> *mut libc::c_void {
+        self.0.as_mut_ptr().wrapping_add(1).cast()
+    }
+}
 
 /// This spawn can be used in this process: the C library's `clone` wrapper leaves the calling
 /// thread alone, and the first spawn did not find that the child shares no memory with us
@@ -273,25 +289,26 @@ fn read_report(read: OwnedFd) -> io::Result<libc::c_int> {
 /// the child before it reset the handlers would run our handler on our memory); the child
 /// restores `plan.mask`, the mask we had, before its `execve`.
 fn clone_child(plan: &mut Plan) -> io::Result<libc::pid_t> {
+    // Freed after the check below, which counts what happens from the child's start on.
+    let mut stack = ChildStack::new();
     plan.mask = block_all_signals();
-    let pid = clone_raw(child_main, (plan as *mut Plan).cast());
+    let pid = clone_raw(child_main, (plan as *mut Plan).cast(), &mut stack);
     restore_signals(plan.mask);
     #[cfg(test)]
     super::alloc_guard::check();
     pid
 }
 
-/// `clone(CLONE_VM | CLONE_VFORK)` running `main(arg)` on a stack of its own: returns once the
-/// child has called `execve` or exited.
+/// `clone(CLONE_VM | CLONE_VFORK)` running `main(arg)` on `stack`: returns once the child has
+/// called `execve` or exited.
 pub(super) fn clone_raw(
     main: extern "C" fn(*mut libc::c_void) -> libc::c_int,
     arg: *mut libc::c_void,
+    stack: &mut ChildStack,
 ) -> io::Result<libc::pid_t> {
-    let mut stack = Stack([MaybeUninit::uninit(); STACK]);
-    // One past the end of `stack`, which lives until this function returns; the parent is
-    // suspended (CLONE_VFORK) until the child has exec'd or exited, so the stack is never used
-    // by both.
-    let top = stack.0.as_mut_ptr_range().end.cast::<libc::c_void>();
+    // The caller keeps `stack` until this returns; the parent is suspended (CLONE_VFORK) until
+    // the child has exec'd or exited, so the stack is never used by both.
+    let top = stack.top();
     // Bind `__errno_location` in the parent (the child's failure path calls it): a host linked
     // without `-z now` would otherwise resolve it on the child's small stack.
     let _ = errno();

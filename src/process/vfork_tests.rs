@@ -307,7 +307,8 @@ fn the_allocation_guard_catches_a_child_that_allocates() {
         unsafe { libc::syscall(libc::SYS_exit_group, 0 as libc::c_long) };
         0
     }
-    let pid = vfork::clone_raw(allocates, std::ptr::null_mut()).expect("clone");
+    let mut stack = vfork::ChildStack::new();
+    let pid = vfork::clone_raw(allocates, std::ptr::null_mut(), &mut stack).expect("clone");
     vfork::reap_exited(pid);
     let caught = std::panic::catch_unwind(super::alloc_guard::check);
     assert!(
@@ -315,6 +316,7 @@ fn the_allocation_guard_catches_a_child_that_allocates() {
         "the guard let an allocation in the child pass"
     );
     super::alloc_guard::check();
+    drop(stack);
 }
 
 /// glibc before 2.25 wrote into the calling thread's control block from `clone`: those fall
