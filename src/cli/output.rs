@@ -8,6 +8,8 @@ use std::path::Path;
 /// Terminal styling: colour only on a terminal, never with `NO_COLOR`.
 pub struct Output {
     pub color: bool,
+    /// The width warnings are wrapped to, asked of the terminal at the first one.
+    width: std::sync::OnceLock<usize>,
 }
 
 impl Output {
@@ -15,6 +17,7 @@ impl Output {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Output {
             color: !no_color && std::io::stderr().is_terminal(),
+            width: std::sync::OnceLock::new(),
         }
     }
 
@@ -34,14 +37,17 @@ impl Output {
         self.say("1;33", "warning:", message);
     }
 
-    /// `label message` on stderr, wrapped to its width, the label painted.
+    /// `label message` on stderr, wrapped to its width, the label painted: one `write` (a
+    /// `check` of 40 000 hooks may say 40 000 things).
     fn say(&self, code: &str, label: &str, message: &str) {
-        let text = crate::layout::wrap(
-            &format!("{label} {message}"),
-            crate::layout::width(std::io::stderr()),
-        );
+        use std::io::Write as _;
+        let width = *self
+            .width
+            .get_or_init(|| crate::layout::width(std::io::stderr()));
+        let text = crate::layout::wrap(&format!("{label} {message}"), width);
         let rest = text.strip_prefix(label).unwrap_or(&text);
-        eprintln!("{}{rest}", self.paint(code, label));
+        let line = format!("{}{rest}\n", self.paint(code, label));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 }
 
