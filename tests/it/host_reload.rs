@@ -5,20 +5,10 @@ use std::sync::Arc;
 
 use ka_hooks::next::{Next, Permission};
 use ka_hooks::session::Session;
-use ka_hooks::{Event, Request};
-use serde_json::json;
 
 use crate::support;
 
-use support::{hook, object, Project};
-
-fn write_call() -> Request {
-    Request::tool_call(
-        Event::PreToolUse,
-        "write",
-        object(json!({"path": "README.md", "content": "x"})),
-    )
-}
+use support::{hook, write_call, Project};
 
 #[test]
 fn a_user_file_created_mid_session_is_loaded() {

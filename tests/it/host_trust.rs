@@ -8,12 +8,12 @@ use std::fs;
 use ka_hooks::next::{Next, Permission};
 use ka_hooks::review::{self, RecordError};
 use ka_hooks::session::Session;
-use ka_hooks::{Config, Event, Request};
+use ka_hooks::Config;
 use serde_json::json;
 
 use crate::support;
 
-use support::{hook, object, Project};
+use support::{hook, write_call, Project};
 
 const GUARD: &str = "sh .ka/hooks/guard.sh";
 const GUARD_SH: &str = "#!/bin/sh\ncat >/dev/null\necho 'only src/ is writable' >&2\nexit 2\n";
@@ -32,14 +32,6 @@ fn project() -> Project {
 
 fn gated(p: &Project) -> Config {
     Config::load(&p.options(&p.root, false)).expect("load")
-}
-
-fn write_call() -> Request {
-    Request::tool_call(
-        Event::PreToolUse,
-        "write",
-        object(json!({"path": "README.md", "content": "x"})),
-    )
 }
 
 fn block_reason(config: &Config) -> String {

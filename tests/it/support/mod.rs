@@ -226,6 +226,15 @@ pub fn adapter_command(agent: &str) -> String {
     format!("{} {agent}", shell_words::quote(&exe.to_string_lossy()))
 }
 
+/// A `pre_tool_use` call of `write` to `README.md`, the call the host tests guard.
+pub fn write_call() -> Request {
+    Request::tool_call(
+        Event::PreToolUse,
+        "write",
+        object(serde_json::json!({"path": "README.md", "content": "x"})),
+    )
+}
+
 /// A JSON value that must be an object.
 #[track_caller]
 pub fn object(value: Value) -> Map<String, Value> {
