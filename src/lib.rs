@@ -261,7 +261,6 @@ pub mod dispatch;
 pub mod doctor;
 mod environment;
 pub mod event;
-#[cfg(target_os = "linux")]
 mod fd;
 #[cfg(feature = "cli")]
 #[doc(hidden)] // the command line's own, public for the binary and its tests
