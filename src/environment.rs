@@ -99,6 +99,10 @@ pub(crate) fn working_dir(
 /// `dir/.` resolves only through a directory, and `X_OK` on it is search permission.
 pub(crate) fn enterable(dir: &Path) -> Result<(), String> {
     use std::os::unix::ffi::OsStrExt;
+    if dir.as_os_str().is_empty() {
+        // `"" + "/."` would be `.`, this process's own directory.
+        return Err("it does not exist".to_owned());
+    }
     if dir.as_os_str().as_bytes().contains(&0) {
         return Err("a NUL byte in the path".to_owned());
     }

@@ -239,12 +239,19 @@ pub(crate) fn find_project_root(start: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// An absolute form of `path` without requiring it to exist: canonical as far as it exists
-/// ([`crate::resolve::real`]: a `lstat` per component, where `realpath` takes a
-/// `readlink` per component and, in musl, an allocation of its own).
+/// An absolute form of `path` without requiring it to exist: canonical as far as it exists. On
+/// Linux [`crate::resolve::real`], a `lstat` per component, where `realpath` takes a `readlink`
+/// per component and, in musl, an allocation of its own; elsewhere `realpath`, which on macOS
+/// also gives each name's case as stored (a case-insensitive file system finds `~/code/App` for
+/// `~/Code/app`, and the trust store and ka's own files are keyed by the stored spelling).
 pub(crate) fn absolute(path: &Path) -> PathBuf {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    crate::resolve::real(&absolute)
+    if cfg!(target_os = "linux") {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        return crate::resolve::real(&absolute);
+    }
+    path.canonicalize()
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The user's home directory (for `~` in `trusted_roots`).

@@ -40,8 +40,9 @@ pub fn check(
     if targets.is_empty() {
         return None;
     }
-    let root = config.project_root.as_deref().unwrap_or(cwd);
-    let resolver = Resolver::with_known(root, config.protected_dirs());
+    // Resolved at every call: a `Session` keeps its `Config`, and the model's shell may have
+    // swapped the working directory for a symlink since the last one.
+    let resolver = Resolver::new(config.project_root.as_deref().unwrap_or(cwd));
     targets.into_iter().find_map(|target| {
         let spellings = resolver.spellings(target);
         let hit = match spellings.iter().find(|s| protected(config, &s.absolute)) {

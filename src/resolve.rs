@@ -121,14 +121,6 @@ impl RealDirs {
         }
     }
 
-    /// `path` as resolved, when an earlier [`RealDirs::resolve`] met it and could look it up.
-    pub fn known(&self, path: &Path) -> Option<&Path> {
-        self.known
-            .iter()
-            .find(|(met, _, reachable)| *reachable && met.as_os_str() == path.as_os_str())
-            .map(|(_, resolved, _)| resolved.as_path())
-    }
-
     fn dir(&mut self, dir: &Path) -> (PathBuf, bool) {
         let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
             return (dir.to_path_buf(), true);

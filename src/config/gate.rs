@@ -879,37 +879,18 @@ fn validate_alone(below: &Below<'_>, file: &ParsedFile, errors: &mut Vec<ConfigE
     errors.extend(own_errors(file, below));
 }
 
-/// ka's own files and folders, resolved, and the folders met on the way (see
-/// [`Config::protected`]).
-#[derive(Debug, Clone)]
-pub(crate) struct Protected {
-    paths: Vec<PathBuf>,
-    dirs: RealDirs,
-}
-
 impl Config {
     /// ka's own files and folders (a tool call aimed at them asks a human first), absolute and
     /// resolved: found at the first call that needs them, so a call that touches no path never
     /// looks them up.
     pub fn protected(&self) -> &[PathBuf] {
-        &self.protected_lookup().paths
-    }
-
-    /// What resolving ka's own files met: the project root and the working directory among
-    /// them, so a path of the call resolved next asks the kernel nothing twice.
-    pub(crate) fn protected_dirs(&self) -> &RealDirs {
-        &self.protected_lookup().dirs
-    }
-
-    fn protected_lookup(&self) -> &Protected {
         self.protected.get_or_init(|| {
             let mut dirs = RealDirs::default();
             let mut protected = protected_paths(&self.options, &self.roots, &mut dirs);
             // A covered script is as much the reviewed configuration as the file that names
             // it: a write to it asks a person, like a write to `.ka/ka.toml`.
             protected.extend(self.covered.iter().map(|c| c.path()));
-            let paths = protected.iter().map(|p| dirs.resolve(p)).collect();
-            Protected { paths, dirs }
+            protected.iter().map(|p| dirs.resolve(p)).collect()
         })
     }
 }

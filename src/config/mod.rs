@@ -282,7 +282,7 @@ pub struct Config {
     pub notes: Vec<String>,
     /// The files and directories that hold ka's own configuration (see `crate::protect`),
     /// absolute and resolved at the first call that needs them ([`Config::protected`]).
-    pub(crate) protected: std::sync::OnceLock<gate::Protected>,
+    pub(crate) protected: std::sync::OnceLock<Vec<PathBuf>>,
     /// The files outside every project that the managed and user guards run (absolute words of
     /// their commands, as `crate::shell` reads them), resolved at the first call that needs them
     /// (see [`crate::protect`]).

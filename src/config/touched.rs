@@ -192,16 +192,8 @@ pub struct Resolver {
 impl Resolver {
     /// A resolver of paths against `root`.
     pub fn new(root: &Path) -> Resolver {
-        Resolver::with_known(root, &RealDirs::default())
-    }
-
-    /// [`Resolver::new`], taking the root's resolved form from `known` when it is there.
-    pub fn with_known(root: &Path, known: &RealDirs) -> Resolver {
         let root = lexical(Path::new("/"), root);
-        let real_root = match known.known(&root) {
-            Some(resolved) => resolved.to_path_buf(),
-            None => real(&root),
-        };
+        let real_root = real(&root);
         Resolver { root, real_root }
     }
 

@@ -337,21 +337,22 @@ pub(crate) fn find_on_path(name: &str, path_var: &str, dir: &Path) -> Option<Pat
         .map(|d| dir.join(if d.is_empty() { "." } else { d }))
         .filter(|d| {
             name.contains('/')
-                || listing(d).is_none_or(|names| names.contains(std::ffi::OsStr::new(name)))
+                || listing(d).is_none_or(|names| names.contains(&name.to_ascii_lowercase()))
         })
         .map(|d| d.join(name))
         .find(|p| is_executable(p))
 }
 
-/// The names in `dir`, listed once per process; `None` where it cannot be listed (then each name
-/// is looked up on its own). `check` and `doctor` ask [`find_on_path`] once per hook, and 40 000
-/// hooks may name 40 000 programs: a `statx` per `PATH` entry each (0.6 s of system time) where a
-/// listing of each entry is a few `getdents`. Linux only: a case-insensitive file system (macOS's
-/// default) finds `Git` where a listing holds `git`.
-fn listing(dir: &Path) -> Option<std::sync::Arc<std::collections::HashSet<std::ffi::OsString>>> {
+/// The names in `dir` (lower-cased: a case-insensitive folder, such as a Windows drive under WSL,
+/// finds `Tool` where it lists `tool`, so a listed name only decides which folders get a `stat`),
+/// listed once per process; `None` where it cannot be listed (then each name is looked up on its
+/// own). `check` and `doctor` ask [`find_on_path`] once per hook, and 40 000 hooks may name
+/// 40 000 programs: a `statx` per `PATH` entry each (0.6 s of system time) where a listing of each
+/// entry is a few `getdents`. Linux only (where most folders are case-sensitive).
+fn listing(dir: &Path) -> Option<std::sync::Arc<std::collections::HashSet<String>>> {
     use std::collections::{HashMap, HashSet};
     use std::sync::{Arc, Mutex};
-    type Listings = HashMap<PathBuf, Option<Arc<HashSet<std::ffi::OsString>>>>;
+    type Listings = HashMap<PathBuf, Option<Arc<HashSet<String>>>>;
     static LISTINGS: Mutex<Option<Listings>> = Mutex::new(None);
     if !cfg!(target_os = "linux") {
         return None;
@@ -363,7 +364,7 @@ fn listing(dir: &Path) -> Option<std::sync::Arc<std::collections::HashSet<std::f
     }
     let names = std::fs::read_dir(dir).ok().and_then(|entries| {
         entries
-            .map(|entry| entry.map(|e| e.file_name()))
+            .map(|entry| entry.map(|e| e.file_name().to_string_lossy().to_ascii_lowercase()))
             .collect::<std::io::Result<HashSet<_>>>()
             .ok()
             .map(Arc::new)

@@ -229,6 +229,34 @@ fn a_missing_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks(
     assert!(std::path::Path::new(dir.trim()).is_dir(), "{dir}");
 }
 
+/// Attack: a payload `cwd` of `""` read as `.` passed the check that the folder can be entered,
+/// then the spawn's `chdir("")` failed: the guard never ran, and with `on_error = "ignore"` the
+/// call went through.
+#[test]
+fn an_empty_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let ran_in = out.path().join("ran-in");
+    let p = one_hook(
+        "guard",
+        "pre_tool_use",
+        "pwd > \"$GUARD_OUT\"; echo 'no' >&2; exit 2",
+        &[
+            r#"on_error = "ignore""#,
+            &format!("env = {{ GUARD_OUT = {:?} }}", ran_in.to_string_lossy()),
+        ],
+    );
+    let outside = p.base.join("outside");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    let config = Config::load(&p.options(&outside, false)).expect("load");
+    assert_eq!(config.project_root, None);
+    let payload = json!({"tool": "bash", "arguments": bash("rm -rf ~"), "cwd": ""});
+    let outcome = config.dispatch(Request::new(Event::PreToolUse, object(payload)));
+    assert!(outcome.blocked(), "{outcome:#?}");
+    assert_eq!(report(&outcome, "guard").status, Status::Blocked);
+    let dir = std::fs::read_to_string(&ran_in).expect("the guard ran");
+    assert!(std::path::Path::new(dir.trim()).is_dir(), "{dir}");
+}
+
 #[test]
 fn a_hook_that_cannot_start_at_all_follows_on_error() {
     // A NUL byte in the environment makes the spawn itself fail.

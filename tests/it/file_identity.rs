@@ -163,3 +163,41 @@ fn a_hard_link_into_a_guarded_folder_is_guarded() {
     let out = p.run_json("write", json!({"path": "src/ok2.txt", "content": "y"}));
     assert_eq!(out["blocked"], false, "{out:#}");
 }
+
+/// Attack: between two calls of one session, the model's shell swaps the working directory (no
+/// project) for a symlink to the user's config dir; the second call writes `ka.toml` relative
+/// to it. The root was resolved once per configuration, so the write was taken for a file of
+/// the old directory and went through.
+#[test]
+fn a_working_directory_swapped_for_a_link_to_kas_files_mid_session_still_asks() {
+    use ka_hooks::next::{Next, Permission};
+    use ka_hooks::session::Session;
+    use ka_hooks::{Config, Event, Request};
+    let p = Project::with_user_toml("");
+    let work = p.base.join("work");
+    fs::create_dir_all(&work).expect("mkdir");
+    let config = Config::load(&p.options(&work, false)).expect("load");
+    assert_eq!(
+        config.project_root, None,
+        "an ancestor of the temp dir holds .ka/"
+    );
+    let session = Session::new(std::sync::Arc::new(config), "swap", &work);
+    let write = |path: &str| {
+        let args = crate::support::object(json!({"path": path, "content": "disable_all = true"}));
+        session
+            .dispatch(Request::tool_call(Event::PreToolUse, "write", args))
+            .next()
+    };
+    assert!(
+        matches!(write("notes.md"), Next::ToolCall(Permission::Run { .. }, _)),
+        "an ordinary write runs"
+    );
+    fs::rename(&work, p.base.join("work.old")).expect("move the working dir away");
+    std::os::unix::fs::symlink(&p.config_dir, &work).expect("symlink");
+    match write("ka.toml") {
+        Next::ToolCall(Permission::Ask { reason, .. }, _) => {
+            assert!(reason.contains("one of ka's own hook files"), "{reason}")
+        }
+        other => panic!("the user's ka.toml, reached through the swapped dir: {other:?}"),
+    }
+}
