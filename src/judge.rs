@@ -505,11 +505,7 @@ pub(crate) fn report(hook: &Hook, finished: &process::Finished) -> HookReport {
             action: None,
             ignored: None,
         },
-        // The kernel is probed only for a hook meant to be confined.
-        sandbox: match &hook.sandbox {
-            crate::sandbox::Plan::Unconfined => None,
-            plan => plan.describe(crate::sandbox::probe()),
-        },
+        sandbox: hook.sandbox.describe(),
         sandbox_note: crate::sandbox::note(
             &hook.sandbox,
             finished.termination.exit_code(),

@@ -257,7 +257,7 @@ fn skipped_hook_entries(
 /// How the hook's runs are confined on this system: ok when confined, a warning when
 /// it would be confined and is not, failing when it cannot run (`require_sandbox`).
 fn sandbox_check(hook: &Hook) -> Option<Check> {
-    let text = hook.sandbox.describe(crate::sandbox::probe())?;
+    let text = hook.sandbox.describe()?;
     Some(if text.starts_with("confined") {
         Check::ok("sandbox", text)
     } else if text.starts_with("not run") {

@@ -399,13 +399,14 @@ impl Plan {
     }
 
     /// What the hook's runs are, on this system: `confined: project (write …)`, `unconfined:
-    /// …`; `None` for a hook that was never meant to be confined.
-    pub fn describe(&self, probe: &Probe) -> Option<String> {
+    /// …`; `None` for a hook that was never meant to be confined. Only a hook meant to be
+    /// confined asks the kernel ([`probe`]): every hook's report says this.
+    pub fn describe(&self) -> Option<String> {
         match self {
             Plan::Unconfined => None,
             Plan::Off(why) => Some(format!("unconfined: {why}")),
             Plan::Refused(why) => Some(format!("not run: {why}")),
-            Plan::Confine { rules, required } => Some(match probe.cannot_confine(rules) {
+            Plan::Confine { rules, required } => Some(match probe().cannot_confine(rules) {
                 None => format!("confined: {}", rules.describe()),
                 Some(why) if *required => {
                     format!("not run: cannot be confined ({why}) and `require_sandbox` is set")
