@@ -147,7 +147,7 @@ impl Store {
     fn lock(&self) -> Result<fs::File, String> {
         self.ensure_dir()?;
         let path = self.dir.join(LOCK_FILE);
-        let file = crate::trust::open_nofollow(&path, true)
+        let file = crate::trust::open_nofollow(&path)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         file.lock()
             .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;

@@ -296,7 +296,7 @@ impl TrustStore {
         };
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(write_err)?;
-        let lock = open_nofollow(&dir.join("trust.lock"), true).map_err(write_err)?;
+        let lock = open_nofollow(&dir.join("trust.lock")).map_err(write_err)?;
         lock.lock().map_err(write_err)?;
         // A store that cannot be read is not overwritten: the user decides what to do with it.
         let mut store = TrustStore::load(Some(path))?;
@@ -361,18 +361,17 @@ pub fn reviewed(data_dir: &Path, sha256: &str) -> Option<Vec<u8>> {
     (content_hash(&bytes) == sha256).then_some(bytes)
 }
 
-/// Open `path` without following a symlink at its last component, and without blocking on a
-/// FIFO (`create`: make it when missing, never through an existing name's link).
-pub(crate) fn open_nofollow(path: &Path, create: bool) -> std::io::Result<std::fs::File> {
+/// Open `path` to read and write (a lock file), making it when missing, without following a
+/// symlink at its last component (never through an existing name's link) and without blocking
+/// on a FIFO. Reading alone is [`crate::fd::open_read`].
+pub(crate) fn open_nofollow(path: &Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut options = std::fs::OpenOptions::new();
-    options
+    std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
-    if create {
-        options.write(true).create(true);
-    }
-    options.open(path)
+        .write(true)
+        .create(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
 }
 
 /// The bytes of the regular file `path` (`None` when it does not exist), at most `limit` bytes;
