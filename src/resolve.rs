@@ -93,7 +93,7 @@ pub(crate) fn walk_from(mut out: PathBuf, path: &Path, links: u32) -> PathBuf {
 /// [`real`] of many paths that share folders (ka's own files: a dozen under each root and the
 /// home directory), each folder looked up once instead of once per path below it, and nothing
 /// looked up below a folder that cannot be (as [`real`]).
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub struct RealDirs {
     /// Each path met (a folder, or a path given to [`RealDirs::resolve`]), resolved, and whether
     /// it could be looked up. A few dozen at most: a list compared byte for byte beats hashing.

@@ -332,13 +332,11 @@ pub(crate) fn is_executable(path: &Path) -> bool {
 
 /// `name` on `path_var` (`PATH`), relative entries against `dir`.
 pub(crate) fn find_on_path(name: &str, path_var: &str, dir: &Path) -> Option<PathBuf> {
+    let listed = name.to_ascii_lowercase();
     path_var
         .split(':')
         .map(|d| dir.join(if d.is_empty() { "." } else { d }))
-        .filter(|d| {
-            name.contains('/')
-                || listing(d).is_none_or(|names| names.contains(&name.to_ascii_lowercase()))
-        })
+        .filter(|d| name.contains('/') || listing(d).is_none_or(|names| names.contains(&listed)))
         .map(|d| d.join(name))
         .find(|p| is_executable(p))
 }
