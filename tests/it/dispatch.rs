@@ -6,6 +6,7 @@
 use crate::support;
 use crate::support::hooks_project;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use ka_hooks::action::Decision;
@@ -192,22 +193,19 @@ fn non_executable_script_is_an_error_with_exit_126() {
     }
 }
 
-/// Attack: with no project and a payload `cwd` that no longer exists, every hook failed to start,
-/// and guards with the default `on_error` let the call through.
-#[test]
-fn a_missing_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks() {
+/// A guard that writes where it ran and blocks (`extra` lines added), loaded with no project,
+/// dispatched a `bash` call whose payload `cwd` (made from the scratch dir) cannot be entered:
+/// the guard must run in a fallback folder, say so, and block.
+fn guard_blocks_from_a_fallback_folder(cwd: fn(&Path) -> Value, extra: &[&str]) {
     let out = tempfile::tempdir().expect("tempdir");
     let ran_in = out.path().join("ran-in");
+    let env = format!("env = {{ GUARD_OUT = {:?} }}", ran_in.to_string_lossy());
     let p = one_hook(
         "guard",
         "pre_tool_use",
         "pwd > \"$GUARD_OUT\"; echo 'no' >&2; exit 2",
-        &[&format!(
-            "env = {{ GUARD_OUT = {:?} }}",
-            ran_in.to_string_lossy()
-        )],
+        &[extra, &[env.as_str()]].concat(),
     );
-    // Outside the project: hooks run in the payload's `cwd`, which does not exist.
     let outside = p.base.join("outside");
     std::fs::create_dir_all(&outside).expect("mkdir");
     let config = Config::load(&p.options(&outside, false)).expect("load");
@@ -215,8 +213,7 @@ fn a_missing_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks(
         config.project_root, None,
         "an ancestor of the temp dir holds .ka/"
     );
-    let missing = p.base.join("missing").join("dir");
-    let payload = json!({"tool": "bash", "arguments": bash("rm -rf ~"), "cwd": missing});
+    let payload = json!({"tool": "bash", "arguments": bash("rm -rf ~"), "cwd": cwd(&p.base)});
     let outcome = config.dispatch(Request::new(Event::PreToolUse, object(payload)));
     assert!(outcome.blocked(), "{outcome:#?}");
     assert_eq!(report(&outcome, "guard").status, Status::Blocked);
@@ -226,7 +223,14 @@ fn a_missing_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks(
         outcome.diagnostics
     );
     let dir = std::fs::read_to_string(&ran_in).expect("the guard ran");
-    assert!(std::path::Path::new(dir.trim()).is_dir(), "{dir}");
+    assert!(Path::new(dir.trim()).is_dir(), "{dir}");
+}
+
+/// Attack: with no project and a payload `cwd` that no longer exists, every hook failed to start,
+/// and guards with the default `on_error` let the call through.
+#[test]
+fn a_missing_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks() {
+    guard_blocks_from_a_fallback_folder(|base| json!(base.join("missing").join("dir")), &[]);
 }
 
 /// Attack: a payload `cwd` of `""` read as `.` passed the check that the folder can be entered,
@@ -234,27 +238,7 @@ fn a_missing_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks(
 /// call went through.
 #[test]
 fn an_empty_working_directory_runs_the_guard_in_a_fallback_and_it_still_blocks() {
-    let out = tempfile::tempdir().expect("tempdir");
-    let ran_in = out.path().join("ran-in");
-    let p = one_hook(
-        "guard",
-        "pre_tool_use",
-        "pwd > \"$GUARD_OUT\"; echo 'no' >&2; exit 2",
-        &[
-            r#"on_error = "ignore""#,
-            &format!("env = {{ GUARD_OUT = {:?} }}", ran_in.to_string_lossy()),
-        ],
-    );
-    let outside = p.base.join("outside");
-    std::fs::create_dir_all(&outside).expect("mkdir");
-    let config = Config::load(&p.options(&outside, false)).expect("load");
-    assert_eq!(config.project_root, None);
-    let payload = json!({"tool": "bash", "arguments": bash("rm -rf ~"), "cwd": ""});
-    let outcome = config.dispatch(Request::new(Event::PreToolUse, object(payload)));
-    assert!(outcome.blocked(), "{outcome:#?}");
-    assert_eq!(report(&outcome, "guard").status, Status::Blocked);
-    let dir = std::fs::read_to_string(&ran_in).expect("the guard ran");
-    assert!(std::path::Path::new(dir.trim()).is_dir(), "{dir}");
+    guard_blocks_from_a_fallback_folder(|_| json!(""), &[r#"on_error = "ignore""#]);
 }
 
 #[test]
